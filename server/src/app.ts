@@ -1,0 +1,66 @@
+// createApp(deps) -> Koa app, without listen(): tests drive app.callback() or listen
+// on port 0; main.ts decides ports and processes.
+import Koa from 'koa';
+import type { Logger } from 'pino';
+import type { DomainDeps } from './domain/deps.ts';
+import type { GenerationEngine } from './engine/engine.ts';
+import { createRequestValidator, type RequestValidator } from './http/contract.ts';
+import { errorHandler } from './http/errors.ts';
+import { requestId } from './http/requestId.ts';
+import { createRouter } from './http/routes.ts';
+import type { AppState, Middleware } from './http/state.ts';
+import type { Metrics } from './metrics.ts';
+
+export interface AppDeps {
+  domain: DomainDeps;
+  engine: GenerationEngine;
+  log: Logger;
+  metrics: Metrics;
+  validator?: RequestValidator;
+}
+
+function observe(metrics: Metrics): Middleware {
+  return async (ctx, next) => {
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      const route = ctx.state.route ?? (ctx._matchedRoute ? String(ctx._matchedRoute) : 'unmatched');
+      metrics.httpRequests.inc({ method: ctx.method, route, status: String(ctx.status) });
+      metrics.httpDuration.observe({ method: ctx.method, route }, (performance.now() - started) / 1000);
+    }
+  };
+}
+
+export function createApp({ domain, engine, log, metrics, validator = createRequestValidator() }: AppDeps): Koa<AppState> {
+  const app = new Koa<AppState>();
+  app.proxy = false;
+  // Errors are answered by errorHandler; Koa's own printer would only repeat them.
+  app.silent = true;
+  const router = createRouter({ domain, validator, engine });
+
+  app.use(requestId);
+  app.use(observe(metrics));
+  app.use(errorHandler(log));
+  app.use(async (ctx, next) => {
+    if (ctx.path === '/healthz') {
+      try {
+        await domain.store.ping();
+        ctx.body = { status: 'ok' };
+      } catch {
+        ctx.status = 503;
+        ctx.body = { status: 'unavailable' };
+      }
+      return;
+    }
+    if (ctx.path === '/metrics') {
+      ctx.type = metrics.registry.contentType;
+      ctx.body = await metrics.registry.metrics();
+      return;
+    }
+    await next();
+  });
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

@@ -1,0 +1,83 @@
+// Typed, validated configuration. main.ts and admin.ts are the only readers of the
+// environment; everything else receives a Config.
+import { resolve } from 'node:path';
+import type { ServiceMode } from './domain/webhookUrl.ts';
+
+export interface Config {
+  port: number;
+  host: string;
+  mode: ServiceMode;
+  /** Folder of the embedded store. */
+  dataDir: string;
+  publicBaseUrl: string;
+  logLevel: string;
+  engine: { avatarMs: number; videoMs: number };
+  worker: { concurrency: number; leaseMs: number; pollMs: number; maxAttempts: number };
+  webhooks: { timeoutMs: number; maxAttempts: number; baseDelayMs: number; concurrency: number };
+  shutdownGraceMs: number;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
+  }
+  return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: readonly T[]): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')} (got "${raw}")`);
+  return raw as T;
+}
+
+export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config {
+  const port = int(env, 'PORT', 3000, 0, 65535);
+  const host = env.HOST || '127.0.0.1';
+  const publicBaseUrl = (env.PUBLIC_BASE_URL || `http://localhost:${port}`).replace(/\/+$/, '');
+  try {
+    const url = new URL(publicBaseUrl);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error();
+  } catch {
+    throw new ConfigError(`PUBLIC_BASE_URL must be an http(s) URL (got "${publicBaseUrl}")`);
+  }
+  return {
+    port,
+    host,
+    mode: oneOf(env, 'SERVICE_MODE', 'sandbox', ['sandbox', 'production'] as const),
+    dataDir: resolve(cwd, env.DATA_DIR || 'data'),
+    publicBaseUrl,
+    logLevel: oneOf(env, 'LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
+    engine: {
+      avatarMs: int(env, 'ENGINE_AVATAR_MS', 1500, 0, 3_600_000),
+      videoMs: int(env, 'ENGINE_VIDEO_MS', 3000, 0, 3_600_000),
+    },
+    worker: {
+      concurrency: int(env, 'WORKER_CONCURRENCY', 4, 1, 256),
+      leaseMs: int(env, 'JOB_LEASE_MS', 30_000, 1000, 3_600_000),
+      pollMs: int(env, 'JOB_POLL_MS', 500, 10, 60_000),
+      maxAttempts: int(env, 'JOB_MAX_ATTEMPTS', 3, 1, 100),
+    },
+    webhooks: {
+      timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+      maxAttempts: int(env, 'WEBHOOK_MAX_ATTEMPTS', 6, 1, 20),
+      baseDelayMs: int(env, 'WEBHOOK_BASE_DELAY_MS', 5000, 10, 3_600_000),
+      concurrency: int(env, 'WEBHOOK_CONCURRENCY', 16, 1, 1024),
+    },
+    shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+  };
+}
+
+/** The one-line summary printed at start; it names no secret. */
+export function describeConfig(c: Config): string {
+  return `mode=${c.mode} listen=${c.host}:${c.port} public=${c.publicBaseUrl} store=embedded:${c.dataDir} engine=avatar:${c.engine.avatarMs}ms,video:${c.engine.videoMs}ms workers=${c.worker.concurrency}`;
+}

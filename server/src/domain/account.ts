@@ -1,0 +1,41 @@
+// GET /v1/me (ND-ME): the caller's account, key, credits and rate-limit windows.
+import type { components } from '../../../generated/openapi.ts';
+import { periodBounds, periodOf } from './credits.ts';
+import type { Caller, DomainDeps } from './deps.ts';
+import type { Bucket, RateDecision } from './model.ts';
+import { ceilSeconds } from './rateLimits.ts';
+
+type AccountResource = components['schemas']['Account'];
+type BucketResource = components['schemas']['RateLimitBucket'];
+
+function bucketResource(decision: RateDecision): BucketResource {
+  const find = (name: 'minute' | 'day') => {
+    const w = decision.windows.find((x) => x.window === name)!;
+    return { limit: w.limit, remaining: w.remaining, reset: ceilSeconds(w.resetMs) };
+  };
+  return { minute: find('minute'), day: find('day') };
+}
+
+export async function getMe(deps: DomainDeps, caller: Caller): Promise<AccountResource> {
+  const now = deps.clock.now();
+  const period = periodOf(now);
+  const { start, end } = periodBounds(period);
+  const balance = await deps.store.jobs.creditBalance(caller.account.id, period);
+  const peek = (bucket: Bucket) => deps.store.rateLimits.peek(caller.key.id, bucket, caller.account.plan[bucket], now);
+  const [read, generation] = await Promise.all([peek('read'), peek('generation')]);
+  return {
+    object: 'account',
+    account_id: caller.account.id,
+    name: caller.account.name,
+    key: { id: caller.key.id, mode: caller.key.mode, prefix: caller.key.prefix },
+    credits: {
+      period_start: new Date(start).toISOString(),
+      period_end: new Date(end).toISOString(),
+      quota: balance.quota,
+      used: balance.used,
+      reserved: balance.reserved,
+      available: balance.available,
+    },
+    rate_limits: { read: bucketResource(read), generation: bucketResource(generation) },
+  };
+}

@@ -1,0 +1,47 @@
+// Operator use cases: accounts, keys, credits and plans (the admin command and the
+// first start call these; the public API never does).
+import type { Store } from '../storage/ports.ts';
+import type { Clock } from './clock.ts';
+import { DEFAULT_MONTHLY_CREDITS } from './credits.ts';
+import { newAccountId, newKeyId } from './ids.ts';
+import { KEY_DISPLAY_LENGTH, generateApiKey, generateSigningSecret, hashApiKey } from './keys.ts';
+import type { KeyMode, RatePlan } from './model.ts';
+import { DEFAULT_PLAN } from './rateLimits.ts';
+
+export interface IssuedKey {
+  key_id: string;
+  api_key: string;
+  mode: KeyMode;
+}
+
+export interface CreatedAccount extends IssuedKey {
+  account_id: string;
+  signing_secret: string;
+}
+
+export async function issueKey(store: Store, clock: Clock, accountId: string, mode: KeyMode): Promise<IssuedKey> {
+  const apiKey = generateApiKey(mode);
+  const id = newKeyId();
+  await store.accounts.createKey({ id, accountId, mode, prefix: apiKey.slice(0, KEY_DISPLAY_LENGTH), hash: hashApiKey(apiKey), createdAt: clock.now() });
+  return { key_id: id, api_key: apiKey, mode };
+}
+
+/** A new account with one key. The key and the signing secret are shown once, here. */
+export async function createAccount(
+  store: Store,
+  clock: Clock,
+  options: { name?: string; monthlyCredits?: number; mode?: KeyMode; plan?: RatePlan } = {},
+): Promise<CreatedAccount> {
+  const id = newAccountId();
+  const signingSecret = generateSigningSecret();
+  await store.accounts.createAccount({
+    id,
+    name: options.name ?? 'Workspace',
+    monthlyCredits: options.monthlyCredits ?? DEFAULT_MONTHLY_CREDITS,
+    plan: options.plan ?? DEFAULT_PLAN,
+    signingSecret,
+    createdAt: clock.now(),
+  });
+  const key = await issueKey(store, clock, id, options.mode ?? 'sandbox');
+  return { account_id: id, signing_secret: signingSecret, ...key };
+}

@@ -1,0 +1,25 @@
+// A job's last step: its terminal state, its credits and its webhook event, stored together.
+import type { DomainDeps } from './deps.ts';
+import { buildTerminalEvent } from './events.ts';
+import type { Job, JobError, JobResult } from './model.ts';
+
+export type Outcome = { status: 'ready'; result: JobResult } | { status: 'failed'; error: JobError };
+
+/**
+ * Moves the job to `ready` (credits captured) or `failed` (credits released) and records
+ * its webhook event in the same transaction. False when the job was already terminal:
+ * the first outcome stands (ST-TERMINAL) and nothing is charged twice.
+ */
+export async function finishJob(deps: DomainDeps, job: Job, outcome: Outcome): Promise<boolean> {
+  const at = deps.clock.now();
+  const done: Job = {
+    ...job,
+    status: outcome.status,
+    error: outcome.status === 'failed' ? outcome.error : null,
+    result: outcome.status === 'ready' ? outcome.result : null,
+    updatedAt: at,
+    completedAt: at,
+  };
+  const event = buildTerminalEvent(done, deps.publicBaseUrl);
+  return deps.store.jobs.completeJob(job.id, { status: done.status as 'ready' | 'failed', error: done.error, result: done.result, at }, event);
+}

@@ -1,0 +1,18 @@
+import type { JobKind } from './model.ts';
+
+/** Credits per job (ND-CREDIT-COST): flat, whatever the inputs. */
+export const CREDIT_COST: Record<JobKind, number> = { avatar: 10, avatar_video: 20 };
+
+/** Monthly credits of an account created without an explicit amount. */
+export const DEFAULT_MONTHLY_CREDITS = 1000;
+
+/** The credit period of an instant: its UTC calendar month, "YYYY-MM". */
+export function periodOf(now: number): string {
+  return new Date(now).toISOString().slice(0, 7);
+}
+
+/** First instant of the period and of the next one (exclusive end). */
+export function periodBounds(period: string): { start: number; end: number } {
+  const [year, month] = period.split('-').map(Number) as [number, number];
+  return { start: Date.UTC(year, month - 1, 1), end: Date.UTC(year, month, 1) };
+}

@@ -1,0 +1,21 @@
+import type { Store } from '../storage/ports.ts';
+import type { Clock } from './clock.ts';
+import type { Account, ApiKey } from './model.ts';
+import type { ServiceMode } from './webhookUrl.ts';
+
+/** What every use case needs: the store, the time, and how the service is deployed. */
+export interface DomainDeps {
+  store: Store;
+  clock: Clock;
+  /** Scheme, host and port the service's file URLs use. */
+  publicBaseUrl: string;
+  mode: ServiceMode;
+  /** Called after a job is queued, so a worker in this process can start at once. */
+  onJobQueued?: () => void;
+}
+
+/** The authenticated caller: the key of the request and the account it belongs to. */
+export interface Caller {
+  account: Account;
+  key: ApiKey;
+}

@@ -1,0 +1,36 @@
+// Failures the domain reports. The HTTP layer maps each `code` to a status and a
+// problem+json body; the domain itself knows nothing of HTTP.
+
+export interface FieldError {
+  field: string;
+  rule: string;
+  message: string;
+}
+
+export class DomainError extends Error {
+  readonly code: string;
+  readonly fields: FieldError[];
+  readonly extra: Record<string, unknown>;
+
+  constructor(code: string, message: string, fields: FieldError[] = [], extra: Record<string, unknown> = {}) {
+    super(message);
+    this.name = 'DomainError';
+    this.code = code;
+    this.fields = fields;
+    this.extra = extra;
+  }
+}
+
+export const notFound = (what: string, id: string, field?: string) =>
+  new DomainError(
+    'not_found',
+    `No ${what} ${id} exists for this account.`,
+    field ? [{ field, rule: 'exists', message: `no ${what} with this ID exists for this account` }] : [],
+  );
+
+export const validationFailed = (fields: FieldError[]) =>
+  new DomainError(
+    'validation_failed',
+    `The request body breaks ${fields.length} rule${fields.length === 1 ? '' : 's'}; see errors.`,
+    fields,
+  );

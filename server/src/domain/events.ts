@@ -1,0 +1,38 @@
+// Webhook events (ND-ENVELOPE): built once, when the job reaches its terminal state,
+// and stored with that state (an outbox), so the sender only ever sends stored bytes.
+import { eventIdFor } from './ids.ts';
+import type { Job, WebhookEvent } from './model.ts';
+import { toResource } from './serialize.ts';
+
+export function eventTypeFor(job: Job): string {
+  return `${job.kind}.${job.status}`;
+}
+
+/** The event of a job that just became terminal, or null when it has no webhook_url. */
+export function buildTerminalEvent(job: Job, publicBaseUrl: string): WebhookEvent | null {
+  if (!job.webhookUrl || (job.status !== 'ready' && job.status !== 'failed')) return null;
+  const type = eventTypeFor(job);
+  const id = eventIdFor(job.id, type);
+  const envelope = {
+    id,
+    object: 'event',
+    type,
+    api_version: 'v1',
+    created_at: new Date(job.completedAt ?? job.updatedAt).toISOString(),
+    data: { object: toResource(job, publicBaseUrl) },
+  };
+  return {
+    id,
+    type,
+    jobId: job.id,
+    accountId: job.accountId,
+    url: job.webhookUrl,
+    payload: JSON.stringify(envelope),
+    status: 'pending',
+    attempts: 0,
+    nextAttemptAt: job.completedAt ?? job.updatedAt,
+    lastError: null,
+    createdAt: job.completedAt ?? job.updatedAt,
+    deliveredAt: null,
+  };
+}

@@ -1,0 +1,28 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { KeyMode } from './model.ts';
+
+const KEY_PREFIX: Record<KeyMode, string> = { sandbox: 'sk_test_', live: 'sk_live_' };
+/** Characters of a key shown back to its owner (GET /v1/me, admin listings). */
+export const KEY_DISPLAY_LENGTH = 12;
+
+export function generateApiKey(mode: KeyMode): string {
+  return KEY_PREFIX[mode] + randomBytes(24).toString('base64url');
+}
+
+export function keyModeOf(key: string): KeyMode | null {
+  if (key.startsWith(KEY_PREFIX.sandbox)) return 'sandbox';
+  if (key.startsWith(KEY_PREFIX.live)) return 'live';
+  return null;
+}
+
+/**
+ * Keys carry 192 random bits, so a plain SHA-256 is enough to store them safely: a slow
+ * password hash protects low-entropy secrets and would cost every request dearly.
+ */
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+export function generateSigningSecret(): string {
+  return `whsec_${randomBytes(24).toString('base64url')}`;
+}

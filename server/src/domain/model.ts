@@ -1,0 +1,126 @@
+// The domain's own records. Plain data: no Koa, no SQL. Times are epoch milliseconds;
+// serializers turn them into the contract's ISO strings.
+
+export type JobKind = 'avatar' | 'avatar_video';
+export type JobStatus = 'queued' | 'processing' | 'ready' | 'failed';
+export type KeyMode = 'sandbox' | 'live';
+
+export const TERMINAL_STATUSES: ReadonlySet<JobStatus> = new Set(['ready', 'failed']);
+
+export interface JobError {
+  code: string;
+  message: string;
+}
+
+export interface AvatarInput {
+  type: 'prompt' | 'photo' | 'props';
+  name: string;
+  prompt?: string;
+  file?: { type: 'url'; url: string };
+  ethnicity?: string;
+  sex?: string;
+  age?: number;
+}
+
+export interface VideoInput {
+  avatar_id: string;
+  script: string;
+  aspect_ratio: '9:16' | '16:9' | '1:1';
+}
+
+export interface JobResult {
+  /** Seconds of video, for avatar videos. */
+  duration_seconds?: number;
+}
+
+export interface Job {
+  id: string;
+  kind: JobKind;
+  accountId: string;
+  keyId: string;
+  /** Sandbox keys run on the built-in engine and honour the failure marker. */
+  sandbox: boolean;
+  status: JobStatus;
+  input: AvatarInput | VideoInput;
+  webhookUrl: string | null;
+  credits: number;
+  /** The credit period ("2026-11") the reservation belongs to. */
+  period: string;
+  error: JobError | null;
+  result: JobResult | null;
+  createdAt: number;
+  updatedAt: number;
+  completedAt: number | null;
+  attempts: number;
+}
+
+export interface WindowLimits {
+  /** Requests per UTC minute. */
+  minute: number;
+  /** Requests per UTC day. */
+  day: number;
+}
+
+export interface RatePlan {
+  read: WindowLimits;
+  generation: WindowLimits;
+}
+
+export interface Account {
+  id: string;
+  name: string;
+  monthlyCredits: number;
+  plan: RatePlan;
+  signingSecret: string;
+  createdAt: number;
+}
+
+export interface ApiKey {
+  id: string;
+  accountId: string;
+  mode: KeyMode;
+  prefix: string;
+  createdAt: number;
+  revokedAt: number | null;
+}
+
+export interface CreditBalance {
+  period: string;
+  quota: number;
+  used: number;
+  reserved: number;
+  available: number;
+}
+
+export type Bucket = keyof RatePlan;
+export type WindowName = keyof WindowLimits;
+
+export interface WindowState {
+  window: WindowName;
+  limit: number;
+  remaining: number;
+  /** Milliseconds until the window starts again. */
+  resetMs: number;
+}
+
+export interface RateDecision {
+  allowed: boolean;
+  /** Every window of the bucket, after this request was counted (or refused). */
+  windows: WindowState[];
+}
+
+export interface WebhookEvent {
+  id: string;
+  type: string;
+  jobId: string;
+  accountId: string;
+  url: string;
+  /** The exact body to send, serialized once when the state changed. */
+  payload: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  nextAttemptAt: number;
+  lastError: string | null;
+  createdAt: number;
+  deliveredAt: number | null;
+}

@@ -1,0 +1,54 @@
+// Fixed windows aligned on UTC minutes and days (RL-BUCKETS). Aligned windows make
+// RateLimit-Reset and Retry-After exact and identical across API processes.
+import type { RateDecision, RatePlan, WindowLimits, WindowName, WindowState } from './model.ts';
+
+export const MINUTE_MS = 60_000;
+export const DAY_MS = 86_400_000;
+
+export const WINDOW_MS: Record<WindowName, number> = { minute: MINUTE_MS, day: DAY_MS };
+export const WINDOWS: readonly WindowName[] = ['minute', 'day'];
+
+/** The source's numbers: the default plan of every account (RL-BUCKETS). */
+export const DEFAULT_PLAN: RatePlan = {
+  read: { minute: 120, day: 10_000 },
+  generation: { minute: 10, day: 300 },
+};
+
+export function windowStart(window: WindowName, now: number): number {
+  return now - (now % WINDOW_MS[window]);
+}
+
+/**
+ * Decides a request from the counts already used in each window. `counts` are the
+ * requests counted before this one. A request is admitted only if every window has
+ * room; when admitted, every window counts it.
+ */
+export function decide(limits: WindowLimits, counts: Record<WindowName, number>, now: number, consume: boolean): RateDecision {
+  const allowed = WINDOWS.every((w) => counts[w] < limits[w]);
+  const counted = consume && allowed ? 1 : 0;
+  const windows: WindowState[] = WINDOWS.map((w) => ({
+    window: w,
+    limit: limits[w],
+    remaining: Math.max(0, limits[w] - counts[w] - counted),
+    resetMs: windowStart(w, now) + WINDOW_MS[w] - now,
+  }));
+  return { allowed: consume ? allowed : true, windows };
+}
+
+/**
+ * The window whose headers a response carries. On a refusal, the full window that
+ * admits last (so Retry-After is the true wait); otherwise the window closest to
+ * exhaustion: fewest remaining, then the later reset.
+ */
+export function activeWindow(decision: RateDecision): WindowState {
+  const candidates = decision.allowed ? decision.windows : decision.windows.filter((w) => w.remaining === 0);
+  return [...candidates].sort((a, b) => {
+    if (!decision.allowed) return b.resetMs - a.resetMs;
+    return a.remaining - b.remaining || b.resetMs - a.resetMs;
+  })[0]!;
+}
+
+/** Whole seconds, rounded up, so a client that waits this long is never early. */
+export function ceilSeconds(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
+}

@@ -1,0 +1,68 @@
+// The one serializer of the public records: GET responses, 202 bodies and webhook
+// payloads all come from here, so a webhook's data.object equals the GET response
+// (WH-PAYLOAD-SHAPE).
+import type { components } from '../../../generated/openapi.ts';
+import type { AvatarInput, Job, VideoInput } from './model.ts';
+
+export type AvatarResource = components['schemas']['Avatar'];
+export type AvatarVideoResource = components['schemas']['AvatarVideo'];
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
+
+export function fileUrl(publicBaseUrl: string, job: Job): string {
+  const file = job.kind === 'avatar' ? 'preview.png' : 'video.mp4';
+  return `${publicBaseUrl}/files/${job.id}/${file}`;
+}
+
+export function toAvatarResource(job: Job, publicBaseUrl: string): AvatarResource {
+  const input = job.input as AvatarInput;
+  const inputs: Partial<AvatarResource> = {};
+  if (input.type === 'prompt') inputs.prompt = input.prompt!;
+  if (input.type === 'photo') inputs.file = input.file!;
+  if (input.type === 'props') {
+    inputs.ethnicity = input.ethnicity as AvatarResource['ethnicity'];
+    inputs.sex = input.sex as AvatarResource['sex'];
+    inputs.age = input.age!;
+  }
+  return {
+    id: job.id,
+    object: 'avatar',
+    type: input.type,
+    name: input.name,
+    ...inputs,
+    status: job.status,
+    preview_image_url: job.status === 'ready' ? fileUrl(publicBaseUrl, job) : null,
+    webhook_url: job.webhookUrl,
+    credits: job.credits,
+    error: job.status === 'failed' ? job.error : null,
+    created_at: iso(job.createdAt),
+    updated_at: iso(job.updatedAt),
+    completed_at: isoOrNull(job.completedAt),
+  };
+}
+
+export function toAvatarVideoResource(job: Job, publicBaseUrl: string): AvatarVideoResource {
+  const input = job.input as VideoInput;
+  const ready = job.status === 'ready';
+  return {
+    id: job.id,
+    object: 'avatar_video',
+    avatar_id: input.avatar_id,
+    script: input.script,
+    aspect_ratio: input.aspect_ratio,
+    status: job.status,
+    video_url: ready ? fileUrl(publicBaseUrl, job) : null,
+    duration_seconds: ready ? (job.result?.duration_seconds ?? null) : null,
+    webhook_url: job.webhookUrl,
+    credits: job.credits,
+    error: job.status === 'failed' ? job.error : null,
+    created_at: iso(job.createdAt),
+    updated_at: iso(job.updatedAt),
+    completed_at: isoOrNull(job.completedAt),
+  };
+}
+
+export function toResource(job: Job, publicBaseUrl: string): AvatarResource | AvatarVideoResource {
+  return job.kind === 'avatar' ? toAvatarResource(job, publicBaseUrl) : toAvatarVideoResource(job, publicBaseUrl);
+}

@@ -1,0 +1,31 @@
+import { isIP } from 'node:net';
+import { isLocalName, isPublicIp } from './addresses.ts';
+import type { FieldError } from './errors.ts';
+
+export type ServiceMode = 'sandbox' | 'production';
+
+/**
+ * Request-time check of a webhook_url beyond its schema (WH-HTTPS-PUBLIC). Production
+ * demands https:// and a host that is not local; names are resolved and checked again
+ * at delivery time. Sandbox mode, for local development, accepts http:// and loopback.
+ */
+export function checkWebhookUrl(raw: string, mode: ServiceMode, field = 'webhook_url'): FieldError | null {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { field, rule: 'format', message: 'must be an absolute URL' };
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    return { field, rule: 'https_required', message: 'must use https://' };
+  }
+  if (url.username || url.password) {
+    return { field, rule: 'format', message: 'must not carry credentials' };
+  }
+  if (mode === 'sandbox') return null;
+  if (url.protocol !== 'https:') return { field, rule: 'https_required', message: 'must use https://' };
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const local = isIP(host) ? !isPublicIp(host) : isLocalName(host);
+  if (local) return { field, rule: 'public_host_required', message: 'must name a public host' };
+  return null;
+}

@@ -1,0 +1,52 @@
+// The built-in engine: a stand-in for a real model. It takes a configurable time,
+// fails deterministically on the sandbox marker, and serves files that really exist.
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { AvatarInput, Job, VideoInput } from '../domain/model.ts';
+import { SANDBOX_FAILURE_MARKER, type Artifact, type EngineOutcome, type GenerationEngine } from './engine.ts';
+import { solidPng } from './png.ts';
+
+export interface BuiltinEngineOptions {
+  /** Milliseconds an avatar takes; 0 for no work at all. */
+  avatarMs: number;
+  /** Milliseconds a video takes. */
+  videoMs: number;
+}
+
+/** A one-second H.264 clip generated once with ffmpeg; every video of the built-in engine is this file. */
+const SAMPLE_VIDEO = new URL('../../assets/sample.mp4', import.meta.url);
+/** Speaking pace used to estimate a video's length from its script. */
+const WORDS_PER_SECOND = 2.5;
+
+function triggersFailure(job: Job): boolean {
+  if (!job.sandbox) return false;
+  const text = job.kind === 'avatar' ? (job.input as AvatarInput).name : (job.input as VideoInput).script;
+  return text.includes(SANDBOX_FAILURE_MARKER);
+}
+
+export function createBuiltinEngine(options: BuiltinEngineOptions): GenerationEngine {
+  let video: Buffer | null = null;
+  return {
+    async generate(job, signal): Promise<EngineOutcome> {
+      const ms = job.kind === 'avatar' ? options.avatarMs : options.videoMs;
+      if (ms > 0) await sleep(ms, undefined, { signal });
+      if (triggersFailure(job)) {
+        return { status: 'failed', error: { code: 'sandbox_forced_failure', message: `The request contains the sandbox failure marker ${SANDBOX_FAILURE_MARKER}.` } };
+      }
+      if (job.kind === 'avatar') return { status: 'ready', result: {} };
+      const words = (job.input as VideoInput).script.trim().split(/\s+/).length;
+      return { status: 'ready', result: { duration_seconds: Math.max(1, Math.round((words / WORDS_PER_SECOND) * 10) / 10) } };
+    },
+    async artifact(job): Promise<Artifact | null> {
+      if (job.status !== 'ready') return null;
+      if (job.kind === 'avatar') {
+        // A colour derived from the ID, so each avatar has its own, stable preview.
+        const [r, g, b] = createHash('sha256').update(job.id).digest();
+        return { contentType: 'image/png', body: solidPng(64, 64, [r!, g!, b!]) };
+      }
+      video ??= readFileSync(SAMPLE_VIDEO);
+      return { contentType: 'video/mp4', body: video };
+    },
+  };
+}

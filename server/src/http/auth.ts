@@ -1,0 +1,24 @@
+import type { Store } from '../storage/ports.ts';
+import { DomainError } from '../domain/errors.ts';
+import { hashApiKey } from '../domain/keys.ts';
+import type { Middleware } from './state.ts';
+
+const BEARER = /^Bearer +([A-Za-z0-9_\-]{8,200})\s*$/;
+
+/**
+ * Step 1 of every /v1 request (AUTH-KEY, ND-AUTH-PRESENTATION): the key is looked up by
+ * its hash; a missing, malformed, unknown or revoked key gets the same 401, which never
+ * echoes the key.
+ */
+export function authenticate(store: Store): Middleware {
+  return async (ctx, next) => {
+    const match = BEARER.exec(ctx.get('Authorization'));
+    const found = match ? await store.accounts.findKeyByHash(hashApiKey(match[1]!)) : null;
+    if (!found) {
+      ctx.set('WWW-Authenticate', 'Bearer realm="avatar-service"');
+      throw new DomainError('unauthorized', 'Send a valid API key as "Authorization: Bearer <key>".');
+    }
+    ctx.state.caller = { account: found.account, key: found.key };
+    await next();
+  };
+}

@@ -1,0 +1,57 @@
+import type { Logger } from 'pino';
+import { DomainError } from '../domain/errors.ts';
+import { PROBLEM_CONTENT_TYPE, PROBLEMS, problemBody } from './problem.ts';
+import type { AppContext, Middleware } from './state.ts';
+
+export function sendProblem(ctx: AppContext, error: DomainError): void {
+  const status = PROBLEMS[error.code]?.status ?? 500;
+  ctx.status = status;
+  ctx.type = PROBLEM_CONTENT_TYPE;
+  ctx.body = problemBody({
+    code: error.code,
+    detail: error.message,
+    instance: ctx.path,
+    requestId: ctx.state.requestId,
+    fields: error.fields,
+    extra: error.extra,
+  });
+}
+
+/** A store that cannot be reached; the HTTP layer answers 503 with Retry-After. */
+export class StoreUnavailableError extends Error {
+  override name = 'StoreUnavailableError';
+}
+
+/** Seconds a client waits before retrying after a 503. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * Turns every failure into problem+json. Domain errors carry their code; anything else
+ * is our fault: logged with the request ID, answered 500 without a stack or a secret.
+ */
+export function errorHandler(log: Logger): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        throw new DomainError('not_found', `No resource at ${ctx.method} ${ctx.path}.`);
+      }
+      if (ctx.status === 405 && ctx.body === undefined) {
+        throw new DomainError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}.`);
+      }
+    } catch (error) {
+      if (error instanceof DomainError) {
+        sendProblem(ctx, error);
+        return;
+      }
+      if (error instanceof StoreUnavailableError) {
+        log.warn({ requestId: ctx.state.requestId, err: { message: error.message } }, 'store unavailable');
+        ctx.set('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+        sendProblem(ctx, new DomainError('service_unavailable', 'The service cannot reach its store; retry after the delay in Retry-After.'));
+        return;
+      }
+      log.error({ requestId: ctx.state.requestId, err: error }, 'unhandled error');
+      sendProblem(ctx, new DomainError('internal_error', 'Something went wrong on our side. Quote the request ID when you report it.'));
+    }
+  };
+}

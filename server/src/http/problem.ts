@@ -1,0 +1,44 @@
+// Every error leaves as RFC 9457 problem+json with a stable `code` (ND-ERROR-BODY).
+import type { FieldError } from '../domain/errors.ts';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/** Status and title of each code; the title is the same for every occurrence of a code. */
+export const PROBLEMS: Record<string, { status: number; title: string }> = {
+  invalid_json: { status: 400, title: 'Malformed JSON' },
+  unauthorized: { status: 401, title: 'Unauthorized' },
+  insufficient_credits: { status: 402, title: 'Insufficient credits' },
+  not_found: { status: 404, title: 'Not found' },
+  method_not_allowed: { status: 405, title: 'Method not allowed' },
+  avatar_not_ready: { status: 409, title: 'Avatar not ready' },
+  payload_too_large: { status: 413, title: 'Payload too large' },
+  unsupported_media_type: { status: 415, title: 'Unsupported media type' },
+  validation_failed: { status: 422, title: 'Validation failed' },
+  rate_limit_exceeded: { status: 429, title: 'Rate limit exceeded' },
+  internal_error: { status: 500, title: 'Internal error' },
+  service_unavailable: { status: 503, title: 'Service unavailable' },
+};
+
+export interface ProblemInput {
+  code: string;
+  detail: string;
+  instance: string;
+  requestId: string;
+  fields?: FieldError[];
+  extra?: Record<string, unknown>;
+}
+
+export function problemBody({ code, detail, instance, requestId, fields = [], extra = {} }: ProblemInput) {
+  const known = PROBLEMS[code] ?? PROBLEMS.internal_error!;
+  return {
+    type: `/problems/${code}`,
+    title: known.title,
+    status: known.status,
+    code,
+    detail,
+    instance,
+    request_id: requestId,
+    ...(fields.length > 0 ? { errors: fields } : {}),
+    ...extra,
+  };
+}

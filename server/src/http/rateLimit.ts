@@ -1,0 +1,37 @@
+import type { Clock } from '../domain/clock.ts';
+import { DomainError } from '../domain/errors.ts';
+import type { Bucket } from '../domain/model.ts';
+import { activeWindow, ceilSeconds } from '../domain/rateLimits.ts';
+import type { Store } from '../storage/ports.ts';
+import type { Middleware } from './state.ts';
+
+const BUCKET_LABEL: Record<Bucket, string> = { read: 'read', generation: 'generation' };
+
+/**
+ * Step 2 (RL-*): counts the request against the key's bucket. The headers of the active
+ * window go on every answer from here on, success or error, with their X- twins
+ * (RL-HEADERS, RL-HEADERS-COMPAT); Retry-After only on the 429 (RL-RETRY-AFTER-ONLY-429).
+ */
+export function rateLimit(store: Store, clock: Clock, bucket: Bucket): Middleware {
+  return async (ctx, next) => {
+    const { key, account } = ctx.state.caller!;
+    const decision = await store.rateLimits.consume(key.id, bucket, account.plan[bucket], clock.now());
+    const active = activeWindow(decision);
+    const reset = ceilSeconds(active.resetMs);
+    for (const prefix of ['RateLimit', 'X-RateLimit']) {
+      ctx.set(`${prefix}-Limit`, String(active.limit));
+      ctx.set(`${prefix}-Remaining`, String(active.remaining));
+      ctx.set(`${prefix}-Reset`, String(reset));
+    }
+    if (!decision.allowed) {
+      ctx.set('Retry-After', String(reset));
+      throw new DomainError(
+        'rate_limit_exceeded',
+        `This key used its ${active.limit} ${BUCKET_LABEL[bucket]} requests of this ${active.window}; retry in ${reset} seconds.`,
+        [],
+        { retry_after: reset },
+      );
+    }
+    await next();
+  };
+}

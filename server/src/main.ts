@@ -1,0 +1,54 @@
+// `npm start`: the only place that reads the environment, opens ports and starts workers.
+import { ConfigError, describeConfig, loadConfig } from './config.ts';
+import { createAccount } from './domain/accounts.ts';
+import { systemClock } from './domain/clock.ts';
+import { startService } from './runtime.ts';
+
+let config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (error instanceof ConfigError) {
+    console.error(`Invalid configuration: ${error.message}`);
+    process.exit(2);
+  }
+  throw error;
+}
+
+const service = await startService(config);
+const { log, store } = service;
+log.info({ summary: describeConfig(config) }, `avatar service listening on ${service.url}`);
+console.log(`avatar service ${describeConfig(config)}`);
+
+// On an empty store, make the first sandbox account so `npm start` is usable at once.
+// Its key and signing secret go to the terminal once, never to the logs.
+if ((await store.accounts.countAccounts()) === 0) {
+  const created = await createAccount(store, systemClock, { name: 'Sandbox', mode: 'sandbox' });
+  console.log(
+    [
+      '',
+      'Created a sandbox account on this empty store (shown once; keep them):',
+      `  account_id:     ${created.account_id}`,
+      `  api_key:        ${created.api_key}`,
+      `  signing_secret: ${created.signing_secret}`,
+      `Try: curl -H "Authorization: Bearer ${created.api_key}" ${config.publicBaseUrl}/v1/me`,
+      '',
+    ].join('\n'),
+  );
+}
+
+let exiting = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (exiting) return;
+    exiting = true;
+    log.info({ signal }, 'shutting down: finishing or handing back work in flight');
+    service.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  });
+}

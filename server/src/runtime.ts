@@ -1,0 +1,83 @@
+// Assembles one running service from a Config: store, engine, HTTP server, workers.
+// main.ts adds the process concerns (signals, printing); tests call this directly.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { createApp } from './app.ts';
+import type { Config } from './config.ts';
+import { systemClock, type Clock } from './domain/clock.ts';
+import type { DomainDeps } from './domain/deps.ts';
+import { createBuiltinEngine } from './engine/builtin.ts';
+import type { GenerationEngine } from './engine/engine.ts';
+import { createLogger } from './logger.ts';
+import { createMetrics } from './metrics.ts';
+import { createEmbeddedStore } from './storage/embedded/index.ts';
+import type { Store } from './storage/ports.ts';
+import { createJobRunner, type JobRunner } from './workers/jobRunner.ts';
+
+export const EMBEDDED_FILE = 'avatar-service.db';
+
+export interface Service {
+  url: string;
+  server: Server;
+  store: Store;
+  domain: DomainDeps;
+  runner: JobRunner;
+  log: Logger;
+  /** Stops accepting requests, lets work in flight finish or hands it back, closes the store. */
+  stop(): Promise<void>;
+}
+
+export interface ServiceOverrides {
+  clock?: Clock;
+  engine?: GenerationEngine;
+  store?: Store;
+  log?: Logger;
+}
+
+export function openStore(config: Config): Store {
+  return createEmbeddedStore(join(config.dataDir, EMBEDDED_FILE));
+}
+
+export async function startService(config: Config, overrides: ServiceOverrides = {}): Promise<Service> {
+  const log = overrides.log ?? createLogger(config.logLevel);
+  const clock = overrides.clock ?? systemClock;
+  const store = overrides.store ?? openStore(config);
+  const engine = overrides.engine ?? createBuiltinEngine(config.engine);
+  const metrics = createMetrics({ activeJobs: () => store.jobs.countActiveJobs(), pendingEvents: () => store.outbox.countPending() });
+  let runner: JobRunner | undefined;
+  const domain: DomainDeps = { store, clock, publicBaseUrl: config.publicBaseUrl, mode: config.mode, onJobQueued: () => runner?.wake() };
+  runner = createJobRunner(domain, engine, config.worker, log, metrics);
+
+  const app = createApp({ domain, engine, log, metrics });
+  const server = createServer(app.callback());
+  server.keepAliveTimeout = 5000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  runner.start();
+
+  let stopping: Promise<void> | undefined;
+  return {
+    url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
+    server,
+    store,
+    domain,
+    runner,
+    log,
+    stop() {
+      stopping ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        await runner.stop(config.shutdownGraceMs);
+        server.closeAllConnections();
+        await closed;
+        await store.close();
+      })();
+      return stopping;
+    },
+  };
+}

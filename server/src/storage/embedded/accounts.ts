@@ -1,0 +1,81 @@
+import type { Account, ApiKey, RatePlan } from '../../domain/model.ts';
+import type { AccountStore, NewAccount, NewApiKey } from '../ports.ts';
+import { json, numOrNull, transaction, type Db, type Row } from './database.ts';
+
+function toAccount(row: Row): Account {
+  return {
+    id: String(row.id),
+    name: String(row.name),
+    monthlyCredits: Number(row.monthly_credits),
+    plan: json<RatePlan>(row.plan),
+    signingSecret: String(row.signing_secret),
+    createdAt: Number(row.created_at),
+  };
+}
+
+function toKey(row: Row): ApiKey {
+  return {
+    id: String(row.key_id),
+    accountId: String(row.account_id),
+    mode: row.mode as ApiKey['mode'],
+    prefix: String(row.prefix),
+    createdAt: Number(row.key_created_at),
+    revokedAt: numOrNull(row.revoked_at),
+  };
+}
+
+export function embeddedAccounts(db: Db): AccountStore {
+  const byHash = db.prepare(`
+    SELECT k.id AS key_id, k.mode, k.prefix, k.created_at AS key_created_at, k.revoked_at, a.*, a.id AS account_id
+    FROM api_keys k JOIN accounts a ON a.id = k.account_id
+    WHERE k.hash = ? AND k.revoked_at IS NULL`);
+  const changed = (r: { changes: number | bigint }) => Number(r.changes) > 0;
+
+  return {
+    async createAccount(a: NewAccount) {
+      db.prepare('INSERT INTO accounts (id, name, monthly_credits, plan, signing_secret, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
+        a.id, a.name, a.monthlyCredits, JSON.stringify(a.plan), a.signingSecret, a.createdAt,
+      );
+    },
+    async getAccount(id) {
+      const row = db.prepare('SELECT * FROM accounts WHERE id = ?').get(id) as Row | undefined;
+      return row ? toAccount(row) : null;
+    },
+    async listAccounts() {
+      return (db.prepare('SELECT * FROM accounts ORDER BY created_at').all() as Row[]).map(toAccount);
+    },
+    async countAccounts() {
+      return Number((db.prepare('SELECT COUNT(*) AS n FROM accounts').get() as Row).n);
+    },
+    async createKey(k: NewApiKey) {
+      db.prepare('INSERT INTO api_keys (id, account_id, mode, prefix, hash, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
+        k.id, k.accountId, k.mode, k.prefix, k.hash, k.createdAt,
+      );
+    },
+    async findKeyByHash(hash) {
+      const row = byHash.get(hash) as Row | undefined;
+      return row ? { key: toKey(row), account: toAccount(row) } : null;
+    },
+    async revokeKey(keyId, at) {
+      return changed(db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(at, keyId));
+    },
+    async setPlan(accountId, plan) {
+      return changed(db.prepare('UPDATE accounts SET plan = ? WHERE id = ?').run(JSON.stringify(plan), accountId));
+    },
+    async setMonthlyCredits(accountId, credits) {
+      return changed(db.prepare('UPDATE accounts SET monthly_credits = ? WHERE id = ?').run(credits, accountId));
+    },
+    async grantCredits(accountId, period, credits) {
+      return transaction(db, () => {
+        if (!db.prepare('SELECT 1 FROM accounts WHERE id = ?').get(accountId)) return false;
+        db.prepare(`
+          INSERT INTO credit_ledger (account_id, period, granted) VALUES (?, ?, ?)
+          ON CONFLICT (account_id, period) DO UPDATE SET granted = granted + excluded.granted`).run(accountId, period, credits);
+        return true;
+      });
+    },
+    async setSigningSecret(accountId, secret) {
+      return changed(db.prepare('UPDATE accounts SET signing_secret = ? WHERE id = ?').run(secret, accountId));
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { MIGRATIONS } from './schema.ts';
+
+export type Db = DatabaseSync;
+export type Row = Record<string, unknown>;
+
+/**
+ * Opens (creating if needed) the SQLite file and brings its schema up to date. WAL lets
+ * readers work while a writer commits; busy_timeout makes a second process (the admin
+ * command) wait for the lock instead of failing.
+ */
+export function openDatabase(file: string): Db {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const db = new DatabaseSync(file);
+  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;');
+  migrate(db);
+  return db;
+}
+
+function migrate(db: Db): void {
+  const current = Number((db.prepare('PRAGMA user_version').get() as Row).user_version);
+  for (let version = current; version < MIGRATIONS.length; version++) {
+    transaction(db, () => {
+      db.exec(MIGRATIONS[version]!);
+      db.exec(`PRAGMA user_version = ${version + 1}`);
+    });
+  }
+}
+
+/**
+ * Runs `work` in an IMMEDIATE transaction: the write lock is taken at BEGIN, so a
+ * read-then-write inside it cannot interleave with another process's write. Inside one
+ * process the work is synchronous, so nothing else runs between BEGIN and COMMIT.
+ */
+export function transaction<T>(db: Db, work: () => T): T {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const result = work();
+    db.exec('COMMIT');
+    return result;
+  } catch (error) {
+    db.exec('ROLLBACK');
+    throw error;
+  }
+}
+
+export const json = <T>(value: unknown): T => JSON.parse(String(value)) as T;
+export const jsonOrNull = <T>(value: unknown): T | null => (value === null || value === undefined ? null : json<T>(value));
+export const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));

@@ -1,0 +1,127 @@
+import type { CreditBalance, Job, JobError, JobResult, WebhookEvent } from '../../domain/model.ts';
+import type { Completion, JobStore, ReserveOutcome } from '../ports.ts';
+import { json, jsonOrNull, numOrNull, transaction, type Db, type Row } from './database.ts';
+
+function toJob(row: Row): Job {
+  return {
+    id: String(row.id),
+    kind: row.kind as Job['kind'],
+    accountId: String(row.account_id),
+    keyId: String(row.key_id),
+    sandbox: Number(row.sandbox) === 1,
+    status: row.status as Job['status'],
+    input: json<Job['input']>(row.input),
+    webhookUrl: row.webhook_url === null ? null : String(row.webhook_url),
+    credits: Number(row.credits),
+    period: String(row.period),
+    error: jsonOrNull<JobError>(row.error),
+    result: jsonOrNull<JobResult>(row.result),
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    completedAt: numOrNull(row.completed_at),
+    attempts: Number(row.attempts),
+  };
+}
+
+export function insertEvent(db: Db, e: WebhookEvent): void {
+  db.prepare(`
+    INSERT INTO webhook_events (id, type, job_id, account_id, url, payload, status, attempts, next_attempt_at, last_error, created_at, delivered_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (id) DO NOTHING`).run(
+    e.id, e.type, e.jobId, e.accountId, e.url, e.payload, e.status, e.attempts, e.nextAttemptAt, e.lastError, e.createdAt, e.deliveredAt,
+  );
+}
+
+export function embeddedJobs(db: Db): JobStore {
+  const getById = db.prepare('SELECT * FROM jobs WHERE id = ?');
+
+  function balance(accountId: string, period: string): CreditBalance {
+    const row = db.prepare(`
+      SELECT a.monthly_credits, COALESCE(l.granted, 0) AS granted, COALESCE(l.reserved, 0) AS reserved, COALESCE(l.used, 0) AS used
+      FROM accounts a LEFT JOIN credit_ledger l ON l.account_id = a.id AND l.period = ?
+      WHERE a.id = ?`).get(period, accountId) as Row | undefined;
+    const quota = row ? Number(row.monthly_credits) + Number(row.granted) : 0;
+    const reserved = row ? Number(row.reserved) : 0;
+    const used = row ? Number(row.used) : 0;
+    return { period, quota, reserved, used, available: Math.max(0, quota - reserved - used) };
+  }
+
+  return {
+    async createJobReservingCredits(job): Promise<ReserveOutcome> {
+      return transaction(db, () => {
+        const before = balance(job.accountId, job.period);
+        if (before.available < job.credits) return { ok: false, balance: before };
+        db.prepare(`
+          INSERT INTO credit_ledger (account_id, period, reserved) VALUES (?, ?, ?)
+          ON CONFLICT (account_id, period) DO UPDATE SET reserved = reserved + excluded.reserved`).run(job.accountId, job.period, job.credits);
+        db.prepare(`
+          INSERT INTO jobs (id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, created_at, updated_at, attempts)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`).run(
+          job.id, job.kind, job.accountId, job.keyId, job.sandbox ? 1 : 0, job.status, JSON.stringify(job.input),
+          job.webhookUrl, job.credits, job.period, job.createdAt, job.updatedAt,
+        );
+        return { ok: true, job };
+      });
+    },
+
+    async getJob(id) {
+      const row = getById.get(id) as Row | undefined;
+      return row ? toJob(row) : null;
+    },
+
+    async claimJob(workerId, now, leaseUntil) {
+      return transaction(db, () => {
+        const row = db.prepare(`
+          SELECT id FROM jobs
+          WHERE status = 'queued' OR (status = 'processing' AND lease_until < ?)
+          ORDER BY created_at LIMIT 1`).get(now) as Row | undefined;
+        if (!row) return null;
+        db.prepare(`
+          UPDATE jobs SET
+            updated_at = CASE WHEN status = 'queued' THEN ? ELSE updated_at END,
+            status = 'processing', attempts = attempts + 1, lease_owner = ?, lease_until = ?
+          WHERE id = ?`).run(now, workerId, leaseUntil, row.id as string);
+        return toJob(getById.get(row.id as string) as Row);
+      });
+    },
+
+    async renewLease(jobId, workerId, leaseUntil) {
+      const r = db.prepare(`UPDATE jobs SET lease_until = ? WHERE id = ? AND lease_owner = ? AND status = 'processing'`).run(leaseUntil, jobId, workerId);
+      return Number(r.changes) > 0;
+    },
+
+    async releaseLease(jobId, workerId, now) {
+      // Back to the head of the queue; the attempt it used is given back too.
+      db.prepare(`
+        UPDATE jobs SET lease_until = ?, lease_owner = NULL, attempts = MAX(attempts - 1, 0)
+        WHERE id = ? AND lease_owner = ? AND status = 'processing'`).run(now - 1, jobId, workerId);
+    },
+
+    async completeJob(jobId, c: Completion, event) {
+      return transaction(db, () => {
+        const row = getById.get(jobId) as Row | undefined;
+        if (!row || row.status === 'ready' || row.status === 'failed') return false;
+        const credits = Number(row.credits);
+        db.prepare(`
+          UPDATE jobs SET status = ?, error = ?, result = ?, updated_at = ?, completed_at = ?, lease_owner = NULL, lease_until = NULL
+          WHERE id = ?`).run(c.status, c.error ? JSON.stringify(c.error) : null, c.result ? JSON.stringify(c.result) : null, c.at, c.at, jobId);
+        // Capture on ready, release on failed: the reservation leaves `reserved` either way.
+        db.prepare(`
+          UPDATE credit_ledger SET reserved = reserved - ?, used = used + ?
+          WHERE account_id = ? AND period = ?`).run(credits, c.status === 'ready' ? credits : 0, String(row.account_id), String(row.period));
+        if (event) insertEvent(db, event);
+        return true;
+      });
+    },
+
+    async countActiveJobs() {
+      const rows = db.prepare(`SELECT status, COUNT(*) AS n FROM jobs WHERE status IN ('queued', 'processing') GROUP BY status`).all() as Row[];
+      const count = (s: string) => Number(rows.find((r) => r.status === s)?.n ?? 0);
+      return { queued: count('queued'), processing: count('processing') };
+    },
+
+    async creditBalance(accountId, period) {
+      return balance(accountId, period);
+    },
+  };
+}

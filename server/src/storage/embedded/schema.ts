@@ -1,0 +1,78 @@
+// Versioned migrations of the embedded store. PRAGMA user_version records how many
+// have run; each runs once, in its own transaction.
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE accounts (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    monthly_credits INTEGER NOT NULL CHECK (monthly_credits >= 0),
+    plan TEXT NOT NULL,
+    signing_secret TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE TABLE api_keys (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    mode TEXT NOT NULL CHECK (mode IN ('sandbox', 'live')),
+    prefix TEXT NOT NULL,
+    hash TEXT NOT NULL UNIQUE,
+    created_at INTEGER NOT NULL,
+    revoked_at INTEGER
+  );
+  -- One row per account and month: what is held and what was charged. Updated in the
+  -- same transaction as the job it concerns, so it never drifts from the jobs.
+  CREATE TABLE credit_ledger (
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    period TEXT NOT NULL,
+    granted INTEGER NOT NULL DEFAULT 0,
+    reserved INTEGER NOT NULL DEFAULT 0 CHECK (reserved >= 0),
+    used INTEGER NOT NULL DEFAULT 0 CHECK (used >= 0),
+    PRIMARY KEY (account_id, period)
+  );
+  CREATE TABLE jobs (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL CHECK (kind IN ('avatar', 'avatar_video')),
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    key_id TEXT NOT NULL,
+    sandbox INTEGER NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('queued', 'processing', 'ready', 'failed')),
+    input TEXT NOT NULL,
+    webhook_url TEXT,
+    credits INTEGER NOT NULL,
+    period TEXT NOT NULL,
+    error TEXT,
+    result TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    completed_at INTEGER,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    lease_owner TEXT,
+    lease_until INTEGER
+  );
+  CREATE INDEX jobs_runnable ON jobs (status, created_at) WHERE status IN ('queued', 'processing');
+  CREATE TABLE webhook_events (
+    id TEXT PRIMARY KEY,
+    type TEXT NOT NULL,
+    job_id TEXT NOT NULL REFERENCES jobs(id),
+    account_id TEXT NOT NULL,
+    url TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER NOT NULL,
+    lease_until INTEGER,
+    last_error TEXT,
+    created_at INTEGER NOT NULL,
+    delivered_at INTEGER
+  );
+  CREATE INDEX webhook_events_due ON webhook_events (next_attempt_at) WHERE status = 'pending';
+  CREATE TABLE rate_counters (
+    key_id TEXT NOT NULL,
+    bucket TEXT NOT NULL,
+    window TEXT NOT NULL,
+    window_start INTEGER NOT NULL,
+    count INTEGER NOT NULL,
+    PRIMARY KEY (key_id, bucket, window)
+  );
+  `,
+];

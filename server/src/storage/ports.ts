@@ -1,0 +1,122 @@
+// The storage ports. The domain and the HTTP layer depend on these interfaces only;
+// each adapter (embedded SQLite now, PostgreSQL and Redis later) implements them.
+// Every method that changes more than one thing is atomic inside the adapter: that
+// is where "nothing lost, nothing spent twice" is decided, not in the callers.
+import type {
+  Account,
+  ApiKey,
+  Bucket,
+  CreditBalance,
+  Job,
+  JobError,
+  JobKind,
+  JobResult,
+  RateDecision,
+  RatePlan,
+  WebhookEvent,
+  WindowLimits,
+} from '../domain/model.ts';
+
+export interface NewAccount {
+  id: string;
+  name: string;
+  monthlyCredits: number;
+  plan: RatePlan;
+  signingSecret: string;
+  createdAt: number;
+}
+
+export interface NewApiKey {
+  id: string;
+  accountId: string;
+  mode: ApiKey['mode'];
+  prefix: string;
+  /** SHA-256 of the key; the key itself is never stored. */
+  hash: string;
+  createdAt: number;
+}
+
+export interface AccountStore {
+  createAccount(account: NewAccount): Promise<void>;
+  getAccount(id: string): Promise<Account | null>;
+  listAccounts(): Promise<Account[]>;
+  countAccounts(): Promise<number>;
+  createKey(key: NewApiKey): Promise<void>;
+  /** The live (not revoked) key with this hash, and its account. */
+  findKeyByHash(hash: string): Promise<{ key: ApiKey; account: Account } | null>;
+  revokeKey(keyId: string, at: number): Promise<boolean>;
+  setPlan(accountId: string, plan: RatePlan): Promise<boolean>;
+  setMonthlyCredits(accountId: string, credits: number): Promise<boolean>;
+  grantCredits(accountId: string, period: string, credits: number): Promise<boolean>;
+  setSigningSecret(accountId: string, secret: string): Promise<boolean>;
+}
+
+export type ReserveOutcome = { ok: true; job: Job } | { ok: false; balance: CreditBalance };
+
+export interface Completion {
+  status: 'ready' | 'failed';
+  error: JobError | null;
+  result: JobResult | null;
+  at: number;
+}
+
+export interface JobStore {
+  /**
+   * Creates the job and reserves its credits in one step, or creates nothing when the
+   * account's available credits for the job's period do not cover `job.credits`
+   * (CR-RESERVE, CR-402-NO-JOB). Atomic against concurrent calls.
+   */
+  createJobReservingCredits(job: Job): Promise<ReserveOutcome>;
+  getJob(id: string): Promise<Job | null>;
+  /**
+   * Hands the oldest runnable job to one worker: a queued job, or a processing job
+   * whose lease expired (its worker died). Sets it `processing`, counts the attempt
+   * and leases it to `workerId` until `leaseUntil`.
+   */
+  claimJob(workerId: string, now: number, leaseUntil: number): Promise<Job | null>;
+  /** Extends the lease of a job this worker still holds; false when it lost it. */
+  renewLease(jobId: string, workerId: string, leaseUntil: number): Promise<boolean>;
+  /** Gives a leased job back to the queue (graceful shutdown). */
+  releaseLease(jobId: string, workerId: string, now: number): Promise<void>;
+  /**
+   * Moves a non-terminal job to `ready` (capturing its credits) or `failed`
+   * (releasing them), and records its webhook event if any, all in one transaction.
+   * Returns false, changing nothing, when the job is already terminal (ST-TERMINAL),
+   * so a job can never be charged twice.
+   */
+  completeJob(jobId: string, completion: Completion, event: WebhookEvent | null): Promise<boolean>;
+  /** Jobs waiting for a worker or being worked on. */
+  countActiveJobs(): Promise<{ queued: number; processing: number }>;
+  creditBalance(accountId: string, period: string): Promise<CreditBalance>;
+}
+
+export interface WebhookOutbox {
+  /** Pending events due at `now`, oldest first, leased so that only one sender takes each. */
+  claimDueEvents(now: number, limit: number, leaseUntil: number): Promise<WebhookEvent[]>;
+  markDelivered(eventId: string, at: number, attempts: number): Promise<void>;
+  scheduleRetry(eventId: string, attempts: number, nextAttemptAt: number, error: string): Promise<void>;
+  markFailed(eventId: string, attempts: number, error: string): Promise<void>;
+  getEvent(eventId: string): Promise<WebhookEvent | null>;
+  nextDueAt(): Promise<number | null>;
+  countPending(): Promise<number>;
+}
+
+export interface RateLimitStore {
+  /**
+   * Counts one request against every window of `bucket` for `keyId`, or against none
+   * when any window is full (a refused request uses up no other window).
+   */
+  consume(keyId: string, bucket: Bucket, limits: WindowLimits, now: number): Promise<RateDecision>;
+  /** The windows as they stand, without counting a request. */
+  peek(keyId: string, bucket: Bucket, limits: WindowLimits, now: number): Promise<RateDecision>;
+}
+
+export interface Store {
+  accounts: AccountStore;
+  jobs: JobStore;
+  outbox: WebhookOutbox;
+  rateLimits: RateLimitStore;
+  /** Throws when the store cannot be reached. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,119 @@
+// Takes queued jobs from the store, runs them on the engine and records the outcome.
+// Several runners (threads of one process, or other processes on a shared store) can
+// work at once: the store's lease hands each job to one of them.
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { finishJob, type Outcome } from '../domain/completion.ts';
+import type { DomainDeps } from '../domain/deps.ts';
+import type { Job } from '../domain/model.ts';
+import type { GenerationEngine } from '../engine/engine.ts';
+import type { Metrics } from '../metrics.ts';
+
+export interface JobRunnerOptions {
+  /** Jobs worked on at once by this runner. */
+  concurrency: number;
+  /** How long a claim lasts without renewal; a dead worker's job is retaken after it. */
+  leaseMs: number;
+  /** How often to look for work when nobody wakes the runner. */
+  pollMs: number;
+  /** Claims of one job before it is failed as `interrupted` (a job that kills its worker must not loop). */
+  maxAttempts: number;
+}
+
+export interface JobRunner {
+  start(): void;
+  /** Wakes an idle runner: a job was just queued. */
+  wake(): void;
+  /** Stops claiming; waits up to `graceMs` for jobs in flight, then hands the rest back to the queue. */
+  stop(graceMs: number): Promise<void>;
+}
+
+export function createJobRunner(deps: DomainDeps, engine: GenerationEngine, options: JobRunnerOptions, log: Logger, metrics?: Metrics): JobRunner {
+  const workerId = `worker-${randomUUID()}`;
+  const inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  let running = false;
+  let timer: NodeJS.Timeout | undefined;
+  let pumping = false;
+  let again = false;
+
+  async function run(job: Job): Promise<void> {
+    const controller = new AbortController();
+    const renew = setInterval(() => {
+      void deps.store.jobs.renewLease(job.id, workerId, deps.clock.now() + options.leaseMs).catch(() => undefined);
+    }, Math.max(50, Math.floor(options.leaseMs / 3)));
+    const started = performance.now();
+    const done = (async () => {
+      let outcome: Outcome;
+      try {
+        outcome = job.attempts > options.maxAttempts
+          ? { status: 'failed', error: { code: 'interrupted', message: 'The job was interrupted too often to be resumed.' } }
+          : await engine.generate(job, controller.signal);
+      } catch (error) {
+        if (controller.signal.aborted) {
+          await deps.store.jobs.releaseLease(job.id, workerId, deps.clock.now());
+          return;
+        }
+        log.error({ err: error, jobId: job.id }, 'engine failed');
+        outcome = { status: 'failed', error: { code: 'generation_failed', message: 'The engine could not produce the result.' } };
+      }
+      const changed = await finishJob(deps, job, outcome);
+      if (changed) {
+        metrics?.jobDuration.observe({ kind: job.kind, status: outcome.status }, (performance.now() - started) / 1000);
+        log.info({ jobId: job.id, kind: job.kind, status: outcome.status }, 'job finished');
+      }
+    })()
+      .catch((error) => log.error({ err: error, jobId: job.id }, 'job bookkeeping failed; the lease will expire and another attempt will run'))
+      .finally(() => {
+        clearInterval(renew);
+        inFlight.delete(job.id);
+        wake();
+      });
+    inFlight.set(job.id, { controller, done });
+  }
+
+  async function pump(): Promise<void> {
+    if (pumping) {
+      again = true;
+      return;
+    }
+    pumping = true;
+    try {
+      do {
+        again = false;
+        while (running && inFlight.size < options.concurrency) {
+          const now = deps.clock.now();
+          const job = await deps.store.jobs.claimJob(workerId, now, now + options.leaseMs);
+          if (!job) break;
+          void run(job);
+        }
+      } while (again && running);
+    } catch (error) {
+      log.warn({ err: error }, 'could not claim jobs; retrying');
+    } finally {
+      pumping = false;
+    }
+  }
+
+  function wake(): void {
+    if (running) void pump();
+  }
+
+  return {
+    start() {
+      running = true;
+      timer = setInterval(wake, options.pollMs);
+      timer.unref();
+      wake();
+    },
+    wake,
+    async stop(graceMs) {
+      running = false;
+      clearInterval(timer);
+      const all = Promise.all([...inFlight.values()].map((j) => j.done));
+      const grace = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
+      await Promise.race([all, grace]);
+      for (const job of inFlight.values()) job.controller.abort();
+      await all;
+    },
+  };
+}
