@@ -36,14 +36,15 @@ export interface ServiceOverrides {
   log?: Logger;
 }
 
-export function openStore(config: Config): Store {
-  return createEmbeddedStore(join(config.dataDir, EMBEDDED_FILE));
+/** The store of a Config. Only the serving process recovers orphaned jobs; tools that open it beside a server must not. */
+export function openStore(config: Config, options: { serving: boolean }): Store {
+  return createEmbeddedStore(join(config.dataDir, EMBEDDED_FILE), { recoverOrphanedJobs: options.serving });
 }
 
 export async function startService(config: Config, overrides: ServiceOverrides = {}): Promise<Service> {
   const log = overrides.log ?? createLogger(config.logLevel);
   const clock = overrides.clock ?? systemClock;
-  const store = overrides.store ?? openStore(config);
+  const store = overrides.store ?? openStore(config, { serving: true });
   const engine = overrides.engine ?? createBuiltinEngine(config.engine);
   const metrics = createMetrics({ activeJobs: () => store.jobs.countActiveJobs(), pendingEvents: () => store.outbox.countPending() });
   let runner: JobRunner | undefined;

@@ -5,9 +5,23 @@ import { embeddedJobs } from './jobs.ts';
 import { embeddedOutbox } from './outbox.ts';
 import { embeddedRateLimits } from './rateLimits.ts';
 
+export interface EmbeddedOptions {
+  /**
+   * Set by the server, which is the only process that runs jobs on an embedded store:
+   * every job still `processing` belongs to a process that died, so its lease is
+   * expired at once and the job resumes now instead of when the lease runs out.
+   * The admin command opens the same file without it.
+   */
+  recoverOrphanedJobs?: boolean;
+}
+
 /** The default store: one SQLite file (Node's built-in node:sqlite), nothing to install. */
-export function createEmbeddedStore(file: string): Store {
+export function createEmbeddedStore(file: string, options: EmbeddedOptions = {}): Store {
   const db = openDatabase(file);
+  if (options.recoverOrphanedJobs) {
+    db.prepare(`UPDATE jobs SET lease_until = 0, lease_owner = NULL WHERE status = 'processing'`).run();
+    db.prepare(`UPDATE webhook_events SET lease_until = NULL WHERE status = 'pending'`).run();
+  }
   return {
     accounts: embeddedAccounts(db),
     jobs: embeddedJobs(db),

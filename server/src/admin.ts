@@ -1,0 +1,155 @@
+// `npm run admin -- <command> [flags]`: operator commands against the same store the
+// server uses (DATA_DIR). Keys and signing secrets are printed once, on creation.
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from './config.ts';
+import { createAccount, issueKey } from './domain/accounts.ts';
+import { systemClock } from './domain/clock.ts';
+import { periodOf } from './domain/credits.ts';
+import { generateSigningSecret } from './domain/keys.ts';
+import type { KeyMode, RatePlan } from './domain/model.ts';
+import { openStore } from './runtime.ts';
+import type { Store } from './storage/ports.ts';
+
+const USAGE = `Usage: npm run admin -- <command> [flags]
+
+  create-account [--name N] [--credits N] [--mode sandbox|live] [--json]
+                                 new account with one key; prints account_id, api_key, signing_secret
+  issue-key --account ID [--mode sandbox|live] [--json]
+  revoke-key --key ID
+  grant-credits --account ID --credits N       adds N credits to the current month
+  set-credits --account ID --credits N         sets the monthly quota
+  set-plan --account ID [--read-per-minute N] [--read-per-day N]
+           [--generation-per-minute N] [--generation-per-day N]
+  rotate-signing-secret --account ID [--json]
+  list-accounts [--json]
+
+The store is the one the server uses: DATA_DIR (default ./data).`;
+
+class UsageError extends Error {}
+
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: {
+    name: { type: 'string' },
+    credits: { type: 'string' },
+    mode: { type: 'string' },
+    account: { type: 'string' },
+    key: { type: 'string' },
+    json: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+    'read-per-minute': { type: 'string' },
+    'read-per-day': { type: 'string' },
+    'generation-per-minute': { type: 'string' },
+    'generation-per-day': { type: 'string' },
+  },
+});
+
+function count(flag: keyof typeof values, required: boolean): number | undefined {
+  const raw = values[flag];
+  if (raw === undefined) {
+    if (required) throw new UsageError(`--${flag} is required`);
+    return undefined;
+  }
+  const n = Number(raw);
+  if (typeof raw !== 'string' || !Number.isInteger(n) || n < 0) throw new UsageError(`--${flag} must be a whole number of at least 0 (got "${String(raw)}")`);
+  return n;
+}
+
+function text(flag: 'account' | 'key'): string {
+  const v = values[flag];
+  if (!v) throw new UsageError(`--${flag} is required`);
+  return v;
+}
+
+function mode(): KeyMode {
+  const m = values.mode ?? 'sandbox';
+  if (m !== 'sandbox' && m !== 'live') throw new UsageError(`--mode must be sandbox or live (got "${m}")`);
+  return m;
+}
+
+function print(result: Record<string, unknown>): void {
+  if (values.json) console.log(JSON.stringify(result));
+  else for (const [k, v] of Object.entries(result)) console.log(`${k}: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`);
+}
+
+async function mustExist(store: Store, accountId: string) {
+  const account = await store.accounts.getAccount(accountId);
+  if (!account) throw new UsageError(`no account ${accountId}`);
+  return account;
+}
+
+async function run(store: Store, command: string | undefined): Promise<void> {
+  switch (command) {
+    case 'create-account':
+      print({ ...(await createAccount(store, systemClock, { name: values.name, monthlyCredits: count('credits', false), mode: mode() })) });
+      return;
+    case 'issue-key':
+      await mustExist(store, text('account'));
+      print({ ...(await issueKey(store, systemClock, text('account'), mode())) });
+      return;
+    case 'revoke-key':
+      if (!(await store.accounts.revokeKey(text('key'), systemClock.now()))) throw new UsageError(`no live key ${text('key')}`);
+      print({ revoked: text('key') });
+      return;
+    case 'grant-credits': {
+      const period = periodOf(systemClock.now());
+      await mustExist(store, text('account'));
+      await store.accounts.grantCredits(text('account'), period, count('credits', true)!);
+      print({ account_id: text('account'), period, credits: await store.jobs.creditBalance(text('account'), period) });
+      return;
+    }
+    case 'set-credits':
+      await mustExist(store, text('account'));
+      await store.accounts.setMonthlyCredits(text('account'), count('credits', true)!);
+      print({ account_id: text('account'), monthly_credits: count('credits', true) });
+      return;
+    case 'set-plan': {
+      const account = await mustExist(store, text('account'));
+      const plan: RatePlan = {
+        read: { minute: count('read-per-minute', false) ?? account.plan.read.minute, day: count('read-per-day', false) ?? account.plan.read.day },
+        generation: {
+          minute: count('generation-per-minute', false) ?? account.plan.generation.minute,
+          day: count('generation-per-day', false) ?? account.plan.generation.day,
+        },
+      };
+      await store.accounts.setPlan(account.id, plan);
+      print({ account_id: account.id, plan });
+      return;
+    }
+    case 'rotate-signing-secret': {
+      await mustExist(store, text('account'));
+      const secret = generateSigningSecret();
+      await store.accounts.setSigningSecret(text('account'), secret);
+      print({ account_id: text('account'), signing_secret: secret });
+      return;
+    }
+    case 'list-accounts': {
+      const accounts = await store.accounts.listAccounts();
+      const rows = accounts.map((a) => ({ account_id: a.id, name: a.name, monthly_credits: a.monthlyCredits, plan: a.plan }));
+      if (values.json) console.log(JSON.stringify(rows));
+      else for (const r of rows) console.log(`${r.account_id}  ${r.name}  credits/month=${r.monthly_credits}  plan=${JSON.stringify(r.plan)}`);
+      return;
+    }
+    default:
+      throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
+  }
+}
+
+if (values.help) {
+  console.log(USAGE);
+} else {
+  let store: Store | undefined;
+  try {
+    store = openStore(loadConfig(), { serving: false });
+    await run(store, positionals[0]);
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof ConfigError) {
+      console.error(`admin: ${error.message}\n\n${USAGE}`);
+      process.exitCode = 2;
+    } else {
+      throw error;
+    }
+  } finally {
+    await store?.close();
+  }
+}

@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, describeConfig, loadConfig } from '../src/config.ts';
+
+describe('loadConfig', () => {
+  it('defaults to a sandbox server on port 3000 with its store under the working directory', () => {
+    const c = loadConfig({}, '/srv/app');
+
+    expect(c).toMatchObject({ port: 3000, mode: 'sandbox', dataDir: '/srv/app/data', publicBaseUrl: 'http://localhost:3000' });
+  });
+
+  it.each([
+    [{ PORT: 'eighty' }, /PORT must be an integer from 0 to 65535 \(got "eighty"\)/],
+    [{ PORT: '70000' }, /PORT/],
+    [{ SERVICE_MODE: 'prod' }, /SERVICE_MODE must be one of sandbox, production/],
+    [{ ENGINE_AVATAR_MS: '-1' }, /ENGINE_AVATAR_MS/],
+    [{ PUBLIC_BASE_URL: 'ftp://x' }, /PUBLIC_BASE_URL/],
+    [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+  ])('refuses %o naming the variable and the rule', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('summarises itself in one line', () => {
+    const line = describeConfig(loadConfig({ PORT: '8080', SERVICE_MODE: 'production' }));
+
+    expect(line).toContain('mode=production');
+    expect(line).not.toContain('\n');
+  });
+});

@@ -1,0 +1,55 @@
+// WH-HTTPS-PUBLIC at request time: production refuses plain http and non-public hosts.
+import { describe, expect, it } from 'vitest';
+import { isPublicIp } from '../../src/domain/addresses.ts';
+import { checkWebhookUrl } from '../../src/domain/webhookUrl.ts';
+
+describe('isPublicIp', () => {
+  it.each([
+    ['127.0.0.1'], ['10.1.2.3'], ['172.16.0.1'], ['172.31.255.255'], ['192.168.1.1'], ['169.254.169.254'], ['100.64.0.1'],
+    ['0.0.0.0'], ['224.0.0.1'], ['255.255.255.255'], ['::1'], ['::'], ['fc00::1'], ['fd12:3456::1'], ['fe80::1'], ['ff02::1'],
+    ['::ffff:127.0.0.1'], ['::ffff:169.254.169.254'], ['::ffff:7f00:1'], ['::ffff:a00:1'], ['64:ff9b::10.0.0.1'], ['[::1]'],
+  ])('%s is not public', (ip) => {
+    expect(isPublicIp(ip)).toBe(false);
+  });
+
+  it.each([['8.8.8.8'], ['1.1.1.1'], ['172.32.0.1'], ['2606:4700:4700::1111'], ['::ffff:8.8.8.8'], ['64:ff9b::808:808']])('%s is public', (ip) => {
+    expect(isPublicIp(ip)).toBe(true);
+  });
+
+  it('is false for something that is not an address', () => {
+    expect(isPublicIp('example.com')).toBe(false);
+  });
+});
+
+describe('checkWebhookUrl in production', () => {
+  it.each([
+    ['http://hooks.example.com/x', 'https_required'],
+    ['https://localhost/x', 'public_host_required'],
+    ['https://api.localhost/x', 'public_host_required'],
+    ['https://printer.local/x', 'public_host_required'],
+    ['https://intranet/x', 'public_host_required'],
+    ['https://127.0.0.1/x', 'public_host_required'],
+    ['https://10.0.0.5:8443/x', 'public_host_required'],
+    ['https://169.254.169.254/latest/meta-data', 'public_host_required'],
+    ['https://[::1]/x', 'public_host_required'],
+    ['https://[::ffff:127.0.0.1]/x', 'public_host_required'],
+    ['https://user:pw@hooks.example.com/x', 'format'],
+    ['gopher://hooks.example.com/x', 'https_required'],
+  ])('refuses %s (%s)', (url, rule) => {
+    expect(checkWebhookUrl(url, 'production')).toMatchObject({ field: 'webhook_url', rule });
+  });
+
+  it.each([['https://hooks.example.com/avatar-events'], ['https://8.8.8.8/x'], ['https://[2606:4700::1]/x']])('accepts %s', (url) => {
+    expect(checkWebhookUrl(url, 'production')).toBeNull();
+  });
+});
+
+describe('checkWebhookUrl in sandbox', () => {
+  it.each([['http://127.0.0.1:4000/hooks'], ['http://localhost/x'], ['https://hooks.example.com/x']])('accepts %s for local development', (url) => {
+    expect(checkWebhookUrl(url, 'sandbox')).toBeNull();
+  });
+
+  it('still refuses schemes other than http and https', () => {
+    expect(checkWebhookUrl('file:///etc/passwd', 'sandbox')).toMatchObject({ rule: 'https_required' });
+  });
+});

@@ -1,0 +1,96 @@
+// The job queue of the embedded store: one worker per job, leases that expire, and a
+// job that keeps killing its worker is failed rather than retried for ever.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createAccount } from '../../src/domain/accounts.ts';
+import type { Job } from '../../src/domain/model.ts';
+import { createEmbeddedStore } from '../../src/storage/embedded/index.ts';
+import type { Store } from '../../src/storage/ports.ts';
+import { fakeClock } from '../support/clock.ts';
+
+let dir: string;
+let store: Store;
+const clock = fakeClock();
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'avatar-store-'));
+  store = createEmbeddedStore(join(dir, 'db.sqlite'));
+});
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function queued(id: string, credits = 10): Promise<Job> {
+  const accounts = await store.accounts.listAccounts();
+  const accountId = accounts[0]?.id ?? (await createAccount(store, clock, { monthlyCredits: 1000 })).account_id;
+  const now = clock.now();
+  const job: Job = {
+    id, kind: 'avatar', accountId, keyId: 'key_x', sandbox: true, status: 'queued', input: { type: 'prompt', name: 'x', prompt: 'y' },
+    webhookUrl: null, credits, period: '2026-11', error: null, result: null, createdAt: now, updatedAt: now, completedAt: null, attempts: 0,
+  };
+  const outcome = await store.jobs.createJobReservingCredits(job);
+  expect(outcome.ok).toBe(true);
+  return job;
+}
+
+describe('claimJob', () => {
+  it('hands each job to one worker only', async () => {
+    await queued('av_1');
+    const now = clock.now();
+
+    const a = await store.jobs.claimJob('w1', now, now + 1000);
+    const b = await store.jobs.claimJob('w2', now, now + 1000);
+
+    expect(a?.id).toBe('av_1');
+    expect(a?.status).toBe('processing');
+    expect(b).toBeNull();
+  });
+
+  it('retakes a job whose lease expired, counting the attempt', async () => {
+    await queued('av_1');
+    const now = clock.now();
+    await store.jobs.claimJob('w1', now, now + 1000);
+
+    const retaken = await store.jobs.claimJob('w2', now + 1001, now + 2001);
+
+    expect(retaken).toMatchObject({ id: 'av_1', attempts: 2 });
+    expect(await store.jobs.renewLease('av_1', 'w1', now + 5000)).toBe(false);
+  });
+
+  it('serves the oldest job first', async () => {
+    await queued('av_old');
+    clock.advance(1);
+    await queued('av_new');
+
+    expect((await store.jobs.claimJob('w', clock.now(), clock.now() + 10))?.id).toBe('av_old');
+  });
+});
+
+describe('completeJob', () => {
+  it('captures on ready and refuses a second completion', async () => {
+    const job = await queued('av_1');
+
+    const first = await store.jobs.completeJob(job.id, { status: 'ready', error: null, result: {}, at: clock.now() }, null);
+    const second = await store.jobs.completeJob(job.id, { status: 'failed', error: { code: 'x', message: 'y' }, result: null, at: clock.now() }, null);
+
+    expect([first, second]).toEqual([true, false]);
+    expect(await store.jobs.creditBalance(job.accountId, '2026-11')).toMatchObject({ used: 10, reserved: 0 });
+  });
+});
+
+describe('a reservation the account cannot cover', () => {
+  it('creates no job and changes no balance', async () => {
+    await queued('av_1', 995);
+    const accountId = (await store.accounts.listAccounts())[0]!.id;
+    const job: Job = { ...(await store.jobs.getJob('av_1'))!, id: 'av_2', credits: 10 };
+
+    const outcome = await store.jobs.createJobReservingCredits(job);
+
+    expect(outcome).toMatchObject({ ok: false, balance: { available: 5 } });
+    expect(await store.jobs.getJob('av_2')).toBeNull();
+    expect(await store.jobs.creditBalance(accountId, '2026-11')).toMatchObject({ reserved: 995 });
+  });
+});

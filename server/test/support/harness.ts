@@ -1,0 +1,81 @@
+// Starts a real service (embedded store in a temp folder, port 0) and talks to it over
+// HTTP like any client. Every response is checked against the contract on the way.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { expect } from 'vitest';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { createAccount, type CreatedAccount } from '../../src/domain/accounts.ts';
+import type { Clock } from '../../src/domain/clock.ts';
+import type { KeyMode, RatePlan } from '../../src/domain/model.ts';
+import type { GenerationEngine } from '../../src/engine/engine.ts';
+import { startService, type Service } from '../../src/runtime.ts';
+import { contractViolations } from './contract.ts';
+
+export interface Reply<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export interface TestService extends Service {
+  dataDir: string;
+  config: Config;
+  account(options?: { credits?: number; mode?: KeyMode; plan?: RatePlan; name?: string }): Promise<CreatedAccount>;
+  request<T = any>(method: string, path: string, options?: { key?: string; json?: unknown; body?: string | Buffer; headers?: Record<string, string> }): Promise<Reply<T>>;
+  /** Polls until the record is terminal (test-side helper, real time). */
+  waitTerminal(path: string, key: string, timeoutMs?: number): Promise<any>;
+  dispose(): Promise<void>;
+}
+
+export async function startTestService(options: { env?: Record<string, string>; clock?: Clock; engine?: GenerationEngine; dataDir?: string } = {}): Promise<TestService> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'avatar-test-'));
+  const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', ENGINE_AVATAR_MS: '0', ENGINE_VIDEO_MS: '0', JOB_POLL_MS: '20', SHUTDOWN_GRACE_MS: '200', ...options.env });
+  const service = await startService(config, { clock: options.clock, engine: options.engine, log: pino({ level: 'silent' }) });
+  const base = service.url;
+  const { store, domain } = service;
+
+  const request: TestService['request'] = async (method, path, o = {}) => {
+    const headers: Record<string, string> = { ...o.headers };
+    if (o.key) headers.Authorization = `Bearer ${o.key}`;
+    let body: string | Buffer | undefined = o.body;
+    if (o.json !== undefined) {
+      body = JSON.stringify(o.json);
+      headers['Content-Type'] ??= 'application/json';
+    }
+    const res = await fetch(base + path, { method, headers, body });
+    const text = await res.text();
+    const type = res.headers.get('content-type') ?? '';
+    const parsed = type.includes('json') && text ? JSON.parse(text) : text;
+    expect(res.headers.get('x-request-id'), `X-Request-Id on ${method} ${path}`).toBeTruthy();
+    expect(contractViolations({ method, path, status: res.status, headers: res.headers, body: parsed })).toEqual([]);
+    return { status: res.status, headers: res.headers, body: parsed };
+  };
+
+  return {
+    ...service,
+    dataDir,
+    config,
+    request,
+    account: (a = {}) => createAccount(store, domain.clock, { name: a.name, monthlyCredits: a.credits, mode: a.mode, plan: a.plan }),
+    async waitTerminal(path, key, timeoutMs = 5000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const r = await request('GET', path, { key });
+        if (r.body.status === 'ready' || r.body.status === 'failed') return r.body;
+        if (Date.now() > deadline) throw new Error(`${path} still ${r.body.status} after ${timeoutMs} ms`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
+    async dispose() {
+      await service.stop();
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const promptAvatar = (extra: Record<string, unknown> = {}) => ({ type: 'prompt', name: 'Maya', prompt: 'A smiling woman in a bright kitchen', ...extra });
+
+/** A plan that keeps the limiter out of the way of tests about something else. */
+export const GENEROUS_PLAN: RatePlan = { read: { minute: 100_000, day: 1_000_000 }, generation: { minute: 10_000, day: 100_000 } };

@@ -1,0 +1,60 @@
+// The runner against a scripted engine: retries after a crash are bounded, and an
+// engine that throws fails the job with its credits released.
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Job } from '../../src/domain/model.ts';
+import type { GenerationEngine } from '../../src/engine/engine.ts';
+import { promptAvatar, startTestService, type TestService } from '../support/harness.ts';
+
+let svc: TestService | undefined;
+afterEach(async () => {
+  await svc?.dispose();
+  svc = undefined;
+});
+
+describe('the job runner', () => {
+  it('fails a job whose engine throws, releasing its credits', async () => {
+    const engine: GenerationEngine = {
+      async generate() {
+        throw new Error('model crashed');
+      },
+      async artifact() {
+        return null;
+      },
+    };
+    svc = await startTestService({ engine });
+    const { api_key: key } = await svc.account({ credits: 10 });
+
+    const created = await svc.request('POST', '/v1/avatars', { key, json: promptAvatar() });
+    const avatar = await svc.waitTerminal(`/v1/avatars/${created.body.id}`, key);
+
+    expect(avatar.error).toEqual({ code: 'generation_failed', message: expect.any(String) });
+    expect((await svc.request('GET', '/v1/me', { key })).body.credits).toMatchObject({ used: 0, reserved: 0, available: 10 });
+  });
+
+  it('fails a job as interrupted once it used up its attempts', async () => {
+    const seen: number[] = [];
+    const engine: GenerationEngine = {
+      async generate(job: Job) {
+        seen.push(job.attempts);
+        return { status: 'ready', result: {} };
+      },
+      async artifact() {
+        return null;
+      },
+    };
+    svc = await startTestService({ engine, env: { JOB_MAX_ATTEMPTS: '2' } });
+    const { api_key: key } = await svc.account({ credits: 10 });
+    await svc.runner.stop(0);
+    const created = await svc.request('POST', '/v1/avatars', { key, json: promptAvatar() });
+    // Two workers that died holding it, one after the other's lease ran out: each claim counts an attempt.
+    expect(await svc.store.jobs.claimJob('dead-1', 0, 1)).toMatchObject({ attempts: 1 });
+    expect(await svc.store.jobs.claimJob('dead-2', 2, 3)).toMatchObject({ attempts: 2 });
+
+    svc.runner.start();
+    const avatar = await svc.waitTerminal(`/v1/avatars/${created.body.id}`, key);
+
+    expect(seen).toEqual([]);
+    expect(avatar.error).toMatchObject({ code: 'interrupted' });
+    expect((await svc.request('GET', '/v1/me', { key })).body.credits.available).toBe(10);
+  });
+});
