@@ -13,7 +13,7 @@ export interface Config {
   logLevel: string;
   engine: { avatarMs: number; videoMs: number };
   worker: { concurrency: number; leaseMs: number; pollMs: number; maxAttempts: number };
-  webhooks: { timeoutMs: number; maxAttempts: number; baseDelayMs: number; concurrency: number };
+  webhooks: { timeoutMs: number; maxAttempts: number; baseDelayMs: number; concurrency: number; pollMs: number };
   shutdownGraceMs: number;
 }
 
@@ -72,6 +72,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       maxAttempts: int(env, 'WEBHOOK_MAX_ATTEMPTS', 6, 1, 20),
       baseDelayMs: int(env, 'WEBHOOK_BASE_DELAY_MS', 5000, 10, 3_600_000),
       concurrency: int(env, 'WEBHOOK_CONCURRENCY', 16, 1, 1024),
+      pollMs: int(env, 'WEBHOOK_POLL_MS', 1000, 10, 60_000),
     },
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
   };

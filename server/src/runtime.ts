@@ -14,7 +14,9 @@ import { createLogger } from './logger.ts';
 import { createMetrics } from './metrics.ts';
 import { createEmbeddedStore } from './storage/embedded/index.ts';
 import type { Store } from './storage/ports.ts';
+import type { Resolver } from './workers/deliver.ts';
 import { createJobRunner, type JobRunner } from './workers/jobRunner.ts';
+import { createWebhookDispatcher, type WebhookDispatcher } from './workers/webhookDispatcher.ts';
 
 export const EMBEDDED_FILE = 'avatar-service.db';
 
@@ -24,6 +26,7 @@ export interface Service {
   store: Store;
   domain: DomainDeps;
   runner: JobRunner;
+  dispatcher: WebhookDispatcher;
   log: Logger;
   /** Stops accepting requests, lets work in flight finish or hands it back, closes the store. */
   stop(): Promise<void>;
@@ -34,6 +37,9 @@ export interface ServiceOverrides {
   engine?: GenerationEngine;
   store?: Store;
   log?: Logger;
+  /** DNS for webhook delivery; tests replace it to prove the address checks. */
+  resolve?: Resolver;
+  random?: () => number;
 }
 
 /** The store of a Config. Only the serving process recovers orphaned jobs; tools that open it beside a server must not. */
@@ -47,8 +53,22 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   const store = overrides.store ?? openStore(config, { serving: true });
   const engine = overrides.engine ?? createBuiltinEngine(config.engine);
   const metrics = createMetrics({ activeJobs: () => store.jobs.countActiveJobs(), pendingEvents: () => store.outbox.countPending() });
+  const dispatcher = createWebhookDispatcher(
+    store,
+    clock,
+    { mode: config.mode, ...config.webhooks, resolve: overrides.resolve, random: overrides.random },
+    log,
+    metrics,
+  );
   let runner: JobRunner | undefined;
-  const domain: DomainDeps = { store, clock, publicBaseUrl: config.publicBaseUrl, mode: config.mode, onJobQueued: () => runner?.wake() };
+  const domain: DomainDeps = {
+    store,
+    clock,
+    publicBaseUrl: config.publicBaseUrl,
+    mode: config.mode,
+    onJobQueued: () => runner?.wake(),
+    onWebhookRecorded: () => dispatcher.wake(),
+  };
   runner = createJobRunner(domain, engine, config.worker, log, metrics);
 
   const app = createApp({ domain, engine, log, metrics });
@@ -60,6 +80,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   });
   const { port } = server.address() as AddressInfo;
   runner.start();
+  dispatcher.start();
 
   let stopping: Promise<void> | undefined;
   return {
@@ -68,12 +89,14 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     store,
     domain,
     runner,
+    dispatcher,
     log,
     stop() {
       stopping ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         await runner.stop(config.shutdownGraceMs);
+        await dispatcher.stop();
         server.closeAllConnections();
         await closed;
         await store.close();

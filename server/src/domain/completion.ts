@@ -21,5 +21,7 @@ export async function finishJob(deps: DomainDeps, job: Job, outcome: Outcome): P
     completedAt: at,
   };
   const event = buildTerminalEvent(done, deps.publicBaseUrl);
-  return deps.store.jobs.completeJob(job.id, { status: done.status as 'ready' | 'failed', error: done.error, result: done.result, at }, event);
+  const changed = await deps.store.jobs.completeJob(job.id, { status: done.status as 'ready' | 'failed', error: done.error, result: done.result, at }, event);
+  if (changed && event) deps.onWebhookRecorded?.();
+  return changed;
 }

@@ -12,6 +12,8 @@ export interface DomainDeps {
   mode: ServiceMode;
   /** Called after a job is queued, so a worker in this process can start at once. */
   onJobQueued?: () => void;
+  /** Called after a terminal state recorded a webhook event, so the dispatcher sends it at once. */
+  onWebhookRecorded?: () => void;
 }
 
 /** The authenticated caller: the key of the request and the account it belongs to. */

@@ -94,3 +94,31 @@ describe('a reservation the account cannot cover', () => {
     expect(await store.jobs.creditBalance(accountId, '2026-11')).toMatchObject({ reserved: 995 });
   });
 });
+
+describe('the outbox', () => {
+  it('rolls the state change back with an event that cannot be recorded, so neither exists alone', async () => {
+    const job = await queued('av_1');
+    const broken = {
+      id: 'evt_x', type: 'avatar.ready', jobId: 'av_missing', accountId: job.accountId, url: 'https://h.example/x', payload: '{}',
+      status: 'pending' as const, attempts: 0, nextAttemptAt: 0, lastError: null, createdAt: 0, deliveredAt: null,
+    };
+
+    await expect(store.jobs.completeJob(job.id, { status: 'ready', error: null, result: {}, at: clock.now() }, broken)).rejects.toThrow();
+
+    expect((await store.jobs.getJob(job.id))?.status).toBe('queued');
+    expect(await store.jobs.creditBalance(job.accountId, '2026-11')).toMatchObject({ reserved: 10, used: 0 });
+    expect(await store.outbox.getEvent('evt_x')).toBeNull();
+  });
+
+  it('records the event with the terminal state in one step', async () => {
+    const job = await queued('av_1');
+    const event = {
+      id: 'evt_y', type: 'avatar.ready', jobId: job.id, accountId: job.accountId, url: 'https://h.example/x', payload: '{"id":"evt_y"}',
+      status: 'pending' as const, attempts: 0, nextAttemptAt: 0, lastError: null, createdAt: 0, deliveredAt: null,
+    };
+
+    await store.jobs.completeJob(job.id, { status: 'ready', error: null, result: {}, at: clock.now() }, event);
+
+    expect(await store.outbox.getEvent('evt_y')).toMatchObject({ status: 'pending', payload: '{"id":"evt_y"}' });
+  });
+});

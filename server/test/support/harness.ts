@@ -11,6 +11,7 @@ import type { Clock } from '../../src/domain/clock.ts';
 import type { KeyMode, RatePlan } from '../../src/domain/model.ts';
 import type { GenerationEngine } from '../../src/engine/engine.ts';
 import { startService, type Service } from '../../src/runtime.ts';
+import type { Resolver } from '../../src/workers/deliver.ts';
 import { contractViolations } from './contract.ts';
 
 export interface Reply<T = any> {
@@ -29,10 +30,12 @@ export interface TestService extends Service {
   dispose(): Promise<void>;
 }
 
-export async function startTestService(options: { env?: Record<string, string>; clock?: Clock; engine?: GenerationEngine; dataDir?: string } = {}): Promise<TestService> {
+export async function startTestService(
+  options: { env?: Record<string, string>; clock?: Clock; engine?: GenerationEngine; dataDir?: string; resolve?: Resolver; random?: () => number } = {},
+): Promise<TestService> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'avatar-test-'));
   const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', ENGINE_AVATAR_MS: '0', ENGINE_VIDEO_MS: '0', JOB_POLL_MS: '20', SHUTDOWN_GRACE_MS: '200', ...options.env });
-  const service = await startService(config, { clock: options.clock, engine: options.engine, log: pino({ level: 'silent' }) });
+  const service = await startService(config, { clock: options.clock, engine: options.engine, resolve: options.resolve, random: options.random, log: pino({ level: 'silent' }) });
   const base = service.url;
   const { store, domain } = service;
 

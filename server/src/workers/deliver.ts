@@ -1,0 +1,115 @@
+// One HTTP attempt at a webhook: bounded in time and in what it reads, no redirects,
+// and in production only to public addresses, connecting to the address it checked.
+import { lookup as dnsLookup } from 'node:dns';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import { isLocalName, isPublicIp } from '../domain/addresses.ts';
+import type { ServiceMode } from '../domain/webhookUrl.ts';
+
+/** Bytes of a receiver's answer read at most; the rest is discarded unread. */
+export const MAX_RESPONSE_BYTES = 64 * 1024;
+
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+/** Resolves a host name to every address it has. Injectable, so tests control DNS. */
+export type Resolver = (host: string) => Promise<ResolvedAddress[]>;
+
+export const systemResolver: Resolver = (host) =>
+  new Promise((resolve, reject) => {
+    dnsLookup(host, { all: true, verbatim: true }, (error, addresses) => {
+      if (error) reject(error);
+      else resolve(addresses.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 })));
+    });
+  });
+
+export type AttemptResult = { ok: true; status: number } | { ok: false; status: number | null; error: string };
+
+export interface DeliveryOptions {
+  mode: ServiceMode;
+  timeoutMs: number;
+  resolve: Resolver;
+}
+
+/** The address to connect to, or why the URL may not be delivered to. */
+async function pickAddress(url: URL, options: DeliveryOptions): Promise<{ address: ResolvedAddress } | { refused: string }> {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (options.mode === 'production') {
+    if (url.protocol !== 'https:') return { refused: 'production delivers to https:// only' };
+    if (!isIP(host) && isLocalName(host)) return { refused: `host ${host} is not public` };
+  }
+  const literal = isIP(host);
+  const addresses = literal ? [{ address: host, family: literal as 4 | 6 }] : await options.resolve(host);
+  if (addresses.length === 0) return { refused: `host ${host} has no address` };
+  if (options.mode === 'production') {
+    // Every address must be public: a name that also points inside is refused whole.
+    const inside = addresses.find((a) => !isPublicIp(a.address));
+    if (inside) return { refused: `host ${host} resolves to non-public address ${inside.address}` };
+  }
+  return { address: addresses[0]! };
+}
+
+/**
+ * POSTs `body` to `url` once. Any 2xx is success; a redirect, another status, a
+ * timeout or a refused address is a failure with a reason for the logs.
+ */
+export async function deliverOnce(target: string, body: string, headers: Record<string, string>, options: DeliveryOptions): Promise<AttemptResult> {
+  let url: URL;
+  try {
+    url = new URL(target);
+  } catch {
+    return { ok: false, status: null, error: 'invalid URL' };
+  }
+  let picked;
+  try {
+    picked = await pickAddress(url, options);
+  } catch (error) {
+    return { ok: false, status: null, error: `DNS lookup failed: ${(error as Error).message}` };
+  }
+  if ('refused' in picked) return { ok: false, status: null, error: `refused: ${picked.refused}` };
+  const { address } = picked;
+  // Hand the socket the address that was checked, so a second DNS answer cannot send
+  // the connection elsewhere (no DNS-rebinding window). TLS still verifies the host name.
+  const lookup: LookupFunction = (_host, opts, callback) => {
+    if ((opts as { all?: boolean }).all) (callback as (e: null, a: ResolvedAddress[]) => void)(null, [address]);
+    else callback(null, address.address, address.family);
+  };
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+
+  return new Promise<AttemptResult>((resolve) => {
+    let settled = false;
+    const finish = (result: AttemptResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      req.destroy();
+      resolve(result);
+    };
+    const req = send(url, {
+      method: 'POST',
+      headers: { ...headers, 'Content-Length': Buffer.byteLength(body) },
+      lookup,
+      agent: false,
+      servername: isIP(url.hostname.replace(/^\[|\]$/g, '')) ? undefined : url.hostname,
+    });
+    const timer = setTimeout(() => finish({ ok: false, status: null, error: `no answer within ${options.timeoutMs} ms` }), options.timeoutMs);
+    req.on('error', (error) => finish({ ok: false, status: null, error: error.message }));
+    req.on('response', (res: IncomingMessage) => {
+      const status = res.statusCode ?? 0;
+      let read = 0;
+      res.on('data', (chunk: Buffer) => {
+        read += chunk.length;
+        if (read > MAX_RESPONSE_BYTES) res.destroy(); // we only need the status; never buffer a huge answer
+      });
+      const done = () =>
+        finish(status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status, error: status >= 300 && status < 400 ? `redirect ${status} not followed` : `status ${status}` });
+      res.on('end', done);
+      res.on('close', done);
+      res.on('error', done);
+    });
+    req.end(body);
+  });
+}

@@ -1,0 +1,152 @@
+// Sends the outbox's webhook events (WH-*): signed over the exact stored bytes, retried
+// with backoff, given up after the last attempt. Job state and credits are never
+// touched here (CR-WEBHOOK-INDEPENDENT): this code only reads jobs' events.
+import type { Logger } from 'pino';
+import {
+  WEBHOOK_EVENT_ID_HEADER,
+  WEBHOOK_SIGNATURE_HEADER,
+  WEBHOOK_TIMESTAMP_HEADER,
+  signWebhook,
+} from '../../../client/src/signature.ts';
+import type { Clock } from '../domain/clock.ts';
+import type { WebhookEvent } from '../domain/model.ts';
+import { retryDelayMs } from '../domain/webhookSchedule.ts';
+import type { ServiceMode } from '../domain/webhookUrl.ts';
+import type { Metrics } from '../metrics.ts';
+import type { Store } from '../storage/ports.ts';
+import { deliverOnce, systemResolver, type Resolver } from './deliver.ts';
+
+export interface DispatcherOptions {
+  mode: ServiceMode;
+  timeoutMs: number;
+  maxAttempts: number;
+  baseDelayMs: number;
+  /** Deliveries in flight at once; a slow receiver holds one slot, not the others. */
+  concurrency: number;
+  pollMs: number;
+  resolve?: Resolver;
+  random?: () => number;
+}
+
+export interface WebhookDispatcher {
+  start(): void;
+  wake(): void;
+  stop(): Promise<void>;
+}
+
+export function createWebhookDispatcher(store: Store, clock: Clock, options: DispatcherOptions, log: Logger, metrics?: Metrics): WebhookDispatcher {
+  const inFlight = new Set<Promise<void>>();
+  let running = false;
+  let pumping = false;
+  let again = false;
+  let timer: NodeJS.Timeout | undefined;
+  let dueTimer: NodeJS.Timeout | undefined;
+  let dueAt = Number.POSITIVE_INFINITY;
+
+  async function attempt(event: WebhookEvent): Promise<void> {
+    const account = await store.accounts.getAccount(event.accountId);
+    const attempts = event.attempts + 1;
+    const timestamp = Math.floor(clock.now() / 1000);
+    const result = account
+      ? await deliverOnce(
+          event.url,
+          event.payload,
+          {
+            'Content-Type': 'application/json',
+            'User-Agent': 'avatar-service-webhooks/1',
+            [WEBHOOK_EVENT_ID_HEADER]: event.id,
+            [WEBHOOK_TIMESTAMP_HEADER]: String(timestamp),
+            [WEBHOOK_SIGNATURE_HEADER]: signWebhook(account.signingSecret, timestamp, event.payload),
+          },
+          { mode: options.mode, timeoutMs: options.timeoutMs, resolve: options.resolve ?? systemResolver },
+        )
+      : ({ ok: false, status: null, error: 'account no longer exists' } as const);
+
+    if (result.ok) {
+      await store.outbox.markDelivered(event.id, clock.now(), attempts);
+      metrics?.webhookDeliveries.inc({ outcome: 'delivered' });
+      log.info({ eventId: event.id, type: event.type, attempts, status: result.status }, 'webhook delivered');
+      return;
+    }
+    const delay = retryDelayMs(attempts, options.maxAttempts, options.baseDelayMs, options.random);
+    if (delay === null) {
+      await store.outbox.markFailed(event.id, attempts, result.error);
+      metrics?.webhookDeliveries.inc({ outcome: 'given_up' });
+      log.warn({ eventId: event.id, type: event.type, attempts, error: result.error }, 'webhook given up after the last attempt; polling remains the source of truth');
+      return;
+    }
+    await store.outbox.scheduleRetry(event.id, attempts, clock.now() + delay, result.error);
+    metrics?.webhookDeliveries.inc({ outcome: 'retry' });
+    log.info({ eventId: event.id, attempts, retryInMs: delay, error: result.error }, 'webhook attempt failed; will retry');
+    armDueTimer(clock.now() + delay);
+  }
+
+  function track(event: WebhookEvent): void {
+    const p: Promise<void> = attempt(event)
+      .catch((error) => log.error({ err: error, eventId: event.id }, 'webhook bookkeeping failed; the event lease will expire and it will be retried'))
+      .finally(() => {
+        inFlight.delete(p);
+        wake();
+      });
+    inFlight.add(p);
+  }
+
+  /** Wakes the pump when the earliest scheduled retry is due, not only on the next poll. */
+  function armDueTimer(at: number): void {
+    const wait = Math.max(0, at - clock.now());
+    if (at >= dueAt || wait >= options.pollMs) return; // an earlier wake-up, or the poll, gets there first
+    clearTimeout(dueTimer);
+    dueAt = at;
+    dueTimer = setTimeout(() => {
+      dueAt = Number.POSITIVE_INFINITY;
+      wake();
+    }, wait);
+    dueTimer.unref();
+  }
+
+  async function pump(): Promise<void> {
+    if (pumping) {
+      again = true;
+      return;
+    }
+    pumping = true;
+    try {
+      do {
+        again = false;
+        const room = options.concurrency - inFlight.size;
+        if (!running || room <= 0) break;
+        const now = clock.now();
+        // The lease outlives one attempt, so a second dispatcher never sends it at the same time.
+        const due = await store.outbox.claimDueEvents(now, room, now + options.timeoutMs * 2 + 5000);
+        for (const event of due) track(event);
+        if (due.length === room) again = true;
+      } while (again && running);
+      const next = running ? await store.outbox.nextDueAt() : null;
+      if (next !== null) armDueTimer(next);
+    } catch (error) {
+      log.warn({ err: error }, 'could not read the webhook outbox; retrying');
+    } finally {
+      pumping = false;
+    }
+  }
+
+  function wake(): void {
+    if (running) void pump();
+  }
+
+  return {
+    start() {
+      running = true;
+      timer = setInterval(wake, options.pollMs);
+      timer.unref();
+      wake();
+    },
+    wake,
+    async stop() {
+      running = false;
+      clearInterval(timer);
+      clearTimeout(dueTimer);
+      await Promise.all(inFlight);
+    },
+  };
+}

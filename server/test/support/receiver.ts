@@ -1,0 +1,68 @@
+// A real HTTP receiver for webhook tests: records every delivery with its raw body and
+// answers what the test scripts (a status, a hang, a redirect).
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Delivery {
+  at: number;
+  path: string;
+  headers: IncomingMessage['headers'];
+  rawBody: string;
+  body: any;
+}
+
+export type Answer = { status: number; headers?: Record<string, string> } | 'hang';
+
+export interface TestReceiver {
+  url: string;
+  deliveries: Delivery[];
+  /** How to answer the n-th delivery (0-based) to a path; defaults to 200. */
+  script: (path: string, n: number) => Answer;
+  waitFor(count: number, timeoutMs?: number): Promise<Delivery[]>;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(): Promise<TestReceiver> {
+  const deliveries: Delivery[] = [];
+  const counts = new Map<string, number>();
+  const hanging = new Set<ServerResponse>();
+  const receiver: TestReceiver = {
+    url: '',
+    deliveries,
+    script: () => ({ status: 200 }),
+    async waitFor(count, timeoutMs = 5000) {
+      const deadline = Date.now() + timeoutMs;
+      while (deliveries.length < count) {
+        if (Date.now() > deadline) throw new Error(`only ${deliveries.length} of ${count} deliveries after ${timeoutMs} ms`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      return deliveries;
+    },
+    async close() {
+      for (const res of hanging) res.destroy();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const rawBody = Buffer.concat(chunks).toString('utf8');
+      const path = req.url ?? '/';
+      const n = counts.get(path) ?? 0;
+      counts.set(path, n + 1);
+      deliveries.push({ at: Date.now(), path, headers: req.headers, rawBody, body: rawBody ? JSON.parse(rawBody) : null });
+      const answer = receiver.script(path, n);
+      if (answer === 'hang') {
+        hanging.add(res);
+        return;
+      }
+      res.writeHead(answer.status, answer.headers);
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return receiver;
+}
