@@ -1,12 +1,22 @@
 import { defineConfig } from 'vitest/config';
 
-// The JSON report feeds the plain "N passed, N failed" line that .ci/run prints.
+// Two projects: everything on the embedded store, and the server's suite again on
+// PostgreSQL + Redis (issue 6). The JSON report feeds the plain "N passed, N failed"
+// line that .ci/run prints.
 export default defineConfig({
   test: {
-    include: ['**/test/**/*.test.ts'],
-    exclude: ['**/node_modules/**'],
     reporters: ['default', ['json', { outputFile: '.reports/vitest.json' }]],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    projects: [
+      {
+        extends: true,
+        test: { name: 'embedded', include: ['**/test/**/*.test.ts'], exclude: ['**/node_modules/**', 'server/test/scaled/**'], env: { TEST_STORE: 'embedded' } },
+      },
+      {
+        extends: true,
+        test: { name: 'scaled', include: ['server/test/**/*.test.ts'], env: { TEST_STORE: 'scaled' } },
+      },
+    ],
   },
 });

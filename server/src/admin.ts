@@ -23,7 +23,7 @@ const USAGE = `Usage: npm run admin -- <command> [flags]
   rotate-signing-secret --account ID [--json]
   list-accounts [--json]
 
-The store is the one the server uses: DATA_DIR (default ./data).`;
+The store is the one the server uses: DATABASE_URL + REDIS_URL when set, else DATA_DIR (default ./data).`;
 
 class UsageError extends Error {}
 
@@ -140,7 +140,7 @@ if (values.help) {
 } else {
   let store: Store | undefined;
   try {
-    store = openStore(loadConfig(), { serving: false });
+    store = await openStore(loadConfig(), { serving: false });
     await run(store, positionals[0]);
   } catch (error) {
     if (error instanceof UsageError || error instanceof ConfigError) {

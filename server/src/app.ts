@@ -17,6 +17,8 @@ export interface AppDeps {
   log: Logger;
   metrics: Metrics;
   validator?: RequestValidator;
+  /** False in a worker-only process: it serves /healthz and /metrics, not the API. */
+  api?: boolean;
 }
 
 function observe(metrics: Metrics): Middleware {
@@ -32,7 +34,7 @@ function observe(metrics: Metrics): Middleware {
   };
 }
 
-export function createApp({ domain, engine, log, metrics, validator = createRequestValidator() }: AppDeps): Koa<AppState> {
+export function createApp({ domain, engine, log, metrics, validator = createRequestValidator(), api = true }: AppDeps): Koa<AppState> {
   const app = new Koa<AppState>();
   app.proxy = false;
   // Errors are answered by errorHandler; Koa's own printer would only repeat them.
@@ -60,7 +62,9 @@ export function createApp({ domain, engine, log, metrics, validator = createRequ
     }
     await next();
   });
-  app.use(router.routes());
-  app.use(router.allowedMethods());
+  if (api) {
+    app.use(router.routes());
+    app.use(router.allowedMethods());
+  }
   return app;
 }

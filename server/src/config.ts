@@ -3,7 +3,15 @@
 import { resolve } from 'node:path';
 import type { ServiceMode } from './domain/webhookUrl.ts';
 
+/** Which halves of the service a process runs (issue 6): the HTTP API, the workers, or both. */
+export type Role = 'all' | 'api' | 'worker';
+
 export interface Config {
+  role: Role;
+  /** PostgreSQL and Redis, for several processes; both unset means the embedded store. */
+  databaseUrl: string | null;
+  redisUrl: string | null;
+  redisPrefix: string;
   port: number;
   host: string;
   mode: ServiceMode;
@@ -50,7 +58,20 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   } catch {
     throw new ConfigError(`PUBLIC_BASE_URL must be an http(s) URL (got "${publicBaseUrl}")`);
   }
+  const databaseUrl = env.DATABASE_URL || null;
+  const redisUrl = env.REDIS_URL || null;
+  if (Boolean(databaseUrl) !== Boolean(redisUrl)) {
+    throw new ConfigError('DATABASE_URL and REDIS_URL go together: set both for PostgreSQL + Redis, or neither for the embedded store');
+  }
+  const role = oneOf(env, 'ROLE', 'all', ['all', 'api', 'worker'] as const);
+  if (role !== 'all' && !databaseUrl) {
+    throw new ConfigError(`ROLE=${role} needs DATABASE_URL and REDIS_URL: the embedded store serves one process that is both API and worker`);
+  }
   return {
+    role,
+    databaseUrl,
+    redisUrl,
+    redisPrefix: env.REDIS_PREFIX ?? '',
     port,
     host,
     mode: oneOf(env, 'SERVICE_MODE', 'sandbox', ['sandbox', 'production'] as const),
@@ -80,5 +101,17 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
 
 /** The one-line summary printed at start; it names no secret. */
 export function describeConfig(c: Config): string {
-  return `mode=${c.mode} listen=${c.host}:${c.port} public=${c.publicBaseUrl} store=embedded:${c.dataDir} engine=avatar:${c.engine.avatarMs}ms,video:${c.engine.videoMs}ms workers=${c.worker.concurrency}`;
+  const store = c.databaseUrl ? `postgres:${redactUrl(c.databaseUrl)}+redis:${redactUrl(c.redisUrl!)}` : `embedded:${c.dataDir}`;
+  return `role=${c.role} mode=${c.mode} listen=${c.host}:${c.port} public=${c.publicBaseUrl} store=${store} engine=avatar:${c.engine.avatarMs}ms,video:${c.engine.videoMs}ms workers=${c.worker.concurrency}`;
+}
+
+/** A connection URL without its password, fit for a log line. */
+export function redactUrl(raw: string): string {
+  try {
+    const url = new URL(raw);
+    if (url.password) url.password = '***';
+    return url.toString();
+  } catch {
+    return '(unparsable URL)';
+  }
 }

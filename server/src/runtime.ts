@@ -13,6 +13,7 @@ import type { GenerationEngine } from './engine/engine.ts';
 import { createLogger } from './logger.ts';
 import { createMetrics } from './metrics.ts';
 import { createEmbeddedStore } from './storage/embedded/index.ts';
+import { createScaledStore } from './storage/postgres/index.ts';
 import type { Store } from './storage/ports.ts';
 import type { Resolver } from './workers/deliver.ts';
 import { createJobRunner, type JobRunner } from './workers/jobRunner.ts';
@@ -42,15 +43,22 @@ export interface ServiceOverrides {
   random?: () => number;
 }
 
-/** The store of a Config. Only the serving process recovers orphaned jobs; tools that open it beside a server must not. */
-export function openStore(config: Config, options: { serving: boolean }): Store {
+/**
+ * The store a Config names. Only the serving process of an embedded store recovers its
+ * orphaned jobs; tools that open it beside a server must not. On PostgreSQL, leases
+ * expire on their own, since other workers may be alive.
+ */
+export async function openStore(config: Config, options: { serving: boolean }): Promise<Store> {
+  if (config.databaseUrl && config.redisUrl) {
+    return createScaledStore({ databaseUrl: config.databaseUrl, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix });
+  }
   return createEmbeddedStore(join(config.dataDir, EMBEDDED_FILE), { recoverOrphanedJobs: options.serving });
 }
 
 export async function startService(config: Config, overrides: ServiceOverrides = {}): Promise<Service> {
   const log = overrides.log ?? createLogger(config.logLevel);
   const clock = overrides.clock ?? systemClock;
-  const store = overrides.store ?? openStore(config, { serving: true });
+  const store = overrides.store ?? (await openStore(config, { serving: true }));
   const engine = overrides.engine ?? createBuiltinEngine(config.engine);
   const metrics = createMetrics({ activeJobs: () => store.jobs.countActiveJobs(), pendingEvents: () => store.outbox.countPending() });
   const dispatcher = createWebhookDispatcher(
@@ -71,7 +79,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   };
   runner = createJobRunner(domain, engine, config.worker, log, metrics);
 
-  const app = createApp({ domain, engine, log, metrics });
+  const app = createApp({ domain, engine, log, metrics, api: config.role !== 'worker' });
   const server = createServer(app.callback());
   server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve, reject) => {
@@ -79,8 +87,11 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     server.listen(config.port, config.host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
-  runner.start();
-  dispatcher.start();
+  const working = config.role !== 'api';
+  if (working) {
+    runner.start();
+    dispatcher.start();
+  }
 
   let stopping: Promise<void> | undefined;
   return {

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { DomainError } from '../domain/errors.ts';
+import { StoreUnavailableError } from '../storage/ports.ts';
 import { PROBLEM_CONTENT_TYPE, PROBLEMS, problemBody } from './problem.ts';
 import type { AppContext, Middleware } from './state.ts';
 
@@ -15,11 +16,6 @@ export function sendProblem(ctx: AppContext, error: DomainError): void {
     fields: error.fields,
     extra: error.extra,
   });
-}
-
-/** A store that cannot be reached; the HTTP layer answers 503 with Retry-After. */
-export class StoreUnavailableError extends Error {
-  override name = 'StoreUnavailableError';
 }
 
 /** Seconds a client waits before retrying after a 503. */

@@ -17,6 +17,15 @@ import type {
   WindowLimits,
 } from '../domain/model.ts';
 
+/**
+ * Thrown by an adapter when its engine cannot be reached (connection refused, timed
+ * out, shutting down). The HTTP layer answers 503 with Retry-After; workers wait and
+ * try again. Never thrown for a query the engine refused on its merits.
+ */
+export class StoreUnavailableError extends Error {
+  override name = 'StoreUnavailableError';
+}
+
 export interface NewAccount {
   id: string;
   name: string;

@@ -139,7 +139,7 @@ describe('counters', () => {
     await first.request('GET', '/v1/me', { key });
     await first.stop();
 
-    const again = await startTestService({ clock: restartClock, dataDir: first.dataDir });
+    const again = await startTestService({ clock: restartClock, storeEnv: first.storeEnv });
     try {
       const r = await again.request('GET', '/v1/me', { key });
       expect(limitHeaders(r).remaining).toEqual(['0', '0']);

@@ -1,5 +1,5 @@
 // Secrets never appear in logs or error bodies; keys are stored hashed.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
@@ -10,15 +10,32 @@ import { EMBEDDED_FILE, startService } from '../../src/runtime.ts';
 import { tmpdir } from 'node:os';
 import { startReceiver } from '../support/receiver.ts';
 import { promptAvatar } from '../support/harness.ts';
+import { createTestStoreEnv, type TestStoreEnv } from '../support/stores.ts';
+import pg from 'pg';
+
+/** Everything the store holds, as text. */
+async function storedText(storeEnv: TestStoreEnv): Promise<string> {
+  if (!storeEnv.env.DATABASE_URL) {
+    // Closing the store checkpointed the write-ahead log into the one file.
+    return readFileSync(join(storeEnv.env.DATA_DIR!, EMBEDDED_FILE)).toString('latin1');
+  }
+  const client = new pg.Client({ connectionString: storeEnv.env.DATABASE_URL });
+  await client.connect();
+  const tables = await client.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`);
+  let text = '';
+  for (const { table_name } of tables.rows) text += JSON.stringify((await client.query(`SELECT * FROM ${table_name}`)).rows);
+  await client.end();
+  return text;
+}
 
 describe('secrets', () => {
   it('are neither logged nor stored in clear, through requests, failures and webhook deliveries', async () => {
     const lines: string[] = [];
     const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });
-    const dataDir = mkdtempSync(join(tmpdir(), 'avatar-secrets-'));
+    const storeEnv = await createTestStoreEnv();
     const receiver = await startReceiver();
     receiver.script = (_p, n) => ({ status: n === 0 ? 500 : 200 });
-    const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, ENGINE_AVATAR_MS: '0', JOB_POLL_MS: '20', WEBHOOK_BASE_DELAY_MS: '30', WEBHOOK_POLL_MS: '20' });
+    const config = loadConfig({ PORT: '0', ...storeEnv.env, ENGINE_AVATAR_MS: '0', JOB_POLL_MS: '20', WEBHOOK_BASE_DELAY_MS: '30', WEBHOOK_POLL_MS: '20' });
     const svc = await startService(config, { log: pino({ level: 'trace' }, sink) });
     try {
       const { api_key, signing_secret } = await createAccount(svc.store, svc.domain.clock);
@@ -32,8 +49,7 @@ describe('secrets', () => {
       await svc.stop();
 
       const logs = lines.join('');
-      // Closing the store checkpointed the write-ahead log into the one file.
-      const database = readFileSync(join(dataDir, EMBEDDED_FILE)).toString('latin1');
+      const database = await storedText(storeEnv);
       expect(logs).toContain('webhook delivered'); // the logs were really captured
       expect(logs).not.toContain(api_key);
       expect(logs).not.toContain(signing_secret);
@@ -42,7 +58,7 @@ describe('secrets', () => {
     } finally {
       await svc.stop();
       await receiver.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      await storeEnv.drop();
     }
   });
 });

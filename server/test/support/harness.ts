@@ -1,8 +1,5 @@
 // Starts a real service (embedded store in a temp folder, port 0) and talks to it over
 // HTTP like any client. Every response is checked against the contract on the way.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { pino } from 'pino';
 import { expect } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.ts';
@@ -13,6 +10,7 @@ import type { GenerationEngine } from '../../src/engine/engine.ts';
 import { startService, type Service } from '../../src/runtime.ts';
 import type { Resolver } from '../../src/workers/deliver.ts';
 import { contractViolations } from './contract.ts';
+import { createTestStoreEnv, type TestStoreEnv } from './stores.ts';
 
 export interface Reply<T = any> {
   status: number;
@@ -21,7 +19,8 @@ export interface Reply<T = any> {
 }
 
 export interface TestService extends Service {
-  dataDir: string;
+  /** The store this service runs on; pass it to another startTestService to restart on the same data. */
+  storeEnv: TestStoreEnv;
   config: Config;
   account(options?: { credits?: number; mode?: KeyMode; plan?: RatePlan; name?: string }): Promise<CreatedAccount>;
   request<T = any>(method: string, path: string, options?: { key?: string; json?: unknown; body?: string | Buffer; headers?: Record<string, string> }): Promise<Reply<T>>;
@@ -31,10 +30,10 @@ export interface TestService extends Service {
 }
 
 export async function startTestService(
-  options: { env?: Record<string, string>; clock?: Clock; engine?: GenerationEngine; dataDir?: string; resolve?: Resolver; random?: () => number } = {},
+  options: { env?: Record<string, string>; clock?: Clock; engine?: GenerationEngine; storeEnv?: TestStoreEnv; resolve?: Resolver; random?: () => number } = {},
 ): Promise<TestService> {
-  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'avatar-test-'));
-  const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', ENGINE_AVATAR_MS: '0', ENGINE_VIDEO_MS: '0', JOB_POLL_MS: '20', SHUTDOWN_GRACE_MS: '200', ...options.env });
+  const storeEnv = options.storeEnv ?? (await createTestStoreEnv());
+  const config = loadConfig({ PORT: '0', ...storeEnv.env, LOG_LEVEL: 'silent', ENGINE_AVATAR_MS: '0', ENGINE_VIDEO_MS: '0', JOB_POLL_MS: '20', SHUTDOWN_GRACE_MS: '200', ...options.env });
   const service = await startService(config, { clock: options.clock, engine: options.engine, resolve: options.resolve, random: options.random, log: pino({ level: 'silent' }) });
   const base = service.url;
   const { store, domain } = service;
@@ -58,7 +57,7 @@ export async function startTestService(
 
   return {
     ...service,
-    dataDir,
+    storeEnv,
     config,
     request,
     account: (a = {}) => createAccount(store, domain.clock, { name: a.name, monthlyCredits: a.credits, mode: a.mode, plan: a.plan }),
@@ -73,7 +72,7 @@ export async function startTestService(
     },
     async dispose() {
       await service.stop();
-      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+      if (!options.storeEnv) await storeEnv.drop();
     },
   };
 }

@@ -1,28 +1,36 @@
 // A job in flight when the process dies is resumed on the next start and charged once.
 // The process is a real `node server/src/main.ts`, killed with SIGKILL.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
 import { createAccount } from '../../src/domain/accounts.ts';
 import { systemClock } from '../../src/domain/clock.ts';
-import { EMBEDDED_FILE } from '../../src/runtime.ts';
-import { createEmbeddedStore } from '../../src/storage/embedded/index.ts';
+import { openStore } from '../../src/runtime.ts';
 import { promptAvatar } from '../support/harness.ts';
+import { createTestStoreEnv, type TestStoreEnv } from '../support/stores.ts';
 
 const MAIN = new URL('../../src/main.ts', import.meta.url).pathname;
 const children: ChildProcess[] = [];
-const dirs: string[] = [];
+const stores: TestStoreEnv[] = [];
 
-afterEach(() => {
+afterEach(async () => {
   for (const c of children.splice(0)) c.kill('SIGKILL');
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const s of stores.splice(0)) await s.drop();
 });
 
-async function startMain(dataDir: string, port: number, env: Record<string, string>): Promise<ChildProcess> {
+/** A store with one account; on PostgreSQL, short leases so a dead worker's job is retaken quickly. */
+async function storeWithAccount(): Promise<{ storeEnv: TestStoreEnv; key: string }> {
+  const storeEnv = await createTestStoreEnv();
+  stores.push(storeEnv);
+  const store = await openStore(loadConfig(storeEnv.env), { serving: false });
+  const { api_key: key } = await createAccount(store, systemClock, { monthlyCredits: 100 });
+  await store.close();
+  return { storeEnv, key };
+}
+
+async function startMain(storeEnv: TestStoreEnv, port: number, env: Record<string, string>): Promise<ChildProcess> {
   const child = spawn(process.execPath, [MAIN], {
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', JOB_POLL_MS: '50', ...env },
+    env: { ...process.env, ...storeEnv.env, PORT: String(port), LOG_LEVEL: 'warn', JOB_POLL_MS: '50', JOB_LEASE_MS: '1500', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
@@ -42,16 +50,12 @@ const freePort = () => 20_000 + Math.floor(Math.random() * 20_000);
 
 describe('a job in flight when the process is killed', () => {
   it('is resumed on the next start, ends ready and is charged once', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'avatar-restart-'));
-    dirs.push(dataDir);
-    const admin = createEmbeddedStore(join(dataDir, EMBEDDED_FILE));
-    const { api_key: key } = await createAccount(admin, systemClock, { monthlyCredits: 100 });
-    await admin.close();
+    const { storeEnv, key } = await storeWithAccount();
     const port = freePort();
     const base = `http://127.0.0.1:${port}`;
     const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
 
-    const first = await startMain(dataDir, port, { ENGINE_AVATAR_MS: '60000' });
+    const first = await startMain(storeEnv, port, { ENGINE_AVATAR_MS: '60000' });
     const created = (await (await fetch(`${base}/v1/avatars`, { method: 'POST', headers, body: JSON.stringify(promptAvatar()) })).json()) as { id: string };
     for (let i = 0; i < 100; i++) {
       const r = (await (await fetch(`${base}/v1/avatars/${created.id}`, { headers })).json()) as { status: string };
@@ -61,7 +65,7 @@ describe('a job in flight when the process is killed', () => {
     first.kill('SIGKILL');
     await new Promise((r) => first.once('exit', r));
 
-    await startMain(dataDir, port, { ENGINE_AVATAR_MS: '50' });
+    await startMain(storeEnv, port, { ENGINE_AVATAR_MS: '50' });
     let avatar: { status: string } = { status: '' };
     for (let i = 0; i < 200 && avatar.status !== 'ready' && avatar.status !== 'failed'; i++) {
       avatar = (await (await fetch(`${base}/v1/avatars/${created.id}`, { headers })).json()) as { status: string };
@@ -74,25 +78,21 @@ describe('a job in flight when the process is killed', () => {
   });
 
   it('is handed back to the queue by a graceful stop (SIGTERM) and finished by the next start', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'avatar-restart-'));
-    dirs.push(dataDir);
-    const admin = createEmbeddedStore(join(dataDir, EMBEDDED_FILE));
-    const { api_key: key } = await createAccount(admin, systemClock, { monthlyCredits: 100 });
-    await admin.close();
+    const { storeEnv, key } = await storeWithAccount();
     const port = freePort();
     const base = `http://127.0.0.1:${port}`;
     const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
 
-    const first = await startMain(dataDir, port, { ENGINE_AVATAR_MS: '60000', SHUTDOWN_GRACE_MS: '100' });
+    const first = await startMain(storeEnv, port, { ENGINE_AVATAR_MS: '60000', SHUTDOWN_GRACE_MS: '100' });
     const created = (await (await fetch(`${base}/v1/avatars`, { method: 'POST', headers, body: JSON.stringify(promptAvatar()) })).json()) as { id: string };
     await new Promise((r) => setTimeout(r, 300));
     first.kill('SIGTERM');
     const code = await new Promise((r) => first.once('exit', r));
 
-    const store = createEmbeddedStore(join(dataDir, EMBEDDED_FILE));
+    const store = await openStore(loadConfig(storeEnv.env), { serving: false });
     const handedBack = await store.jobs.getJob(created.id);
     await store.close();
-    await startMain(dataDir, port, { ENGINE_AVATAR_MS: '10' });
+    await startMain(storeEnv, port, { ENGINE_AVATAR_MS: '10' });
     let status = '';
     for (let i = 0; i < 200 && status !== 'ready'; i++) {
       status = ((await (await fetch(`${base}/v1/avatars/${created.id}`, { headers })).json()) as { status: string }).status;

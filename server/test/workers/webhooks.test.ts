@@ -160,7 +160,7 @@ describe('a restart in the middle of retries', () => {
     await receiver.waitFor(1);
     await first.stop();
 
-    const second = await startTestService({ env, dataDir: first.dataDir });
+    const second = await startTestService({ env, storeEnv: first.storeEnv });
     open.push(second, first);
     const [a, b] = await receiver.waitFor(2, 5000);
 

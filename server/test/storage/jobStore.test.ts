@@ -1,26 +1,25 @@
-// The job queue of the embedded store: one worker per job, leases that expire, and a
-// job that keeps killing its worker is failed rather than retried for ever.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// The job store behind the port, on whichever adapter the project runs (embedded or
+// PostgreSQL): one worker per job, leases that expire, the outbox in the same transaction.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
 import { createAccount } from '../../src/domain/accounts.ts';
 import type { Job } from '../../src/domain/model.ts';
-import { createEmbeddedStore } from '../../src/storage/embedded/index.ts';
+import { openStore } from '../../src/runtime.ts';
 import type { Store } from '../../src/storage/ports.ts';
 import { fakeClock } from '../support/clock.ts';
+import { createTestStoreEnv, type TestStoreEnv } from '../support/stores.ts';
 
-let dir: string;
+let storeEnv: TestStoreEnv;
 let store: Store;
 const clock = fakeClock();
 
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'avatar-store-'));
-  store = createEmbeddedStore(join(dir, 'db.sqlite'));
+beforeEach(async () => {
+  storeEnv = await createTestStoreEnv();
+  store = await openStore(loadConfig(storeEnv.env), { serving: false });
 });
 afterEach(async () => {
   await store.close();
-  rmSync(dir, { recursive: true, force: true });
+  await storeEnv.drop();
 });
 
 async function queued(id: string, credits = 10): Promise<Job> {

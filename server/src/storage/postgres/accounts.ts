@@ -1,0 +1,80 @@
+import type pg from 'pg';
+import type { Account, ApiKey, RatePlan } from '../../domain/model.ts';
+import type { AccountStore } from '../ports.ts';
+import { guarded, num, numOrNull, type Row } from './database.ts';
+
+function toAccount(row: Row, id = row.id): Account {
+  return {
+    id: String(id),
+    name: String(row.name),
+    monthlyCredits: num(row.monthly_credits),
+    plan: row.plan as RatePlan,
+    signingSecret: String(row.signing_secret),
+    createdAt: num(row.created_at),
+  };
+}
+
+export function postgresAccounts(pool: pg.Pool): AccountStore {
+  const q = (text: string, values: unknown[] = []) => guarded(() => pool.query(text, values));
+  const changed = (r: pg.QueryResult) => (r.rowCount ?? 0) > 0;
+  return {
+    async createAccount(a) {
+      await q('INSERT INTO accounts (id, name, monthly_credits, plan, signing_secret, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [
+        a.id, a.name, a.monthlyCredits, JSON.stringify(a.plan), a.signingSecret, a.createdAt,
+      ]);
+    },
+    async getAccount(id) {
+      const r = await q('SELECT * FROM accounts WHERE id = $1', [id]);
+      return r.rows[0] ? toAccount(r.rows[0]) : null;
+    },
+    async listAccounts() {
+      return (await q('SELECT * FROM accounts ORDER BY created_at')).rows.map((row) => toAccount(row));
+    },
+    async countAccounts() {
+      return num((await q('SELECT COUNT(*) AS n FROM accounts')).rows[0].n);
+    },
+    async createKey(k) {
+      await q('INSERT INTO api_keys (id, account_id, mode, prefix, hash, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [k.id, k.accountId, k.mode, k.prefix, k.hash, k.createdAt]);
+    },
+    async findKeyByHash(hash) {
+      const r = await q(
+        `SELECT k.id AS key_id, k.mode, k.prefix, k.created_at AS key_created_at, k.revoked_at,
+                a.id AS account_id, a.name, a.monthly_credits, a.plan, a.signing_secret, a.created_at
+         FROM api_keys k JOIN accounts a ON a.id = k.account_id
+         WHERE k.hash = $1 AND k.revoked_at IS NULL`,
+        [hash],
+      );
+      const row = r.rows[0] as Row | undefined;
+      if (!row) return null;
+      const key: ApiKey = {
+        id: String(row.key_id),
+        accountId: String(row.account_id),
+        mode: row.mode as ApiKey['mode'],
+        prefix: String(row.prefix),
+        createdAt: num(row.key_created_at),
+        revokedAt: numOrNull(row.revoked_at),
+      };
+      return { key, account: toAccount(row, row.account_id) };
+    },
+    async revokeKey(keyId, at) {
+      return changed(await q('UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', [at, keyId]));
+    },
+    async setPlan(accountId, plan) {
+      return changed(await q('UPDATE accounts SET plan = $1 WHERE id = $2', [JSON.stringify(plan), accountId]));
+    },
+    async setMonthlyCredits(accountId, credits) {
+      return changed(await q('UPDATE accounts SET monthly_credits = $1 WHERE id = $2', [credits, accountId]));
+    },
+    async grantCredits(accountId, period, credits) {
+      const r = await q(
+        `INSERT INTO credit_ledger (account_id, period, granted) SELECT id, $2, $3 FROM accounts WHERE id = $1
+         ON CONFLICT (account_id, period) DO UPDATE SET granted = credit_ledger.granted + EXCLUDED.granted`,
+        [accountId, period, credits],
+      );
+      return changed(r);
+    },
+    async setSigningSecret(accountId, secret) {
+      return changed(await q('UPDATE accounts SET signing_secret = $1 WHERE id = $2', [secret, accountId]));
+    },
+  };
+}

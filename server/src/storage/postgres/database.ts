@@ -1,0 +1,80 @@
+import pg from 'pg';
+import { StoreUnavailableError } from '../ports.ts';
+import { MIGRATIONS } from './migrations.ts';
+
+export type Row = Record<string, unknown>;
+
+/** Arbitrary constant naming this service's migration lock. */
+const MIGRATION_LOCK = 72_416_001;
+
+// SQLSTATE classes and driver errors that mean "the database is not there", as opposed
+// to "the database refused this statement".
+const UNAVAILABLE_SQLSTATE = /^(08|57P0[1-3]|53300)/;
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'EPIPE', 'EAI_AGAIN']);
+
+export function isUnavailable(error: unknown): boolean {
+  const e = error as { code?: string; message?: string };
+  if (e?.code && (UNAVAILABLE_CODES.has(e.code) || UNAVAILABLE_SQLSTATE.test(e.code))) return true;
+  return /timeout exceeded when trying to connect|Connection terminated|connection timeout|Client has encountered a connection error/i.test(e?.message ?? '');
+}
+
+/** Runs `work`, turning "cannot reach PostgreSQL" into StoreUnavailableError. */
+export async function guarded<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (isUnavailable(error)) throw new StoreUnavailableError(`PostgreSQL unavailable: ${(error as Error).message}`);
+    throw error;
+  }
+}
+
+export function createPool(url: string): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    // Never hang a request on a database that does not answer: fail fast, answer 503.
+    connectionTimeoutMillis: 2000,
+    query_timeout: 10_000,
+    idleTimeoutMillis: 30_000,
+  });
+  // An idle client losing its connection must not crash the process; the next query reconnects.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/** BEGIN ... COMMIT on one client; ROLLBACK when `work` throws or returns `rollback`. */
+export async function transaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return guarded(async () => {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  });
+}
+
+export async function migrate(pool: pg.Pool): Promise<number[]> {
+  return transaction(pool, async (client) => {
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
+    const done = new Set((await client.query('SELECT version FROM schema_migrations')).rows.map((r: Row) => Number(r.version)));
+    const applied: number[] = [];
+    for (const m of MIGRATIONS) {
+      if (done.has(m.version)) continue;
+      await client.query(m.sql);
+      await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+      applied.push(m.version);
+    }
+    return applied;
+  });
+}
+
+export const num = (v: unknown): number => Number(v);
+export const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));

@@ -1,0 +1,42 @@
+import type { Redis } from 'ioredis';
+import type { RateLimitStore, Store } from '../ports.ts';
+import { redisRateLimits, createRedis } from '../redis/rateLimits.ts';
+import { postgresAccounts } from './accounts.ts';
+import { createPool, guarded, migrate } from './database.ts';
+import { postgresJobs } from './jobs.ts';
+import { postgresOutbox } from './outbox.ts';
+
+export interface ScaledStoreOptions {
+  databaseUrl: string;
+  redisUrl: string;
+  /** Prefix of every Redis key, so several deployments (or test runs) can share one Redis. */
+  redisPrefix?: string;
+  /** Apply pending migrations before returning (default); `npm run migrate` does it on its own. */
+  migrate?: boolean;
+}
+
+/**
+ * PostgreSQL for durable state (accounts, hashed keys, the credit ledger, jobs and their
+ * queue, the webhook outbox) and Redis for the shared rate-limit windows.
+ */
+export async function createScaledStore(options: ScaledStoreOptions): Promise<Store> {
+  const pool = createPool(options.databaseUrl);
+  if (options.migrate ?? true) await migrate(pool);
+  const redis: Redis = createRedis(options.redisUrl);
+  redis.on('error', () => undefined); // reported per command as StoreUnavailableError
+  const rateLimits: RateLimitStore = redisRateLimits(redis, options.redisPrefix ?? '');
+  return {
+    accounts: postgresAccounts(pool),
+    jobs: postgresJobs(pool),
+    outbox: postgresOutbox(pool),
+    rateLimits,
+    async ping() {
+      await guarded(() => pool.query('SELECT 1'));
+      await rateLimits.peek('ping', 'read', { minute: 1, day: 1 }, Date.now());
+    },
+    async close() {
+      redis.disconnect();
+      await pool.end();
+    },
+  };
+}

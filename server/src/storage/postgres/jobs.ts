@@ -1,0 +1,139 @@
+import type pg from 'pg';
+import type { CreditBalance, Job, JobError, JobResult, WebhookEvent } from '../../domain/model.ts';
+import type { JobStore, ReserveOutcome } from '../ports.ts';
+import { guarded, num, numOrNull, transaction, type Row } from './database.ts';
+
+function toJob(row: Row): Job {
+  return {
+    id: String(row.id),
+    kind: row.kind as Job['kind'],
+    accountId: String(row.account_id),
+    keyId: String(row.key_id),
+    sandbox: Boolean(row.sandbox),
+    status: row.status as Job['status'],
+    input: row.input as Job['input'],
+    webhookUrl: row.webhook_url === null ? null : String(row.webhook_url),
+    credits: num(row.credits),
+    period: String(row.period),
+    error: (row.error as JobError | null) ?? null,
+    result: (row.result as JobResult | null) ?? null,
+    createdAt: num(row.created_at),
+    updatedAt: num(row.updated_at),
+    completedAt: numOrNull(row.completed_at),
+    attempts: num(row.attempts),
+  };
+}
+
+const BALANCE = `
+  SELECT a.monthly_credits + COALESCE(l.granted, 0) AS quota, COALESCE(l.reserved, 0) AS reserved, COALESCE(l.used, 0) AS used
+  FROM accounts a LEFT JOIN credit_ledger l ON l.account_id = a.id AND l.period = $2
+  WHERE a.id = $1`;
+
+function toBalance(period: string, row: Row | undefined): CreditBalance {
+  const quota = row ? num(row.quota) : 0;
+  const reserved = row ? num(row.reserved) : 0;
+  const used = row ? num(row.used) : 0;
+  return { period, quota, reserved, used, available: Math.max(0, quota - reserved - used) };
+}
+
+export async function insertEvent(client: pg.PoolClient, e: WebhookEvent): Promise<void> {
+  await client.query(
+    `INSERT INTO webhook_events (id, type, job_id, account_id, url, payload, status, attempts, next_attempt_at, last_error, created_at, delivered_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO NOTHING`,
+    [e.id, e.type, e.jobId, e.accountId, e.url, e.payload, e.status, e.attempts, e.nextAttemptAt, e.lastError, e.createdAt, e.deliveredAt],
+  );
+}
+
+export function postgresJobs(pool: pg.Pool): JobStore {
+  const q = (text: string, values: unknown[] = []) => guarded(() => pool.query(text, values));
+
+  return {
+    async createJobReservingCredits(job): Promise<ReserveOutcome> {
+      return transaction(pool, async (client) => {
+        await client.query('INSERT INTO credit_ledger (account_id, period) VALUES ($1, $2) ON CONFLICT DO NOTHING', [job.accountId, job.period]);
+        // One conditional UPDATE decides: concurrent reservations on the same row wait for
+        // each other and re-check the condition, so the balance can never go below zero.
+        const reserved = await client.query(
+          `UPDATE credit_ledger l SET reserved = l.reserved + $3
+           FROM accounts a
+           WHERE l.account_id = $1 AND l.period = $2 AND a.id = l.account_id
+             AND a.monthly_credits + l.granted - l.reserved - l.used >= $3`,
+          [job.accountId, job.period, job.credits],
+        );
+        if (reserved.rowCount === 0) {
+          // Nothing was reserved and no job written; committing keeps at most an empty ledger row.
+          return { ok: false, balance: toBalance(job.period, (await client.query(BALANCE, [job.accountId, job.period])).rows[0]) };
+        }
+        await client.query(
+          `INSERT INTO jobs (id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, created_at, updated_at, attempts)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 0)`,
+          [job.id, job.kind, job.accountId, job.keyId, job.sandbox, job.status, JSON.stringify(job.input), job.webhookUrl, job.credits, job.period, job.createdAt, job.updatedAt],
+        );
+        return { ok: true, job };
+      });
+    },
+
+    async getJob(id) {
+      const r = await q('SELECT * FROM jobs WHERE id = $1', [id]);
+      return r.rows[0] ? toJob(r.rows[0]) : null;
+    },
+
+    async claimJob(workerId, now, leaseUntil) {
+      // SKIP LOCKED: concurrent workers each take a different row instead of queueing on one.
+      const r = await q(
+        `UPDATE jobs SET
+           updated_at = CASE WHEN status = 'queued' THEN $1 ELSE updated_at END,
+           status = 'processing', attempts = attempts + 1, lease_owner = $2, lease_until = $3
+         WHERE id = (
+           SELECT id FROM jobs
+           WHERE status = 'queued' OR (status = 'processing' AND lease_until < $1)
+           ORDER BY created_at LIMIT 1
+           FOR UPDATE SKIP LOCKED)
+         RETURNING *`,
+        [now, workerId, leaseUntil],
+      );
+      return r.rows[0] ? toJob(r.rows[0]) : null;
+    },
+
+    async renewLease(jobId, workerId, leaseUntil) {
+      const r = await q(`UPDATE jobs SET lease_until = $1 WHERE id = $2 AND lease_owner = $3 AND status = 'processing'`, [leaseUntil, jobId, workerId]);
+      return (r.rowCount ?? 0) > 0;
+    },
+
+    async releaseLease(jobId, workerId, now) {
+      await q(
+        `UPDATE jobs SET lease_until = $1, lease_owner = NULL, attempts = GREATEST(attempts - 1, 0)
+         WHERE id = $2 AND lease_owner = $3 AND status = 'processing'`,
+        [now - 1, jobId, workerId],
+      );
+    },
+
+    async completeJob(jobId, c, event) {
+      return transaction(pool, async (client) => {
+        const r = await client.query('SELECT status, credits, account_id, period FROM jobs WHERE id = $1 FOR UPDATE', [jobId]);
+        const row = r.rows[0] as Row | undefined;
+        if (!row || row.status === 'ready' || row.status === 'failed') return false;
+        const credits = num(row.credits);
+        await client.query(
+          `UPDATE jobs SET status = $1, error = $2, result = $3, updated_at = $4, completed_at = $4, lease_owner = NULL, lease_until = NULL WHERE id = $5`,
+          [c.status, c.error ? JSON.stringify(c.error) : null, c.result ? JSON.stringify(c.result) : null, c.at, jobId],
+        );
+        await client.query('UPDATE credit_ledger SET reserved = reserved - $1, used = used + $2 WHERE account_id = $3 AND period = $4', [
+          credits, c.status === 'ready' ? credits : 0, row.account_id, row.period,
+        ]);
+        if (event) await insertEvent(client, event);
+        return true;
+      });
+    },
+
+    async countActiveJobs() {
+      const r = await q(`SELECT status, COUNT(*) AS n FROM jobs WHERE status IN ('queued', 'processing') GROUP BY status`);
+      const count = (s: string) => num(r.rows.find((x: Row) => x.status === s)?.n ?? 0);
+      return { queued: count('queued'), processing: count('processing') };
+    },
+
+    async creditBalance(accountId, period) {
+      return toBalance(period, (await q(BALANCE, [accountId, period])).rows[0]);
+    },
+  };
+}

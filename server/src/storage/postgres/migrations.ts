@@ -1,0 +1,73 @@
+// Versioned migrations of the PostgreSQL store, applied in order inside one
+// transaction each, under an advisory lock so that several processes starting
+// together never run one twice. Times are epoch milliseconds (BIGINT), as in the domain.
+export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: 'initial schema',
+    sql: `
+    CREATE TABLE accounts (
+      id TEXT PRIMARY KEY,
+      name TEXT NOT NULL,
+      monthly_credits INTEGER NOT NULL CHECK (monthly_credits >= 0),
+      plan JSONB NOT NULL,
+      signing_secret TEXT NOT NULL,
+      created_at BIGINT NOT NULL
+    );
+    CREATE TABLE api_keys (
+      id TEXT PRIMARY KEY,
+      account_id TEXT NOT NULL REFERENCES accounts(id),
+      mode TEXT NOT NULL CHECK (mode IN ('sandbox', 'live')),
+      prefix TEXT NOT NULL,
+      hash TEXT NOT NULL UNIQUE,
+      created_at BIGINT NOT NULL,
+      revoked_at BIGINT
+    );
+    CREATE TABLE credit_ledger (
+      account_id TEXT NOT NULL REFERENCES accounts(id),
+      period TEXT NOT NULL,
+      granted INTEGER NOT NULL DEFAULT 0,
+      reserved INTEGER NOT NULL DEFAULT 0 CHECK (reserved >= 0),
+      used INTEGER NOT NULL DEFAULT 0 CHECK (used >= 0),
+      PRIMARY KEY (account_id, period)
+    );
+    CREATE TABLE jobs (
+      id TEXT PRIMARY KEY,
+      kind TEXT NOT NULL CHECK (kind IN ('avatar', 'avatar_video')),
+      account_id TEXT NOT NULL REFERENCES accounts(id),
+      key_id TEXT NOT NULL,
+      sandbox BOOLEAN NOT NULL,
+      status TEXT NOT NULL CHECK (status IN ('queued', 'processing', 'ready', 'failed')),
+      input JSONB NOT NULL,
+      webhook_url TEXT,
+      credits INTEGER NOT NULL,
+      period TEXT NOT NULL,
+      error JSONB,
+      result JSONB,
+      created_at BIGINT NOT NULL,
+      updated_at BIGINT NOT NULL,
+      completed_at BIGINT,
+      attempts INTEGER NOT NULL DEFAULT 0,
+      lease_owner TEXT,
+      lease_until BIGINT
+    );
+    CREATE INDEX jobs_runnable ON jobs (created_at) WHERE status IN ('queued', 'processing');
+    CREATE TABLE webhook_events (
+      id TEXT PRIMARY KEY,
+      type TEXT NOT NULL,
+      job_id TEXT NOT NULL REFERENCES jobs(id),
+      account_id TEXT NOT NULL,
+      url TEXT NOT NULL,
+      payload TEXT NOT NULL,
+      status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+      attempts INTEGER NOT NULL DEFAULT 0,
+      next_attempt_at BIGINT NOT NULL,
+      lease_until BIGINT,
+      last_error TEXT,
+      created_at BIGINT NOT NULL,
+      delivered_at BIGINT
+    );
+    CREATE INDEX webhook_events_due ON webhook_events (next_attempt_at) WHERE status = 'pending';
+    `,
+  },
+];

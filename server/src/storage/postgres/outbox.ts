@@ -1,0 +1,59 @@
+import type pg from 'pg';
+import type { WebhookEvent } from '../../domain/model.ts';
+import type { WebhookOutbox } from '../ports.ts';
+import { guarded, num, numOrNull, type Row } from './database.ts';
+
+function toEvent(row: Row): WebhookEvent {
+  return {
+    id: String(row.id),
+    type: String(row.type),
+    jobId: String(row.job_id),
+    accountId: String(row.account_id),
+    url: String(row.url),
+    payload: String(row.payload),
+    status: row.status as WebhookEvent['status'],
+    attempts: num(row.attempts),
+    nextAttemptAt: num(row.next_attempt_at),
+    lastError: row.last_error === null ? null : String(row.last_error),
+    createdAt: num(row.created_at),
+    deliveredAt: numOrNull(row.delivered_at),
+  };
+}
+
+export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
+  const q = (text: string, values: unknown[] = []) => guarded(() => pool.query(text, values));
+  return {
+    async claimDueEvents(now, limit, leaseUntil) {
+      const r = await q(
+        `UPDATE webhook_events SET lease_until = $3
+         WHERE id IN (
+           SELECT id FROM webhook_events
+           WHERE status = 'pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until < $1)
+           ORDER BY next_attempt_at LIMIT $2
+           FOR UPDATE SKIP LOCKED)
+         RETURNING *`,
+        [now, limit, leaseUntil],
+      );
+      return r.rows.map(toEvent).sort((a, b) => a.nextAttemptAt - b.nextAttemptAt);
+    },
+    async markDelivered(id, at, attempts) {
+      await q(`UPDATE webhook_events SET status = 'delivered', delivered_at = $1, attempts = $2, lease_until = NULL WHERE id = $3`, [at, attempts, id]);
+    },
+    async scheduleRetry(id, attempts, nextAttemptAt, error) {
+      await q('UPDATE webhook_events SET attempts = $1, next_attempt_at = $2, last_error = $3, lease_until = NULL WHERE id = $4', [attempts, nextAttemptAt, error, id]);
+    },
+    async markFailed(id, attempts, error) {
+      await q(`UPDATE webhook_events SET status = 'failed', attempts = $1, last_error = $2, lease_until = NULL WHERE id = $3`, [attempts, error, id]);
+    },
+    async getEvent(id) {
+      const r = await q('SELECT * FROM webhook_events WHERE id = $1', [id]);
+      return r.rows[0] ? toEvent(r.rows[0]) : null;
+    },
+    async nextDueAt() {
+      return numOrNull((await q(`SELECT MIN(next_attempt_at) AS at FROM webhook_events WHERE status = 'pending'`)).rows[0].at);
+    },
+    async countPending() {
+      return num((await q(`SELECT COUNT(*) AS n FROM webhook_events WHERE status = 'pending'`)).rows[0].n);
+    },
+  };
+}

@@ -1,0 +1,48 @@
+// Which store the server tests run on: the embedded one by default, PostgreSQL + Redis
+// when TEST_STORE=scaled (the "scaled" Vitest project). Each test service gets a store
+// of its own: a temp folder, or a PostgreSQL schema plus a Redis key prefix.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { randomSuffix } from '../../src/domain/ids.ts';
+
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export const scaled = process.env.TEST_STORE === 'scaled';
+
+export interface TestStoreEnv {
+  /** Environment variables that point a server at this store. */
+  env: Record<string, string>;
+  drop(): Promise<void>;
+}
+
+export async function createTestStoreEnv(): Promise<TestStoreEnv> {
+  if (!scaled) {
+    const dir = mkdtempSync(join(tmpdir(), 'avatar-test-'));
+    return { env: { DATA_DIR: dir }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const schema = `t_${randomSuffix(12)}`;
+  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  await admin.end();
+  const url = new URL(TEST_DATABASE_URL);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  const prefix = `${schema}:`;
+  return {
+    env: { DATABASE_URL: url.toString(), REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: prefix },
+    async drop() {
+      const c = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await c.connect();
+      await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await c.end();
+      const redis = new Redis(TEST_REDIS_URL);
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length) await redis.del(...keys);
+      redis.disconnect();
+    },
+  };
+}
