@@ -1,0 +1,189 @@
+// A Prism mock of generated/openapi.json, for client authors who want the API before
+// the server runs (`npm run mock`) and for tests (`startMock`). Prism answers with the
+// documented examples, enforces the bearer scheme and validates request bodies.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const BUNDLE = join(ROOT, 'generated', 'openapi.json');
+// Prism's entry point run with this Node: Prism 5.16 needs Node >= 24.18, and the
+// .bin shim's `#!/usr/bin/env node` may pick the system's older Node.
+const PRISM = join(ROOT, 'node_modules', '@stoplight', 'prism-cli', 'dist', 'index.js');
+const OUTPUT_TAIL = 4096;
+
+export interface MockOptions {
+  port?: number;
+  host?: string;
+  document?: string;
+  // 'inherit' passes Prism's log through to our output (the CLI); 'quiet' keeps only
+  // its tail, for error messages (tests).
+  logs?: 'inherit' | 'quiet';
+  readyTimeoutMs?: number;
+}
+
+export interface MockServer {
+  url: string;
+  stop(): Promise<void>;
+  signal(signal: NodeJS.Signals): void;
+  // Prism's exit code (or 128 + signal number); resolves whenever Prism ends.
+  exited: Promise<number>;
+}
+
+export async function startMock(options: MockOptions = {}): Promise<MockServer> {
+  const { port = 4010, host = '127.0.0.1', document = BUNDLE, logs = 'quiet', readyTimeoutMs = 30_000 } = options;
+  const child = spawn(process.execPath, [PRISM, 'mock', document, '--port', String(port), '--host', host], {
+    cwd: ROOT,
+    env: { ...process.env, SCARF_ANALYTICS: 'false' },
+    // Its own process group, so stop() reaches anything Prism forks, and a Ctrl-C in a
+    // terminal reaches Prism only through us.
+    detached: true,
+    // Piped even for the CLI: start-up is read from Prism's own log (see below).
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  if (logs === 'inherit') {
+    child.stdout?.pipe(process.stdout);
+    child.stderr?.pipe(process.stderr);
+  }
+  const output = captureTail(child);
+  // A detached Prism would outlive us: if this process ends first, take it along.
+  const orphanGuard = () => killGroup(child, 'SIGKILL');
+  process.once('exit', orphanGuard);
+  const exited = new Promise<number>((done) => {
+    child.once('exit', (code, signal) => done(code ?? 128 + signalNumber(signal)));
+    child.once('error', () => done(127));
+  }).finally(() => process.off('exit', orphanGuard));
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const server: MockServer = {
+    url,
+    exited,
+    signal: (sig) => killGroup(child, sig),
+    stop: async () => {
+      killGroup(child, 'SIGTERM');
+      const timer = setTimeout(() => killGroup(child, 'SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+  try {
+    await waitUntilAnswering(child, url, exited, readyTimeoutMs);
+  } catch (error) {
+    await server.stop();
+    // The CLI has already shown Prism's output; a test has not.
+    const said = logs === 'quiet' && output() ? `\nPrism said:\n${output()}` : '';
+    throw new Error(`${(error as Error).message}${said}`);
+  }
+  return server;
+}
+
+// Ready means: our Prism says it listens, then answers a request. Probing the port
+// alone is not enough: when the port is taken, the other program answers the probe
+// while Prism dies with EADDRINUSE. The request is a CORS preflight, which Prism
+// answers without a line in its request log.
+async function waitUntilAnswering(child: ChildProcess, url: string, exited: Promise<number>, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const listening = new Promise<void>((done) => {
+    let seen = '';
+    child.stdout?.on('data', function watch(chunk: Buffer) {
+      seen = (seen + chunk.toString('utf8')).slice(-1_000);
+      if (!seen.includes('Prism is listening on')) return;
+      child.stdout?.off('data', watch);
+      done();
+    });
+  });
+  const died = exited.then((code) => {
+    throw new Error(`Prism exited with code ${code} before listening on ${url}`);
+  });
+  const late = new Promise<never>((_, fail) => {
+    timer = setTimeout(() => fail(new Error(`Prism did not listen on ${url} within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    await Promise.race([listening, died, late]);
+    await fetch(url, {
+      method: 'OPTIONS',
+      headers: { Origin: 'http://localhost', 'Access-Control-Request-Method': 'GET' },
+      signal: AbortSignal.timeout(5_000),
+    });
+  } finally {
+    clearTimeout(timer);
+    died.catch(() => {});
+  }
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch (error) {
+    // ESRCH: the group is already gone, which is what we wanted.
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+  }
+}
+
+function captureTail(child: ChildProcess): () => string {
+  let tail = '';
+  const keep = (chunk: Buffer) => {
+    tail = (tail + chunk.toString('utf8')).slice(-OUTPUT_TAIL);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  return () => tail.trim();
+}
+
+function signalNumber(signal: NodeJS.Signals | null): number {
+  const numbers: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
+  return (signal && numbers[signal]) ?? 0;
+}
+
+// How to ask the mock for each state and error, from the examples of the document.
+export function usage(url: string, document: string = BUNDLE): string {
+  type Op = { responses?: Record<string, { content?: Record<string, { examples?: Record<string, unknown> }> }> };
+  const doc = JSON.parse(readFileSync(document, 'utf8')) as { paths: Record<string, Record<string, Op>> };
+  const lines = [
+    `Prism mock of ${relative(process.cwd(), document)} on ${url}`,
+    'Every /v1 request needs a bearer key, e.g. -H "Authorization: Bearer sk_test_x".',
+    'Pick a state with "Prefer: example=<name>" and an error with "Prefer: code=<status>":',
+  ];
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(item)) {
+      const success = Object.entries(op.responses ?? {}).find(([code]) => code.startsWith('2'))?.[1];
+      const names = Object.values(success?.content ?? {}).flatMap((media) => Object.keys(media.examples ?? {}));
+      if (names.length > 1) lines.push(`  ${method.toUpperCase()} ${path}: example=${names.join(' | ')}`);
+    }
+  }
+  lines.push(
+    `  curl -H "Authorization: Bearer sk_test_x" -H "Prefer: example=failed" ${url}/v1/avatars/av_3k9x2m7q4w8e1r5t6y0u2i4o`,
+    `  curl -H "Authorization: Bearer sk_test_x" -H "Prefer: code=402" -H "Content-Type: application/json" -d '{"type":"prompt","name":"Maya","prompt":"A skincare creator"}' ${url}/v1/avatars`,
+  );
+  return lines.join('\n');
+}
+
+function portFromEnv(): number {
+  const raw = process.env.PORT ?? '4010';
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`PORT must be a TCP port number, got "${raw}"`);
+  return port;
+}
+
+if (import.meta.main) {
+  // Prism runs in its own process group: pass on what the terminal or a supervisor
+  // sends us, then leave with Prism's own exit code. The handlers go in first, so a
+  // Ctrl-C during start-up stops Prism too instead of leaving it behind.
+  let mock: MockServer | undefined;
+  let received: NodeJS.Signals | undefined;
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.on(sig, () => {
+      received = sig;
+      mock?.signal(sig);
+    });
+  }
+  try {
+    mock = await startMock({ port: portFromEnv(), host: process.env.HOST ?? '127.0.0.1', logs: 'inherit' });
+    if (received) mock.signal(received);
+    else console.log(usage(mock.url));
+    process.exitCode = await mock.exited;
+  } catch (error) {
+    console.error(`mock: ${(error as Error).message}`);
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,114 @@
+// The docs page (scripts/docs.ts) is one file that renders offline: opened from disk in
+// Chromium with every non-file request refused, it must still show every operation and
+// every webhook of generated/openapi.json, and must not even try the network.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { buildDocs, offlineProblems } from '../../scripts/docs.ts';
+import { listOperations, listWebhooks, loadDocument } from './support/openapi.ts';
+import { renderRoute, routeOfSidebarEntry, type RenderedItem } from './support/redoc-page.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+const doc = loadDocument();
+const operations = listOperations(doc);
+const webhooks = listWebhooks(doc);
+// Redoc groups operations and webhooks by tag; these are the sidebar entries to open.
+const tagsShown = [...new Set([...operations, ...webhooks].flatMap(({ operation }) => operation.tags ?? []))];
+
+const collapse = (text: string) => text.replace(/\s+/g, ' ').trim();
+
+describe('docs page built from generated/openapi.json', () => {
+  let scratch: string;
+  let browser: Browser | undefined;
+  let html: string;
+  const items = new Map<string, RenderedItem>();
+  const remoteRequests: string[] = [];
+  const pageErrors: string[] = [];
+  let title = '';
+
+  beforeAll(async () => {
+    scratch = mkdtempSync(join(tmpdir(), 'docs-test-'));
+    const file = await buildDocs(join(scratch, 'index.html'));
+    html = readFileSync(file, 'utf8');
+
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    // Refuse the network outright and remember any attempt: offline means none.
+    await page.route('**/*', (route) => {
+      const url = route.request().url();
+      if (url.startsWith('file:')) return route.continue();
+      remoteRequests.push(url);
+      return route.abort('internetdisconnected');
+    });
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+
+    await page.goto(pathToFileURL(file).href, { waitUntil: 'load' });
+    title = await page.title();
+    for (const tag of tagsShown) {
+      for (const item of await renderRoute(page, await routeOfSidebarEntry(page, tag))) items.set(item.sectionId, item);
+    }
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  });
+
+  test('embeds Redoc instead of loading scripts or styles from a CDN', () => {
+    // Arrange: a page built the way --inlineBundle would not, for contrast.
+    const cdnPage = '<script src="https://cdn.redocly.com/redoc/v3/redoc.standalone.js"></script>';
+
+    // Act
+    const builtProblems = offlineProblems(html);
+    const cdnProblems = offlineProblems(cdnPage);
+
+    // Assert
+    expect(builtProblems).toEqual([]);
+    expect(cdnProblems.some((p) => p.includes('cdn.redocly.com'))).toBe(true);
+    expect(html).not.toMatch(/<(script|link)\b[^>]*\s(src|href)=["']?https?:/i);
+  });
+
+  test('is titled after the API', () => {
+    expect(title).toBe(String((doc.info as { title?: unknown }).title));
+  });
+
+  test('opened every tag that holds an operation or a webhook', () => {
+    expect(tagsShown.length).toBeGreaterThan(0);
+    expect(items.size).toBeGreaterThanOrEqual(operations.length + webhooks.length);
+  });
+
+  test.each(operations)('shows $method $path by summary and by method and path', ({ method, path, operation }) => {
+    const item = [...items.values()].find((i) => i.heading === collapse(operation.summary ?? ''));
+
+    expect(item, `no operation headed "${operation.summary}"`).toBeDefined();
+    expect(item?.text.toLowerCase()).toContain(`${method} ${path}`.toLowerCase());
+  });
+
+  test.each(webhooks)('shows the webhook $name', ({ name }) => {
+    const headings = [...items.values()].map((i) => i.heading);
+
+    expect(headings.some((h) => h === name || h.startsWith(`${name} `)), `headings: ${headings.join(' | ')}`).toBe(true);
+  });
+
+  test('rendered with no request to anything but file:// URLs', () => {
+    expect(remoteRequests).toEqual([]);
+  });
+
+  test('rendered without a script error', () => {
+    expect(pageErrors).toEqual([]);
+  });
+});
