@@ -101,6 +101,7 @@ export function createJobRunner(deps: DomainDeps, engine: GenerationEngine, opti
   return {
     start() {
       running = true;
+      log.info({ workerId }, 'job runner started');
       timer = setInterval(wake, options.pollMs);
       timer.unref();
       wake();

@@ -1,0 +1,160 @@
+// Two API processes and two workers on one PostgreSQL + Redis (issue 6): limits and
+// credits hold across processes, each job runs once, a killed worker's job is finished
+// by the other and charged once, and every webhook keeps one event ID.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { createAccount } from '../../src/domain/accounts.ts';
+import { systemClock } from '../../src/domain/clock.ts';
+import { eventIdFor } from '../../src/domain/ids.ts';
+import { openStore } from '../../src/runtime.ts';
+import type { Store } from '../../src/storage/ports.ts';
+import { GENEROUS_PLAN, promptAvatar } from '../support/harness.ts';
+import { startReceiver, type TestReceiver } from '../support/receiver.ts';
+import { createTestStoreEnv, type TestStoreEnv } from '../support/stores.ts';
+
+const MAIN = new URL('../../src/main.ts', import.meta.url).pathname;
+
+interface Proc {
+  child: ChildProcess;
+  url: string;
+  logs: string[];
+}
+
+let storeEnv: TestStoreEnv;
+let store: Store;
+let receiver: TestReceiver;
+const procs: Proc[] = [];
+let apis: Proc[];
+let workers: Proc[];
+
+async function start(role: 'api' | 'worker', port: number, env: Record<string, string> = {}): Promise<Proc> {
+  const logs: string[] = [];
+  const child = spawn(process.execPath, [MAIN], {
+    env: {
+      ...process.env, ...storeEnv.env, ROLE: role, PORT: String(port), LOG_LEVEL: 'info',
+      ENGINE_AVATAR_MS: '1500', ENGINE_VIDEO_MS: '0', JOB_POLL_MS: '50', JOB_LEASE_MS: '1500', WORKER_CONCURRENCY: '4',
+      WEBHOOK_POLL_MS: '50', WEBHOOK_BASE_DELAY_MS: '100', ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (d: Buffer) => logs.push(...d.toString().split('\n').filter(Boolean)));
+  const proc = { child, url: `http://127.0.0.1:${port}`, logs };
+  procs.push(proc);
+  for (let i = 0; i < 300; i++) {
+    try {
+      if ((await fetch(`${proc.url}/healthz`)).ok) return proc;
+    } catch {
+      /* not yet */
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${role} on ${port} did not start: ${logs.join('\n')}`);
+}
+
+const base = 21_000 + Math.floor(Math.random() * 10_000);
+
+beforeAll(async () => {
+  storeEnv = await createTestStoreEnv();
+  store = await openStore(loadConfig(storeEnv.env), { serving: false });
+  receiver = await startReceiver();
+  apis = await Promise.all([start('api', base), start('api', base + 1)]);
+  workers = await Promise.all([start('worker', base + 2), start('worker', base + 3)]);
+}, 60_000);
+
+afterAll(async () => {
+  for (const p of procs) p.child.kill('SIGKILL');
+  await receiver?.close();
+  await store?.close();
+  await storeEnv?.drop();
+});
+
+const post = (p: Proc, key: string, path: string, body: unknown) =>
+  fetch(p.url + path, { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+
+async function waitTerminal(id: string, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const job = await store.jobs.getJob(id);
+    if (job && (job.status === 'ready' || job.status === 'failed')) return job;
+    if (Date.now() > deadline) throw new Error(`${id} is ${job?.status} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Waits out the end of the current minute, so a burst test never straddles two windows. */
+async function awayFromMinuteEnd(): Promise<void> {
+  const intoMinute = Date.now() % 60_000;
+  if (intoMinute > 45_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 200));
+}
+
+describe('two API processes and two workers', () => {
+  it('hold one generation limit per key across both API processes', async () => {
+    const { api_key: key } = await createAccount(store, systemClock, { monthlyCredits: 10_000 });
+    await awayFromMinuteEnd();
+
+    const replies = await Promise.all(Array.from({ length: 16 }, (_, i) => post(apis[i % 2]!, key, '/v1/avatars', { type: 'bad' })));
+
+    const statuses = replies.map((r) => r.status);
+    expect(statuses.filter((s) => s === 422)).toHaveLength(10);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(6);
+  });
+
+  it('accept exactly as many jobs as the credits pay for, across both', async () => {
+    const K = 6;
+    const { api_key: key } = await createAccount(store, systemClock, { monthlyCredits: K * 10, plan: GENEROUS_PLAN });
+
+    const replies = await Promise.all(Array.from({ length: 30 }, (_, i) => post(apis[i % 2]!, key, '/v1/avatars', promptAvatar({ webhook_url: `${receiver.url}/hooks` }))));
+    const accepted = await Promise.all(replies.filter((r) => r.status === 202).map((r) => r.json() as Promise<{ id: string }>));
+
+    expect(accepted).toHaveLength(K);
+    expect(replies.filter((r) => r.status === 402)).toHaveLength(30 - K);
+
+    // Each job ran exactly once, on one of the workers.
+    const jobs = await Promise.all(accepted.map((a) => waitTerminal(a.id)));
+    expect(jobs.every((j) => j.status === 'ready' && j.attempts === 1)).toBe(true);
+    const finished = workers.flatMap((w) => w.logs.filter((l) => l.includes('job finished')).map((l) => JSON.parse(l).jobId as string));
+    for (const { id } of accepted) expect(finished.filter((f) => f === id)).toHaveLength(1);
+    const accountId = (await store.jobs.getJob(accepted[0]!.id))!.accountId;
+    expect(await store.jobs.creditBalance(accountId, jobs[0]!.period)).toMatchObject({ used: K * 10, reserved: 0 });
+
+    // Every webhook arrived, each under the event ID of its job.
+    const deadline = Date.now() + 10_000;
+    const ids = () => new Set(receiver.deliveries.filter((d) => d.path === '/hooks').map((d) => d.headers['x-service-event-id']));
+    while (ids().size < K && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect([...ids()].sort()).toEqual(accepted.map((a) => eventIdFor(a.id, 'avatar.ready')).sort());
+    for (const d of receiver.deliveries.filter((x) => x.path === '/hooks')) expect(d.body.id).toBe(d.headers['x-service-event-id']);
+  });
+
+  it('finish the job of a worker killed with SIGKILL, charging it once', async () => {
+    const account = await createAccount(store, systemClock, { monthlyCredits: 100, plan: GENEROUS_PLAN });
+    const reply = await post(apis[0]!, account.api_key, '/v1/avatars', promptAvatar({ name: 'Survivor' }));
+    const { id } = (await reply.json()) as { id: string };
+    let owner: string | null = null;
+    for (let i = 0; i < 100 && !owner; i++) {
+      if ((await store.jobs.getJob(id))?.status === 'processing') owner = await leaseOwner(id);
+      else await new Promise((r) => setTimeout(r, 20));
+    }
+    const victim = workers.find((w) => w.logs.some((l) => l.includes('job runner started') && owner && l.includes(owner)))!;
+    expect(victim).toBeDefined();
+
+    victim.child.kill('SIGKILL');
+    const job = await waitTerminal(id);
+
+    expect(job.status).toBe('ready');
+    expect(job.attempts).toBe(2);
+    expect(await store.jobs.creditBalance(account.account_id, job.period)).toMatchObject({ used: 10, reserved: 0 });
+    const survivor = workers.find((w) => w !== victim)!;
+    expect(survivor.logs.some((l) => l.includes('job finished') && l.includes(id))).toBe(true);
+  });
+});
+
+/** Which worker holds a job: read straight from the table, for this test only. */
+async function leaseOwner(id: string): Promise<string | null> {
+  const pg = await import('pg');
+  const client = new pg.default.Client({ connectionString: storeEnv.env.DATABASE_URL });
+  await client.connect();
+  const r = await client.query('SELECT lease_owner FROM jobs WHERE id = $1', [id]);
+  await client.end();
+  return (r.rows[0]?.lease_owner as string | null) ?? null;
+}
