@@ -26,14 +26,7 @@ export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError';
 }
 
-export interface NewAccount {
-  id: string;
-  name: string;
-  monthlyCredits: number;
-  plan: RatePlan;
-  signingSecret: string;
-  createdAt: number;
-}
+export type NewAccount = Account;
 
 export interface NewApiKey {
   id: string;

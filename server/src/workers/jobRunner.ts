@@ -8,6 +8,7 @@ import type { DomainDeps } from '../domain/deps.ts';
 import type { Job } from '../domain/model.ts';
 import type { GenerationEngine } from '../engine/engine.ts';
 import type { Metrics } from '../metrics.ts';
+import { createPump } from './pump.ts';
 
 export interface JobRunnerOptions {
   /** Jobs worked on at once by this runner. */
@@ -31,10 +32,18 @@ export interface JobRunner {
 export function createJobRunner(deps: DomainDeps, engine: GenerationEngine, options: JobRunnerOptions, log: Logger, metrics?: Metrics): JobRunner {
   const workerId = `worker-${randomUUID()}`;
   const inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>();
-  let running = false;
-  let timer: NodeJS.Timeout | undefined;
-  let pumping = false;
-  let again = false;
+  const pump = createPump(
+    async () => {
+      while (pump.running && inFlight.size < options.concurrency) {
+        const now = deps.clock.now();
+        const job = await deps.store.jobs.claimJob(workerId, now, now + options.leaseMs);
+        if (!job) return;
+        void run(job);
+      }
+    },
+    options.pollMs,
+    (error) => log.warn({ err: error }, 'could not claim jobs; retrying'),
+  );
 
   async function run(job: Job): Promise<void> {
     const controller = new AbortController();
@@ -66,50 +75,19 @@ export function createJobRunner(deps: DomainDeps, engine: GenerationEngine, opti
       .finally(() => {
         clearInterval(renew);
         inFlight.delete(job.id);
-        wake();
+        pump.wake();
       });
     inFlight.set(job.id, { controller, done });
   }
 
-  async function pump(): Promise<void> {
-    if (pumping) {
-      again = true;
-      return;
-    }
-    pumping = true;
-    try {
-      do {
-        again = false;
-        while (running && inFlight.size < options.concurrency) {
-          const now = deps.clock.now();
-          const job = await deps.store.jobs.claimJob(workerId, now, now + options.leaseMs);
-          if (!job) break;
-          void run(job);
-        }
-      } while (again && running);
-    } catch (error) {
-      log.warn({ err: error }, 'could not claim jobs; retrying');
-    } finally {
-      pumping = false;
-    }
-  }
-
-  function wake(): void {
-    if (running) void pump();
-  }
-
   return {
     start() {
-      running = true;
       log.info({ workerId }, 'job runner started');
-      timer = setInterval(wake, options.pollMs);
-      timer.unref();
-      wake();
+      pump.start();
     },
-    wake,
+    wake: pump.wake,
     async stop(graceMs) {
-      running = false;
-      clearInterval(timer);
+      pump.stop();
       const all = Promise.all([...inFlight.values()].map((j) => j.done));
       const grace = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
       await Promise.race([all, grace]);

@@ -15,6 +15,7 @@ import type { ServiceMode } from '../domain/webhookUrl.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Store } from '../storage/ports.ts';
 import { deliverOnce, systemResolver, type Resolver } from './deliver.ts';
+import { createPump } from './pump.ts';
 
 export interface DispatcherOptions {
   mode: ServiceMode;
@@ -36,10 +37,21 @@ export interface WebhookDispatcher {
 
 export function createWebhookDispatcher(store: Store, clock: Clock, options: DispatcherOptions, log: Logger, metrics?: Metrics): WebhookDispatcher {
   const inFlight = new Set<Promise<void>>();
-  let running = false;
-  let pumping = false;
-  let again = false;
-  let timer: NodeJS.Timeout | undefined;
+  const pump = createPump(
+    async () => {
+      const room = options.concurrency - inFlight.size;
+      if (room <= 0) return;
+      const now = clock.now();
+      // The lease outlives one attempt, so a second dispatcher never sends it at the same time.
+      const due = await store.outbox.claimDueEvents(now, room, now + options.timeoutMs * 2 + 5000);
+      for (const event of due) track(event);
+      if (due.length === room) pump.wake(); // there may be more: one more pass
+      const next = await store.outbox.nextDueAt();
+      if (next !== null) armDueTimer(next);
+    },
+    options.pollMs,
+    (error) => log.warn({ err: error }, 'could not read the webhook outbox; retrying'),
+  );
   let dueTimer: NodeJS.Timeout | undefined;
   let dueAt = Number.POSITIVE_INFINITY;
 
@@ -86,7 +98,7 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
       .catch((error) => log.error({ err: error, eventId: event.id }, 'webhook bookkeeping failed; the event lease will expire and it will be retried'))
       .finally(() => {
         inFlight.delete(p);
-        wake();
+        pump.wake();
       });
     inFlight.add(p);
   }
@@ -99,52 +111,16 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
     dueAt = at;
     dueTimer = setTimeout(() => {
       dueAt = Number.POSITIVE_INFINITY;
-      wake();
+      pump.wake();
     }, wait);
     dueTimer.unref();
   }
 
-  async function pump(): Promise<void> {
-    if (pumping) {
-      again = true;
-      return;
-    }
-    pumping = true;
-    try {
-      do {
-        again = false;
-        const room = options.concurrency - inFlight.size;
-        if (!running || room <= 0) break;
-        const now = clock.now();
-        // The lease outlives one attempt, so a second dispatcher never sends it at the same time.
-        const due = await store.outbox.claimDueEvents(now, room, now + options.timeoutMs * 2 + 5000);
-        for (const event of due) track(event);
-        if (due.length === room) again = true;
-      } while (again && running);
-      const next = running ? await store.outbox.nextDueAt() : null;
-      if (next !== null) armDueTimer(next);
-    } catch (error) {
-      log.warn({ err: error }, 'could not read the webhook outbox; retrying');
-    } finally {
-      pumping = false;
-    }
-  }
-
-  function wake(): void {
-    if (running) void pump();
-  }
-
   return {
-    start() {
-      running = true;
-      timer = setInterval(wake, options.pollMs);
-      timer.unref();
-      wake();
-    },
-    wake,
+    start: pump.start,
+    wake: pump.wake,
     async stop() {
-      running = false;
-      clearInterval(timer);
+      pump.stop();
       clearTimeout(dueTimer);
       await Promise.all(inFlight);
     },

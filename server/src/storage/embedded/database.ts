@@ -4,7 +4,9 @@ import { DatabaseSync } from 'node:sqlite';
 import { MIGRATIONS } from './schema.ts';
 
 export type Db = DatabaseSync;
-export type Row = Record<string, unknown>;
+import type { Row } from '../rows.ts';
+
+export type { Row };
 
 /**
  * Opens (creating if needed) the SQLite file and brings its schema up to date. WAL lets
@@ -47,5 +49,4 @@ export function transaction<T>(db: Db, work: () => T): T {
 }
 
 export const json = <T>(value: unknown): T => JSON.parse(String(value)) as T;
-export const jsonOrNull = <T>(value: unknown): T | null => (value === null || value === undefined ? null : json<T>(value));
 export const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));

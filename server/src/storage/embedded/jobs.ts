@@ -1,27 +1,7 @@
-import type { CreditBalance, Job, JobError, JobResult, WebhookEvent } from '../../domain/model.ts';
+import type { CreditBalance, WebhookEvent } from '../../domain/model.ts';
 import type { Completion, JobStore, ReserveOutcome } from '../ports.ts';
-import { json, jsonOrNull, numOrNull, transaction, type Db, type Row } from './database.ts';
-
-function toJob(row: Row): Job {
-  return {
-    id: String(row.id),
-    kind: row.kind as Job['kind'],
-    accountId: String(row.account_id),
-    keyId: String(row.key_id),
-    sandbox: Number(row.sandbox) === 1,
-    status: row.status as Job['status'],
-    input: json<Job['input']>(row.input),
-    webhookUrl: row.webhook_url === null ? null : String(row.webhook_url),
-    credits: Number(row.credits),
-    period: String(row.period),
-    error: jsonOrNull<JobError>(row.error),
-    result: jsonOrNull<JobResult>(row.result),
-    createdAt: Number(row.created_at),
-    updatedAt: Number(row.updated_at),
-    completedAt: numOrNull(row.completed_at),
-    attempts: Number(row.attempts),
-  };
-}
+import { transaction, type Db } from './database.ts';
+import { rowToJob, type Row } from '../rows.ts';
 
 export function insertEvent(db: Db, e: WebhookEvent): void {
   db.prepare(`
@@ -66,7 +46,7 @@ export function embeddedJobs(db: Db): JobStore {
 
     async getJob(id) {
       const row = getById.get(id) as Row | undefined;
-      return row ? toJob(row) : null;
+      return row ? rowToJob(row) : null;
     },
 
     async claimJob(workerId, now, leaseUntil) {
@@ -81,7 +61,7 @@ export function embeddedJobs(db: Db): JobStore {
             updated_at = CASE WHEN status = 'queued' THEN ? ELSE updated_at END,
             status = 'processing', attempts = attempts + 1, lease_owner = ?, lease_until = ?
           WHERE id = ?`).run(now, workerId, leaseUntil, row.id as string);
-        return toJob(getById.get(row.id as string) as Row);
+        return rowToJob(getById.get(row.id as string) as Row);
       });
     },
 

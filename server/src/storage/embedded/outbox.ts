@@ -1,23 +1,6 @@
-import type { WebhookEvent } from '../../domain/model.ts';
 import type { WebhookOutbox } from '../ports.ts';
-import { numOrNull, transaction, type Db, type Row } from './database.ts';
-
-function toEvent(row: Row): WebhookEvent {
-  return {
-    id: String(row.id),
-    type: String(row.type),
-    jobId: String(row.job_id),
-    accountId: String(row.account_id),
-    url: String(row.url),
-    payload: String(row.payload),
-    status: row.status as WebhookEvent['status'],
-    attempts: Number(row.attempts),
-    nextAttemptAt: Number(row.next_attempt_at),
-    lastError: row.last_error === null ? null : String(row.last_error),
-    createdAt: Number(row.created_at),
-    deliveredAt: numOrNull(row.delivered_at),
-  };
-}
+import { numOrNull, transaction, type Db } from './database.ts';
+import { rowToEvent, type Row } from '../rows.ts';
 
 export function embeddedOutbox(db: Db): WebhookOutbox {
   return {
@@ -29,7 +12,7 @@ export function embeddedOutbox(db: Db): WebhookOutbox {
           ORDER BY next_attempt_at LIMIT ?`).all(now, now, limit) as Row[];
         const lease = db.prepare('UPDATE webhook_events SET lease_until = ? WHERE id = ?');
         for (const row of rows) lease.run(leaseUntil, String(row.id));
-        return rows.map(toEvent);
+        return rows.map(rowToEvent);
       });
     },
     async markDelivered(id, at, attempts) {
@@ -43,7 +26,7 @@ export function embeddedOutbox(db: Db): WebhookOutbox {
     },
     async getEvent(id) {
       const row = db.prepare('SELECT * FROM webhook_events WHERE id = ?').get(id) as Row | undefined;
-      return row ? toEvent(row) : null;
+      return row ? rowToEvent(row) : null;
     },
     async nextDueAt() {
       const row = db.prepare(`SELECT MIN(next_attempt_at) AS at FROM webhook_events WHERE status = 'pending'`).get() as Row;

@@ -2,7 +2,9 @@ import pg from 'pg';
 import { StoreUnavailableError } from '../ports.ts';
 import { MIGRATIONS } from './migrations.ts';
 
-export type Row = Record<string, unknown>;
+import type { Row } from '../rows.ts';
+
+export type { Row };
 
 /** Arbitrary constant naming this service's migration lock. */
 const MIGRATION_LOCK = 72_416_001;

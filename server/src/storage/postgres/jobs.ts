@@ -1,28 +1,8 @@
 import type pg from 'pg';
-import type { CreditBalance, Job, JobError, JobResult, WebhookEvent } from '../../domain/model.ts';
+import type { CreditBalance, WebhookEvent } from '../../domain/model.ts';
 import type { JobStore, ReserveOutcome } from '../ports.ts';
-import { guarded, num, numOrNull, transaction, type Row } from './database.ts';
-
-function toJob(row: Row): Job {
-  return {
-    id: String(row.id),
-    kind: row.kind as Job['kind'],
-    accountId: String(row.account_id),
-    keyId: String(row.key_id),
-    sandbox: Boolean(row.sandbox),
-    status: row.status as Job['status'],
-    input: row.input as Job['input'],
-    webhookUrl: row.webhook_url === null ? null : String(row.webhook_url),
-    credits: num(row.credits),
-    period: String(row.period),
-    error: (row.error as JobError | null) ?? null,
-    result: (row.result as JobResult | null) ?? null,
-    createdAt: num(row.created_at),
-    updatedAt: num(row.updated_at),
-    completedAt: numOrNull(row.completed_at),
-    attempts: num(row.attempts),
-  };
-}
+import { guarded, num, transaction } from './database.ts';
+import { rowToJob, type Row } from '../rows.ts';
 
 const BALANCE = `
   SELECT a.monthly_credits + COALESCE(l.granted, 0) AS quota, COALESCE(l.reserved, 0) AS reserved, COALESCE(l.used, 0) AS used
@@ -75,7 +55,7 @@ export function postgresJobs(pool: pg.Pool): JobStore {
 
     async getJob(id) {
       const r = await q('SELECT * FROM jobs WHERE id = $1', [id]);
-      return r.rows[0] ? toJob(r.rows[0]) : null;
+      return r.rows[0] ? rowToJob(r.rows[0]) : null;
     },
 
     async claimJob(workerId, now, leaseUntil) {
@@ -92,7 +72,7 @@ export function postgresJobs(pool: pg.Pool): JobStore {
          RETURNING *`,
         [now, workerId, leaseUntil],
       );
-      return r.rows[0] ? toJob(r.rows[0]) : null;
+      return r.rows[0] ? rowToJob(r.rows[0]) : null;
     },
 
     async renewLease(jobId, workerId, leaseUntil) {

@@ -1,24 +1,7 @@
 import type pg from 'pg';
-import type { WebhookEvent } from '../../domain/model.ts';
 import type { WebhookOutbox } from '../ports.ts';
-import { guarded, num, numOrNull, type Row } from './database.ts';
-
-function toEvent(row: Row): WebhookEvent {
-  return {
-    id: String(row.id),
-    type: String(row.type),
-    jobId: String(row.job_id),
-    accountId: String(row.account_id),
-    url: String(row.url),
-    payload: String(row.payload),
-    status: row.status as WebhookEvent['status'],
-    attempts: num(row.attempts),
-    nextAttemptAt: num(row.next_attempt_at),
-    lastError: row.last_error === null ? null : String(row.last_error),
-    createdAt: num(row.created_at),
-    deliveredAt: numOrNull(row.delivered_at),
-  };
-}
+import { guarded, num, numOrNull } from './database.ts';
+import { rowToEvent } from '../rows.ts';
 
 export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
   const q = (text: string, values: unknown[] = []) => guarded(() => pool.query(text, values));
@@ -34,7 +17,7 @@ export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
          RETURNING *`,
         [now, limit, leaseUntil],
       );
-      return r.rows.map(toEvent).sort((a, b) => a.nextAttemptAt - b.nextAttemptAt);
+      return r.rows.map(rowToEvent).sort((a, b) => a.nextAttemptAt - b.nextAttemptAt);
     },
     async markDelivered(id, at, attempts) {
       await q(`UPDATE webhook_events SET status = 'delivered', delivered_at = $1, attempts = $2, lease_until = NULL WHERE id = $3`, [at, attempts, id]);
@@ -47,7 +30,7 @@ export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
     },
     async getEvent(id) {
       const r = await q('SELECT * FROM webhook_events WHERE id = $1', [id]);
-      return r.rows[0] ? toEvent(r.rows[0]) : null;
+      return r.rows[0] ? rowToEvent(r.rows[0]) : null;
     },
     async nextDueAt() {
       return numOrNull((await q(`SELECT MIN(next_attempt_at) AS at FROM webhook_events WHERE status = 'pending'`)).rows[0].at);

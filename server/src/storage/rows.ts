@@ -1,0 +1,49 @@
+// Database rows to domain records, for both adapters. SQLite hands JSON columns back
+// as text and booleans as 0/1; PostgreSQL as parsed JSON and booleans: the readers
+// below accept either, so the mapping is written once.
+import type { Job, WebhookEvent } from '../domain/model.ts';
+
+export type Row = Record<string, unknown>;
+
+const num = (v: unknown): number => Number(v);
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+const textOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+const jsonOrNull = <T>(v: unknown): T | null => (v === null || v === undefined ? null : ((typeof v === 'string' ? JSON.parse(v) : v) as T));
+
+export function rowToJob(row: Row): Job {
+  return {
+    id: String(row.id),
+    kind: row.kind as Job['kind'],
+    accountId: String(row.account_id),
+    keyId: String(row.key_id),
+    sandbox: row.sandbox === true || Number(row.sandbox) === 1,
+    status: row.status as Job['status'],
+    input: jsonOrNull<Job['input']>(row.input)!,
+    webhookUrl: textOrNull(row.webhook_url),
+    credits: num(row.credits),
+    period: String(row.period),
+    error: jsonOrNull(row.error),
+    result: jsonOrNull(row.result),
+    createdAt: num(row.created_at),
+    updatedAt: num(row.updated_at),
+    completedAt: numOrNull(row.completed_at),
+    attempts: num(row.attempts),
+  };
+}
+
+export function rowToEvent(row: Row): WebhookEvent {
+  return {
+    id: String(row.id),
+    type: String(row.type),
+    jobId: String(row.job_id),
+    accountId: String(row.account_id),
+    url: String(row.url),
+    payload: String(row.payload),
+    status: row.status as WebhookEvent['status'],
+    attempts: num(row.attempts),
+    nextAttemptAt: num(row.next_attempt_at),
+    lastError: textOrNull(row.last_error),
+    createdAt: num(row.created_at),
+    deliveredAt: numOrNull(row.delivered_at),
+  };
+}
