@@ -1,30 +1,9 @@
-// The bundled contract, loaded once: the server validates requests against the same
-// schemas the document publishes, never against a hand-copied version.
-import { readFileSync } from 'node:fs';
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+// Request validation: the server checks bodies against the same schemas the document
+// publishes, never against a hand-copied version, and words Ajv's findings as the
+// contract's errors[].
+import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { createContractAjv } from '../../../contract/schemas.ts';
 import type { FieldError } from '../domain/errors.ts';
-
-const BUNDLE = new URL('../../../generated/openapi.json', import.meta.url);
-
-type Schemas = Record<string, object>;
-
-// ajv-formats is CommonJS; its default export arrives wrapped under ESM.
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
-
-export function loadSchemas(): Schemas {
-  const bundle = JSON.parse(readFileSync(BUNDLE, 'utf8')) as { components: { schemas: Schemas } };
-  return bundle.components.schemas;
-}
-
-/** One Ajv for all components, each registered under the id its $refs use. */
-export function createContractAjv(schemas: Schemas = loadSchemas()): Ajv2020 {
-  const ajv = new Ajv2020({ allErrors: true, strict: true });
-  addFormats(ajv);
-  ajv.addKeyword('x-clauses');
-  for (const [name, schema] of Object.entries(schemas)) ajv.addSchema(schema, `#/components/schemas/${name}`);
-  return ajv;
-}
 
 const dotted = (pointer: string) => pointer.split('/').filter(Boolean).join('.');
 const join = (base: string, member: string) => (base ? `${base}.${member}` : member);
