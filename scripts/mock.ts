@@ -2,6 +2,7 @@
 // the server runs (`npm run mock`) and for tests (`startMock`). Prism answers with the
 // documented examples, enforces the bearer scheme and validates request bodies.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 
@@ -30,8 +31,22 @@ export interface MockServer {
   exited: Promise<number>;
 }
 
+/** A port nobody listens on right now (Prism itself cannot be told to pick one). */
+export function freePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, host, () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+}
+
+/** Starts Prism on `port` (0: any free port) and resolves once it answers. */
 export async function startMock(options: MockOptions = {}): Promise<MockServer> {
-  const { port = 4010, host = '127.0.0.1', document = BUNDLE, logs = 'quiet', readyTimeoutMs = 30_000 } = options;
+  const { host = '127.0.0.1', document = BUNDLE, logs = 'quiet', readyTimeoutMs = 30_000 } = options;
+  const port = options.port === 0 ? await freePort(host) : (options.port ?? 4010);
   const child = spawn(process.execPath, [PRISM, 'mock', document, '--port', String(port), '--host', host], {
     cwd: ROOT,
     env: { ...process.env, SCARF_ANALYTICS: 'false' },

@@ -4,7 +4,7 @@
 // request validation. Every table here is read from generated/openapi.json.
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startMock, type MockServer } from '../../scripts/mock.ts';
+import { freePort, startMock, type MockServer } from '../../scripts/mock.ts';
 import {
   deref,
   examplePath,
@@ -28,16 +28,6 @@ interface Call {
   body?: unknown;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-}
 
 // The documented request examples of an operation, or one "no body" row if it takes none.
 function requestExamples(entry: OperationEntry): [string, unknown][] {

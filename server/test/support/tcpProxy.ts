@@ -1,5 +1,6 @@
 // A TCP proxy the test can cut and restore, to take PostgreSQL or Redis away from a
-// running server without touching the real services.
+// running server without touching the real services; with several targets, a
+// round-robin load balancer in front of API processes.
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 
@@ -12,14 +13,18 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
-export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
+/** Forwards each connection to the next target in turn: one target is a plain proxy, several a round-robin load balancer. */
+export async function startTcpProxy(targetHost: string, targetPort: number, ...more: { host: string; port: number }[]): Promise<TcpProxy> {
+  const targets = [{ host: targetHost, port: targetPort }, ...more];
+  let next = 0;
   const sockets = new Set<Socket>();
   let server: Server;
   let port = 0;
   const listen = () =>
     new Promise<void>((resolve) => {
       server = createServer((client) => {
-        const upstream = connect(targetPort, targetHost);
+        const target = targets[next++ % targets.length]!;
+        const upstream = connect(target.port, target.host);
         for (const s of [client, upstream]) {
           sockets.add(s);
           s.on('close', () => sockets.delete(s));

@@ -1,0 +1,24 @@
+// The conformance runner against this project's own server, on the embedded store, in
+// the core and the contract profiles (issue 5): every required check passes. The two
+// runs share one server and use separate accounts, so their limits do not meet.
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { runConformance } from '../../conformance/src/run.ts';
+import { startTestService, type TestService } from '../../server/test/support/harness.ts';
+import { expectPass, keysForRun } from './support.ts';
+
+let svc: TestService;
+
+beforeAll(async () => {
+  svc = await startTestService({ env: { ENGINE_AVATAR_MS: '200', ENGINE_VIDEO_MS: '200', JOB_POLL_MS: '50', WEBHOOK_POLL_MS: '100' } });
+});
+afterAll(() => svc?.dispose());
+
+describe.concurrent('the conformance runner against the server on the embedded store', () => {
+  it.each([['core'], ['contract']] as const)('passes the %s profile', async (profile) => {
+    const keys = await keysForRun(svc.store, svc.domain.clock);
+
+    const report = await runConformance({ baseUrl: svc.url, ...keys, profile });
+
+    expectPass(report);
+  }, 240_000);
+});

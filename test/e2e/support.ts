@@ -1,0 +1,34 @@
+// Shared by the end-to-end runs of the conformance runner: accounts for a run and a
+// readable account of what failed.
+import { expect } from 'vitest';
+import type { Report } from '../../conformance/src/run.ts';
+import { createAccount } from '../../server/src/domain/accounts.ts';
+import type { Clock } from '../../server/src/domain/clock.ts';
+import type { Store } from '../../server/src/storage/ports.ts';
+
+export interface RunKeys {
+  apiKey: string;
+  signingSecret: string;
+  secondKey: string;
+  emptyKey: string;
+}
+
+/** The three accounts a run needs: one with credits, another one, and an empty one. */
+export async function keysForRun(store: Store, clock: Clock): Promise<RunKeys> {
+  const main = await createAccount(store, clock, { name: 'conformance', monthlyCredits: 1000 });
+  const second = await createAccount(store, clock, { name: 'conformance second', monthlyCredits: 1000 });
+  const empty = await createAccount(store, clock, { name: 'conformance empty', monthlyCredits: 0 });
+  return { apiKey: main.api_key, signingSecret: main.signing_secret, secondKey: second.api_key, emptyKey: empty.api_key };
+}
+
+/** Asserts a passing run, printing every check that did not pass when it fails. */
+export function expectPass(report: Report): void {
+  const notPassed = report.results
+    .filter((r) => r.outcome === 'failed' || (r.required && r.outcome === 'skipped'))
+    .map((r) => `${r.id} [${r.outcome}] ${r.reason ?? ''} ${r.failure ? JSON.stringify(r.failure).slice(0, 800) : ''}`);
+  expect(notPassed, notPassed.join('\n')).toEqual([]);
+  expect(report.verdict).toBe('pass');
+  expect(report.counts.failed).toBe(0);
+  expect(report.counts.requiredNotRun).toBe(0);
+  expect(report.counts.passed).toBeGreaterThan(30);
+}
