@@ -53,7 +53,7 @@ export function embeddedJobs(db: Db): JobStore {
       return transaction(db, () => {
         const row = db.prepare(`
           SELECT id FROM jobs
-          WHERE status = 'queued' OR (status = 'processing' AND lease_until < ?)
+          WHERE status IN ('queued', 'processing') AND (status = 'queued' OR lease_until < ?)
           ORDER BY created_at LIMIT 1`).get(now) as Row | undefined;
         if (!row) return null;
         db.prepare(`

@@ -66,7 +66,7 @@ export function postgresJobs(pool: pg.Pool): JobStore {
            status = 'processing', attempts = attempts + 1, lease_owner = $2, lease_until = $3
          WHERE id = (
            SELECT id FROM jobs
-           WHERE status = 'queued' OR (status = 'processing' AND lease_until < $1)
+           WHERE status IN ('queued', 'processing') AND (status = 'queued' OR lease_until < $1)
            ORDER BY created_at LIMIT 1
            FOR UPDATE SKIP LOCKED)
          RETURNING *`,
