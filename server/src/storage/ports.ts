@@ -99,7 +99,8 @@ export interface WebhookOutbox {
   scheduleRetry(eventId: string, attempts: number, nextAttemptAt: number, error: string): Promise<void>;
   markFailed(eventId: string, attempts: number, error: string): Promise<void>;
   getEvent(eventId: string): Promise<WebhookEvent | null>;
-  nextDueAt(): Promise<number | null>;
+  /** When the next event becomes sendable: its due time, or the end of its lease while an attempt holds it. */
+  nextDueAt(now: number): Promise<number | null>;
   countPending(): Promise<number>;
 }
 

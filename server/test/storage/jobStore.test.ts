@@ -121,3 +121,20 @@ describe('the outbox', () => {
     expect(await store.outbox.getEvent('evt_y')).toMatchObject({ status: 'pending', payload: '{"id":"evt_y"}' });
   });
 });
+
+describe('nextDueAt', () => {
+  it('counts an event held by an attempt from the end of its lease, so the sender does not spin on it', async () => {
+    const job = await queued('av_1');
+    const event = {
+      id: 'evt_z', type: 'avatar.ready', jobId: job.id, accountId: job.accountId, url: 'https://h.example/x', payload: '{}',
+      status: 'pending' as const, attempts: 0, nextAttemptAt: 1000, lastError: null, createdAt: 0, deliveredAt: null,
+    };
+    await store.jobs.completeJob(job.id, { status: 'ready', error: null, result: {}, at: 1000 }, event);
+    const due = await store.outbox.nextDueAt(1500);
+
+    await store.outbox.claimDueEvents(1500, 10, 30_000);
+
+    expect(due).toBe(1000);
+    expect(await store.outbox.nextDueAt(1600)).toBe(30_000);
+  });
+});

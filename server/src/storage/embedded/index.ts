@@ -3,7 +3,7 @@ import { embeddedAccounts } from './accounts.ts';
 import { openDatabase } from './database.ts';
 import { embeddedJobs } from './jobs.ts';
 import { embeddedOutbox } from './outbox.ts';
-import { embeddedRateLimits } from './rateLimits.ts';
+import { RATE_COUNTER_FLUSH_MS, embeddedRateLimits } from './rateLimits.ts';
 
 export interface EmbeddedOptions {
   /**
@@ -22,15 +22,20 @@ export function createEmbeddedStore(file: string, options: EmbeddedOptions = {})
     db.prepare(`UPDATE jobs SET lease_until = 0, lease_owner = NULL WHERE status = 'processing'`).run();
     db.prepare(`UPDATE webhook_events SET lease_until = NULL WHERE status = 'pending'`).run();
   }
+  const rateLimits = embeddedRateLimits(db);
+  const flusher = setInterval(() => rateLimits.flush(), RATE_COUNTER_FLUSH_MS);
+  flusher.unref();
   return {
     accounts: embeddedAccounts(db),
     jobs: embeddedJobs(db),
     outbox: embeddedOutbox(db),
-    rateLimits: embeddedRateLimits(db),
+    rateLimits,
     async ping() {
       db.prepare('SELECT 1').get();
     },
     async close() {
+      clearInterval(flusher);
+      rateLimits.flush();
       if (db.isOpen) db.close();
     },
   };

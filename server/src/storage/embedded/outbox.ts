@@ -28,8 +28,10 @@ export function embeddedOutbox(db: Db): WebhookOutbox {
       const row = db.prepare('SELECT * FROM webhook_events WHERE id = ?').get(id) as Row | undefined;
       return row ? rowToEvent(row) : null;
     },
-    async nextDueAt() {
-      const row = db.prepare(`SELECT MIN(next_attempt_at) AS at FROM webhook_events WHERE status = 'pending'`).get() as Row;
+    async nextDueAt(now) {
+      const row = db.prepare(`
+        SELECT MIN(CASE WHEN lease_until > ? THEN lease_until ELSE next_attempt_at END) AS at
+        FROM webhook_events WHERE status = 'pending'`).get(now) as Row;
       return numOrNull(row.at);
     },
     async countPending() {

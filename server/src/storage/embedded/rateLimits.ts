@@ -3,35 +3,79 @@ import { WINDOWS, decide, windowStart } from '../../domain/rateLimits.ts';
 import type { RateLimitStore } from '../ports.ts';
 import { transaction, type Db, type Row } from './database.ts';
 
-/** Per-key fixed-window counters, kept in the database so they survive a restart. */
-export function embeddedRateLimits(db: Db): RateLimitStore {
-  const read = db.prepare('SELECT window, window_start, count FROM rate_counters WHERE key_id = ? AND bucket = ?');
-  const write = db.prepare(`
-    INSERT INTO rate_counters (key_id, bucket, window, window_start, count) VALUES (?, ?, ?, ?, 1)
-    ON CONFLICT (key_id, bucket, window) DO UPDATE SET
-      count = CASE WHEN window_start = excluded.window_start THEN count + 1 ELSE 1 END,
-      window_start = excluded.window_start`);
+/** How often counters are written behind to the database. */
+export const RATE_COUNTER_FLUSH_MS = 1000;
+
+interface Counter {
+  windowStart: number;
+  count: number;
+}
+
+/**
+ * Per-key fixed-window counters. The embedded store serves one process, so the counts
+ * live in memory, where counting is a map update on the event loop, and are written
+ * behind to the database every second and on close, so that they survive a restart.
+ * A crash loses at most the last second of counts, which can only favour the client.
+ */
+export function embeddedRateLimits(db: Db): RateLimitStore & { flush(): void } {
+  const counters = new Map<string, Counter>();
+  const dirty = new Set<string>();
+  const load = db.prepare('SELECT window_start, count FROM rate_counters WHERE key_id = ? AND bucket = ? AND window = ?');
+  const save = db.prepare(`
+    INSERT INTO rate_counters (key_id, bucket, window, window_start, count) VALUES (?, ?, ?, ?, ?)
+    ON CONFLICT (key_id, bucket, window) DO UPDATE SET window_start = excluded.window_start, count = excluded.count`);
+
+  const id = (keyId: string, bucket: string, w: WindowName) => `${keyId}\u0000${bucket}\u0000${w}`;
+
+  function counter(keyId: string, bucket: string, w: WindowName): Counter {
+    const k = id(keyId, bucket, w);
+    let c = counters.get(k);
+    if (!c) {
+      const row = load.get(keyId, bucket, w) as Row | undefined;
+      c = { windowStart: row ? Number(row.window_start) : 0, count: row ? Number(row.count) : 0 };
+      counters.set(k, c);
+    }
+    return c;
+  }
 
   function counts(keyId: string, bucket: string, now: number): Record<WindowName, number> {
     const result: Record<WindowName, number> = { minute: 0, day: 0 };
-    for (const row of read.all(keyId, bucket) as Row[]) {
-      const w = row.window as WindowName;
+    for (const w of WINDOWS) {
+      const c = counter(keyId, bucket, w);
       // A counter from an earlier window is as good as zero.
-      if (Number(row.window_start) === windowStart(w, now)) result[w] = Number(row.count);
+      if (c.windowStart === windowStart(w, now)) result[w] = c.count;
     }
     return result;
   }
 
   return {
     async consume(keyId, bucket, limits, now) {
-      return transaction(db, () => {
-        const decision = decide(limits, counts(keyId, bucket, now), now, true);
-        if (decision.allowed) for (const w of WINDOWS) write.run(keyId, bucket, w, windowStart(w, now));
-        return decision;
-      });
+      const decision = decide(limits, counts(keyId, bucket, now), now, true);
+      if (decision.allowed) {
+        for (const w of WINDOWS) {
+          const c = counter(keyId, bucket, w);
+          const start = windowStart(w, now);
+          if (c.windowStart !== start) Object.assign(c, { windowStart: start, count: 0 });
+          c.count += 1;
+          dirty.add(id(keyId, bucket, w));
+        }
+      }
+      return decision;
     },
     async peek(keyId, bucket, limits, now) {
       return decide(limits, counts(keyId, bucket, now), now, false);
+    },
+    flush() {
+      if (dirty.size === 0 || !db.isOpen) return;
+      const batch = [...dirty];
+      dirty.clear();
+      transaction(db, () => {
+        for (const k of batch) {
+          const [keyId, bucket, w] = k.split('\u0000') as [string, string, string];
+          const c = counters.get(k)!;
+          save.run(keyId, bucket, w, c.windowStart, c.count);
+        }
+      });
     },
   };
 }

@@ -32,8 +32,9 @@ export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
       const r = await q('SELECT * FROM webhook_events WHERE id = $1', [id]);
       return r.rows[0] ? rowToEvent(r.rows[0]) : null;
     },
-    async nextDueAt() {
-      return numOrNull((await q(`SELECT MIN(next_attempt_at) AS at FROM webhook_events WHERE status = 'pending'`)).rows[0].at);
+    async nextDueAt(now) {
+      const r = await q(`SELECT MIN(CASE WHEN lease_until > $1 THEN lease_until ELSE next_attempt_at END) AS at FROM webhook_events WHERE status = 'pending'`, [now]);
+      return numOrNull(r.rows[0].at);
     },
     async countPending() {
       return num((await q(`SELECT COUNT(*) AS n FROM webhook_events WHERE status = 'pending'`)).rows[0].n);

@@ -1,0 +1,257 @@
+// The benchmark report: what latest.json holds and latest.md renders. Times are ms,
+// rates per second, memory in bytes unless a name says otherwise.
+import type { CpuCores } from './cpu.ts';
+import type { Part, Sizes } from './options.ts';
+import type { Attribution } from './profile.ts';
+import type { GcTrace, LatencySummary } from './stats.ts';
+import type { StoreKind } from './stores.ts';
+
+export interface Machine {
+  cpuModel: string;
+  cores: number;
+  memoryBytes: number;
+  node: string;
+  platform: string;
+  loadAverageAtStart: number[];
+}
+
+export interface Commit {
+  sha: string | null;
+  /** Files changed or untracked when the run started (the figures are of that tree). */
+  uncommittedFiles: number;
+}
+
+export interface RoundFigure {
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Responses with another status than expected, plus socket errors and timeouts. */
+  unexpected: number;
+  /** Cores used during the round by the target process, the load generator, PostgreSQL + Redis, and the rest. */
+  cpu?: CpuCores;
+}
+
+export type ReadRole = 'ceiling' | 'server' | 'mock' | 'diagnostic';
+
+export interface ReadTarget {
+  id: string;
+  label: string;
+  role: ReadRole;
+  store?: StoreKind;
+  request: string;
+  expectedStatus: number;
+  rounds: RoundFigure[];
+  /** Medians over the rounds. */
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  unexpected: number;
+  /** Median over the rounds. */
+  cpu?: CpuCores;
+  vsKoa: Ratios;
+  vsPrism: Ratios;
+  /** Highest RSS sampled during its loads, and the process's VmHWM after them. */
+  peakRssBytes?: number;
+  hwmBytes?: number;
+}
+
+export interface Ratios {
+  rps: number | null;
+  p50: number | null;
+  p99: number | null;
+}
+
+export interface ProfileFigure {
+  store: StoreKind;
+  what: string;
+  attribution: Attribution;
+}
+
+/** The server's memory under the read load, looked at twice more on fresh stores (untimed). */
+export interface MemoryFigure {
+  store: StoreKind;
+  /** Under --trace-gc: peak RSS and what V8 says of its heap. */
+  traced: { hwmBytes: number; rps: number; gc: GcTrace };
+  /** The same load with the young generation capped. */
+  capped: { flag: string; hwmBytes: number; rps: number };
+}
+
+export interface ReadSection {
+  connections: number;
+  warmupSeconds: number;
+  roundSeconds: number;
+  rounds: number;
+  targets: ReadTarget[];
+  profiles: ProfileFigure[];
+  memory: MemoryFigure[];
+}
+
+export interface GrowthStore {
+  store: StoreKind;
+  small: { avatars: number; ids: number; rps: number; p50Ms: number; p99Ms: number; unexpected: number; rounds: RoundFigure[] };
+  large: { avatars: number; ids: number; rps: number; p50Ms: number; p99Ms: number; unexpected: number; rounds: RoundFigure[]; seedSeconds: number };
+  p99Ratio: number | null;
+  /** One call of the job runner's claim on an empty queue, at each size (the runner polls every JOB_POLL_MS). */
+  idleClaimMs: { small: number; large: number };
+  profile?: Attribution;
+}
+
+export interface GrowthSection {
+  connections: number;
+  roundSeconds: number;
+  rounds: number;
+  stores: GrowthStore[];
+}
+
+export interface WriteStore {
+  store: StoreKind;
+  rounds: RoundFigure[];
+  acceptedPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  unexpected: number;
+  statusCodes: Record<string, number>;
+  /** Jobs the rounds created (each reserved its credits). */
+  jobsAccepted: number;
+  /** Of those, still queued or processing when the last round ended: how far the runner, in the same process, fell behind. */
+  jobsQueuedAtEnd: number;
+  /** Time after the last round until the runner had finished them all (null: not within the limit). */
+  queueDrainedSeconds: number | null;
+  /** The runner's claim on an empty queue once the rounds' jobs are in the table. */
+  idleClaimMsAfter: number;
+  profile?: Attribution;
+}
+
+export interface WriteSection {
+  connections: number;
+  roundSeconds: number;
+  rounds: number;
+  body: string;
+  stores: WriteStore[];
+}
+
+export interface JobsStore {
+  store: StoreKind;
+  backlog: { jobs: number; seconds: number; perSecond: number; workerConcurrency: number };
+  /** Jobs made one at a time: created_at to completed_at of the record (whole ms). */
+  createToReady: LatencySummary;
+  /** POST sent to the avatar.ready webhook received, as a client sees it. */
+  postToWebhook: LatencySummary;
+}
+
+export interface JobsSection {
+  engineAvatarMs: number;
+  stores: JobsStore[];
+}
+
+export interface WebhooksStore {
+  store: StoreKind;
+  jobs: number;
+  delivered: number;
+  seconds: number;
+  perSecond: number;
+  /** The job's terminal state (event created_at) to receipt at the receiver. */
+  lag: LatencySummary;
+  /** created_at to completed_at of the same jobs: the runner keeping up at this rate (whole ms). */
+  createToReady: LatencySummary;
+}
+
+export interface WebhooksSection {
+  dispatcher: Record<string, string>;
+  /** Jobs created per second (a steady rate below capacity, so the lag is not queueing). */
+  rate: number;
+  stores: WebhooksStore[];
+}
+
+export interface DrainStore {
+  store: StoreKind;
+  events: number;
+  delivered: number;
+  /** First to last receipt. */
+  seconds: number;
+  /** Server spawn to last receipt (includes start-up). */
+  secondsFromSpawn: number;
+  perSecond: number;
+  /** Cores the server process used while draining, and its CPU time per delivery. */
+  serverCores: number;
+  cpuMsPerDelivery: number;
+  /** Who used the machine while draining. */
+  cpu?: CpuCores;
+  pendingAfter: number;
+  profile?: Attribution;
+}
+
+export interface DrainSection {
+  dispatcher: Record<string, string>;
+  stores: DrainStore[];
+}
+
+export interface KeysCase {
+  keys: number;
+  requests: number;
+  rps: number;
+  unexpected: number;
+  rssIdleBytes: number;
+  rssAfterBytes: number;
+  hwmBytes: number;
+}
+
+export interface KeysSection {
+  connections: number;
+  stores: { store: StoreKind; cases: KeysCase[] }[];
+}
+
+export interface ConformanceSection {
+  status: 'measured' | 'not measured';
+  reason?: string;
+  wallSeconds?: number;
+  /** The second of its UTC minute at which the run started: rate-limit windows are aligned on UTC minutes. */
+  startSecondOfMinute?: number;
+  verdict?: string;
+  counts?: Record<string, number>;
+  slowest?: { id: string; seconds: number; outcome: string }[];
+  server: Record<string, string>;
+}
+
+export interface PartStatus {
+  part: Part;
+  status: 'measured' | 'not measured' | 'skipped' | 'failed';
+  seconds?: number;
+  reason?: string;
+}
+
+export interface VerdictRow {
+  id: string;
+  target: string;
+  measured: string;
+  met: boolean | null;
+  /** When missed: by how much. */
+  margin?: string;
+  /** When missed or not measured: why, from the run's own diagnostics. */
+  why?: string;
+}
+
+export interface BenchReport {
+  tool: 'avatar-service-bench';
+  schemaVersion: 1;
+  mode: 'full' | 'quick';
+  command: string;
+  startedAt: string;
+  finishedAt: string;
+  durationSeconds: number;
+  machine: Machine;
+  commit: Commit;
+  sizes: Sizes;
+  stores: StoreKind[];
+  parts: PartStatus[];
+  read?: ReadSection;
+  growth?: GrowthSection;
+  write?: WriteSection;
+  jobs?: JobsSection;
+  webhooks?: WebhooksSection;
+  drain?: DrainSection;
+  keys?: KeysSection;
+  conformance?: ConformanceSection;
+  verdict: VerdictRow[];
+  notes: string[];
+}

@@ -1,0 +1,284 @@
+// The benchmark's own logic on fixed numbers, and one tiny bounded load against the
+// bare Koa app. No speed is asserted anywhere: targets live in the verdict, not in tests.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBareApp } from '../bare-koa.ts';
+import { runLoad } from '../load.ts';
+import type { BenchReport, ReadTarget } from '../model.ts';
+import { FULL, QUICK, UsageError, parseOptions } from '../options.ts';
+import { attribute, type CpuProfile } from '../profile.ts';
+import { readChart, renderMarkdown } from '../report.ts';
+import { median, parseGcTrace, percentile, ratio, round, summarize } from '../stats.ts';
+import { barChart, escapeXml, niceMax } from '../svg.ts';
+import { evaluate } from '../verdict.ts';
+
+describe('statistics', () => {
+  it.each([
+    [[1, 2, 3, 4], 50, 2.5],
+    [[4, 1, 3, 2], 0, 1],
+    [[4, 1, 3, 2], 100, 4],
+    [Array.from({ length: 100 }, (_, i) => i + 1), 99, 99.01],
+    [[7], 99, 7],
+  ])('percentile of %o at p%d is %d (linear interpolation between ranks)', (values, p, expected) => {
+    expect(percentile(values, p)).toBeCloseTo(expected, 10);
+  });
+
+  it('has no percentile of nothing, and refuses p outside 0..100', () => {
+    expect(percentile([], 50)).toBeNaN();
+    expect(() => percentile([1], 101)).toThrow(RangeError);
+  });
+
+  it('summarizes latencies as p50, p90, p99 and max', () => {
+    expect(summarize([5, 1, 3])).toEqual({ count: 3, p50: 3, p90: 4.6, p99: 4.96, max: 5 });
+    expect(median([3, 1, 2])).toBe(2);
+  });
+
+  it('gives a ratio only when both sides are there and the base is positive', () => {
+    expect(ratio(30, 60)).toBe(0.5);
+    expect(ratio(1, 0)).toBeNull();
+    expect(ratio(null, 5)).toBeNull();
+    expect(ratio(5, Number.NaN)).toBeNull();
+  });
+
+  it('rounds to significant figures without binary noise', () => {
+    expect(round(12_345, 3)).toBe(12_300);
+    expect(round(0.012345, 3)).toBe(0.0123);
+    expect(round(2.5, 3)).toBe(2.5);
+  });
+
+  it('reads the live heap, the committed heap and the young generation from a --trace-gc log', () => {
+    const log = [
+      '[1:0x1]  100 ms: Scavenge 105.8 (183.4) -> 57.0 (184.6) MB, pooled: 2 MB, 4.10 / 1.49 ms  task;',
+      '[1:0x1]  200 ms: Scavenge 107.2 (184.6) -> 58.4 (185.9) MB, pooled: 0 MB, 4.80 / 0.31 ms  task;',
+      '[1:0x1]  300 ms: Mark-Compact 48.0 (175.6) -> 18.2 (168.3) MB, pooled: 15 MB, 8.79 / 0.03 ms',
+      'avatar service listening',
+    ].join('\n');
+    expect(parseGcTrace(log)).toEqual({ scavenges: 2, fullGcs: 1, maxCommittedMB: 185.9, liveAfterFullGcMB: 18.2, scavengeFreedMB: 48.8 });
+  });
+});
+
+describe('CPU profile attribution', () => {
+  // root -> HTTP parser (node core) -> Koa -> limiter -> native SQLite: 3 samples
+  // root -> socket read (node core) -> pg -> socket write (node core): 1 sample
+  // idle: 4 samples; GC: 1 sample (ignored: weights are all 1 here)
+  const frame = (functionName: string, url: string) => ({ functionName, url });
+  const profile: CpuProfile = {
+    nodes: [
+      { id: 1, callFrame: frame('(root)', ''), children: [2, 6, 9, 10] },
+      { id: 2, callFrame: frame('parserOnIncoming', 'node:_http_server'), children: [3] },
+      { id: 3, callFrame: frame('dispatch', 'file:///app/node_modules/koa-compose/index.js'), children: [4] },
+      { id: 4, callFrame: frame('consume', 'file:///app/server/src/storage/embedded/rateLimits.ts'), children: [5] },
+      { id: 5, callFrame: frame('run', ''), children: [] },
+      { id: 6, callFrame: frame('onStreamRead', 'node:internal/stream_base_commons'), children: [7] },
+      { id: 7, callFrame: frame('handle', 'file:///app/node_modules/pg/lib/connection.js'), children: [8] },
+      { id: 8, callFrame: frame('writeGeneric', 'node:internal/stream_base_commons'), children: [] },
+      { id: 9, callFrame: frame('(idle)', ''), children: [] },
+      { id: 10, callFrame: frame('(garbage collector)', ''), children: [] },
+    ],
+    samples: [5, 5, 5, 8, 9, 9, 9, 9, 10, 2],
+  };
+
+  it('gives each sample to the innermost recognised layer, native work to its caller, socket work of a client to the client', () => {
+    const result = attribute(profile);
+    const shares = Object.fromEntries(result.shares.map((s) => [s.name, s.share]));
+    expect(result.idleShare).toBeCloseTo(0.4);
+    expect(result.busySamples).toBe(6);
+    expect(shares['rate limiter (count per request)']).toBeCloseTo(3 / 6);
+    expect(shares['PostgreSQL / Redis clients (with their socket I/O)']).toBeCloseTo(1 / 6);
+    expect(shares['garbage collection']).toBeCloseTo(1 / 6);
+    expect(shares['Node core: HTTP, sockets, streams, timers']).toBeCloseTo(1 / 6);
+  });
+
+  it('keeps only the samples inside a time window', () => {
+    const timed: CpuProfile = { ...profile, startTime: 1000, timeDeltas: profile.samples.map(() => 10) };
+    // Samples at 1010, 1020, ... 1100: the window keeps the first four (3 limiter, 1 pg).
+    const result = attribute(timed, undefined, { fromUs: 1000, toUs: 1040 });
+    expect(result.busySamples).toBe(4);
+    expect(result.shares[0]).toEqual({ name: 'rate limiter (count per request)', share: 0.75 });
+  });
+});
+
+function target(id: string, role: ReadTarget['role'], rps: number, p99: number, koa = 10_000, prism = 1_000): ReadTarget {
+  return {
+    id,
+    label: id,
+    role,
+    ...(id.startsWith('server-') ? { store: id === 'server-pg' ? ('pg' as const) : ('embedded' as const) } : {}),
+    request: 'GET /v1/avatars/{id}',
+    expectedStatus: 200,
+    rounds: [{ rps, p50Ms: 1, p99Ms: p99, unexpected: 0 }],
+    rps,
+    p50Ms: 1,
+    p99Ms: p99,
+    unexpected: 0,
+    vsKoa: { rps: rps / koa, p50: 1, p99: p99 / 2 },
+    vsPrism: { rps: rps / prism, p50: 1, p99: p99 / 50 },
+    peakRssBytes: 150_000_000,
+    hwmBytes: id === 'server-pg' ? 230_000_000 : 160_000_000,
+  };
+}
+
+/** A report as a run would leave it, with fixed figures. */
+function fixedReport(): BenchReport {
+  return {
+    tool: 'avatar-service-bench',
+    schemaVersion: 1,
+    mode: 'full',
+    command: 'npm run bench',
+    startedAt: '2026-11-22T00:00:00.000Z',
+    finishedAt: '2026-11-22T00:10:00.000Z',
+    durationSeconds: 600,
+    machine: { cpuModel: 'Test CPU', cores: 2, memoryBytes: 8 * 1024 ** 3, node: 'v24.21.0', platform: 'linux x64', loadAverageAtStart: [0.5, 0.4, 0.3] },
+    commit: { sha: 'abc123', uncommittedFiles: 0 },
+    sizes: FULL,
+    stores: ['embedded', 'pg'],
+    parts: [],
+    read: {
+      connections: 50,
+      warmupSeconds: 1,
+      roundSeconds: 4,
+      rounds: 1,
+      targets: [
+        target('bare-koa', 'ceiling', 10_000, 2),
+        target('server-embedded', 'server', 6_000, 5),
+        target('server-pg', 'server', 2_000, 20),
+        target('prism', 'mock', 1_000, 50),
+      ],
+      profiles: [],
+      memory: [],
+    },
+    growth: {
+      connections: 50,
+      roundSeconds: 4,
+      rounds: 1,
+      stores: [
+        {
+          store: 'embedded',
+          small: { avatars: 1_000, ids: 1_000, rps: 5_000, p50Ms: 4, p99Ms: 10, unexpected: 0, rounds: [] },
+          large: { avatars: 1_000_000, ids: 100_000, rps: 4_000, p50Ms: 5, p99Ms: 40, unexpected: 0, rounds: [], seedSeconds: 10 },
+          p99Ratio: 4,
+          idleClaimMs: { small: 0.1, large: 120 },
+        },
+      ],
+    },
+    jobs: {
+      engineAvatarMs: 0,
+      stores: [
+        {
+          store: 'embedded',
+          backlog: { jobs: 5_000, seconds: 2, perSecond: 2_500, workerConcurrency: 4 },
+          createToReady: { count: 300, p50: 1, p90: 2, p99: 3, max: 4 },
+          postToWebhook: { count: 300, p50: 5, p90: 8, p99: 9, max: 10 },
+        },
+      ],
+    },
+    drain: { dispatcher: { WEBHOOK_CONCURRENCY: '16' }, stores: [{ store: 'embedded', events: 10_000, delivered: 10_000, seconds: 10, secondsFromSpawn: 11, perSecond: 1_000, serverCores: 1, cpuMsPerDelivery: 1, pendingAfter: 0 }] },
+    conformance: { status: 'not measured', reason: 'runner not available: test', server: {} },
+    verdict: [],
+    notes: [],
+  };
+}
+
+describe('verdict', () => {
+  const rows = Object.fromEntries(evaluate(fixedReport()).map((r) => [r.id, r]));
+
+  it('checks the read targets against bare Koa and Prism, and says by how much a miss misses', () => {
+    expect(rows['read-embedded-vs-koa']).toMatchObject({ met: true });
+    expect(rows['read-pg-vs-koa']).toMatchObject({ met: false });
+    expect(rows['read-pg-vs-koa']!.margin).toContain('5 points short (20% vs 25%)');
+    expect(rows['read-embedded-vs-prism']).toMatchObject({ met: true });
+    expect(rows['read-pg-vs-prism']).toMatchObject({ met: false });
+    expect(rows['read-pg-vs-prism']!.margin).toContain('2x vs 5x');
+  });
+
+  it('explains a growth miss with the runner claim the run timed', () => {
+    expect(rows['growth-embedded-p99']).toMatchObject({ met: false });
+    expect(rows['growth-embedded-p99']!.why).toContain('120 ms with 1,000,000 avatars');
+    expect(rows['growth-pg-p99']).toMatchObject({ met: null });
+  });
+
+  it('checks create to ready, webhooks, RSS and conformance', () => {
+    expect(rows['jobs-create-to-ready']).toMatchObject({ met: true });
+    expect(rows['webhooks-embedded-rate']).toMatchObject({ met: false });
+    expect(rows['webhooks-embedded-rate']!.margin).toContain('1,000/s short (50% of the target)');
+    expect(rows['rss-embedded']).toMatchObject({ met: true });
+    expect(rows['rss-pg']).toMatchObject({ met: false });
+    expect(rows['conformance-core']).toMatchObject({ met: null, why: 'runner not available: test' });
+  });
+});
+
+describe('report', () => {
+  it('draws one bar per compared target, escaped, on a round axis', () => {
+    const svg = barChart(
+      [
+        { label: 'bare <Koa>', value: 12_345, kind: 'ceiling' },
+        { label: 'server', value: 5_000, kind: 'server', note: '41% of bare Koa' },
+      ],
+      'Read & compare',
+      'subtitle',
+    );
+    expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
+    expect(svg.match(/<rect x="300"/g)).toHaveLength(2);
+    expect(svg).toContain('bare &lt;Koa&gt;');
+    expect(svg).toContain('Read &amp; compare');
+    expect(svg).toContain('20k');
+    expect(niceMax(12_345)).toBe(20_000);
+    expect(niceMax(4_000)).toBe(5_000);
+    expect(escapeXml(`"a" & 'b'`)).toBe('&quot;a&quot; &amp; &apos;b&apos;');
+  });
+
+  it('renders the verdict, the figures and the ratios as Markdown', () => {
+    const report = fixedReport();
+    report.verdict = evaluate(report);
+    const md = renderMarkdown(report);
+    expect(md).toContain('## Verdict');
+    expect(md).toContain('| server-pg | 2,000/s | 1 ms | 20 ms | 20% / p99 10x | 2x / p99 0.4x | 0 | 230 MB |');
+    expect(md).toContain('**missed**');
+    expect(readChart(report)).toContain('server-embedded');
+  });
+});
+
+describe('options', () => {
+  it('runs every part on both stores by default, and leaves conformance out of a quick run', () => {
+    expect(parseOptions([])).toMatchObject({ quick: false, stores: ['embedded', 'pg'], sizes: FULL });
+    const quick = parseOptions(['--quick']);
+    expect(quick.sizes).toBe(QUICK);
+    expect(quick.parts).not.toContain('conformance');
+    expect(parseOptions(['--quick', '--only', 'conformance']).parts).toEqual(['conformance']);
+  });
+
+  it('selects and skips parts by name and refuses unknown ones', () => {
+    expect(parseOptions(['--only', 'read,jobs', '--skip', 'jobs']).parts).toEqual(['read']);
+    expect(() => parseOptions(['--only', 'reads'])).toThrow(UsageError);
+    expect(() => parseOptions(['--stores', 'mysql'])).toThrow(/--stores: unknown "mysql"/);
+  });
+});
+
+describe('a bounded load against the bare Koa app', () => {
+  let server: Server;
+  let url: string;
+  beforeAll(async () => {
+    server = createServer(createBareApp({ id: 'av_test', object: 'avatar' }).callback());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('sends exactly the amount asked, gets the JSON back and reports latencies', async () => {
+    const result = await runLoad({ url, path: '/v1/avatars/av_test', connections: 2, amount: 20, maxSeconds: 10 });
+
+    expect(result).toMatchObject({ responses: 20, ok: 20, errors: 0, cutShort: false, statusCodes: { 200: 20 } });
+    expect(result.latency.count).toBe(20);
+    expect(result.latency.p99).toBeGreaterThan(0);
+  });
+
+  it('counts answers other than the expected status as unexpected', async () => {
+    const result = await runLoad({ url, path: '/nowhere', connections: 1, amount: 3, maxSeconds: 10 });
+
+    expect(result).toMatchObject({ responses: 3, ok: 0, statusCodes: { 404: 3 } });
+  });
+});

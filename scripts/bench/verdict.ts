@@ -1,0 +1,339 @@
+// The targets of issue 7, checked against one run's figures. A missed target says by
+// how much and why, from what the same run measured (diagnostic loads, CPU profiles,
+// the runner's idle claim); nothing here is asserted by a test.
+import type { Attribution } from './profile.ts';
+import type { BenchReport, GrowthStore, ReadTarget, VerdictRow } from './model.ts';
+import { formatInt, formatNumber, formatPercent, formatRatio, MB, round } from './stats.ts';
+import { STORE_LABEL, type StoreKind } from './stores.ts';
+
+export const TARGETS = {
+  embeddedVsKoa: 0.5,
+  pgVsKoa: 0.25,
+  vsPrism: 5,
+  growthP99Ratio: 1.5,
+  createToReadyMedianMs: 20,
+  webhooksPerSecond: 2000,
+  conformanceSeconds: 60,
+  rssBytes: 200 * MB,
+} as const;
+
+/** "rate limiter 31%, auth 18%, ..." — the largest shares of a profile. */
+export function topShares(attribution: Attribution | undefined, count = 4): string {
+  if (!attribution || attribution.shares.length === 0) return 'no profile';
+  return attribution.shares
+    .slice(0, count)
+    .map((s) => `${s.name} ${Math.round(s.share * 100)}%`)
+    .join(', ');
+}
+
+function share(attribution: Attribution | undefined, name: RegExp): number {
+  return attribution?.shares.filter((s) => name.test(s.name)).reduce((sum, s) => sum + s.share, 0) ?? 0;
+}
+
+/** "short by 12.3 points (37.7% vs 50%): it would need 1.33x its throughput" */
+function ratioShortfall(measured: number, threshold: number, asPercent: boolean): string {
+  const need = threshold / measured;
+  const gap = asPercent ? `${round((threshold - measured) * 100, 3)} points short (${formatPercent(measured)} vs ${formatPercent(threshold)})` : `${formatRatio(measured)} vs ${formatRatio(threshold)}`;
+  return `${gap}: it would need ${formatRatio(need)} its throughput`;
+}
+
+function overBy(measured: number, threshold: number, unit: string): string {
+  return `${formatNumber(measured - threshold)} ${unit} over (${formatNumber(measured)} vs < ${formatNumber(threshold)} ${unit}, +${formatPercent(measured / threshold - 1)})`;
+}
+
+/** CPU time of the target process per answered request, in µs (cores / req/s). */
+export function cpuMicrosPerRequest(t: ReadTarget): number {
+  return t.cpu && t.rps > 0 ? (t.cpu.target / t.rps) * 1e6 : Number.NaN;
+}
+
+function cpuLine(t: ReadTarget | undefined, cores: number): string {
+  if (!t?.cpu) return '';
+  const c = t.cpu;
+  return `${t.label}: its process ${c.target.toFixed(2)} cores (${formatNumber(cpuMicrosPerRequest(t))} µs per request), the load generator ${c.loadGenerator.toFixed(2)}, PostgreSQL + Redis ${c.databases.toFixed(2)}, other processes ${c.other.toFixed(2)} (machine busy ${c.machine.toFixed(2)} of ${cores})`;
+}
+
+function readWhy(report: BenchReport, kind: StoreKind): string {
+  const read = report.read!;
+  const t = (id: string) => read.targets.find((x) => x.id === id);
+  const server = t(`server-${kind}`)!;
+  const healthz = t(`diag-healthz-${kind}`);
+  const unknown = t(`diag-401-${kind}`);
+  const profile = read.profiles.find((p) => p.store === kind)?.attribution;
+  const parts: string[] = [];
+  if (healthz && unknown) {
+    parts.push(
+      `Same run, same server process: GET /healthz (request id, metrics, error handler and a store ping; no auth) reaches ${formatInt(healthz.rps)}/s (${formatPercent(healthz.vsKoa.rps)} of bare Koa); ` +
+        `a request with an unknown key (adds the SHA-256 and the key lookup, answers 401) ${formatInt(unknown.rps)}/s (${formatPercent(unknown.vsKoa.rps)}); ` +
+        `the full read (adds the limiter's count, the avatar read and the rate-limit headers) ${formatInt(server.rps)}/s (${formatPercent(server.vsKoa.rps)}).`,
+    );
+  }
+  parts.push(`Where the server's CPU goes on this read (node --cpu-prof, share of busy time): ${topShares(profile, 6)}.`);
+  const cpu = [cpuLine(t('bare-koa'), report.machine.cores), cpuLine(server, report.machine.cores)].filter(Boolean);
+  if (cpu.length) parts.push(`CPU during the loads, in cores: ${cpu.join('; ')}.`);
+  if (kind === 'embedded') {
+    parts.push(
+      `The limiter counts every request with a SQLite write transaction (BEGIN IMMEDIATE, a read of the key's windows, two UPSERTs, COMMIT) on the event loop, ` +
+        `and the key and the avatar are two more synchronous SQLite reads: ${formatPercent(share(profile, /^(rate limiter|auth|jobs:)/))} of busy CPU between them. ` +
+        `Counting in memory and writing the counters behind, and caching key lookups for a few seconds, would remove most of it.`,
+    );
+  } else {
+    parts.push(
+      `Each read makes three round trips, one after the other: PostgreSQL for the key, a Redis EVAL for the limiter, PostgreSQL for the avatar. ` +
+        `On this machine the database processes share the two cores with the server and the load generator, so each round trip costs CPU on both sides ` +
+        `(the client libraries alone take ${formatPercent(share(profile, /PostgreSQL \/ Redis/))} of the server's busy CPU). Caching key lookups for a few seconds would remove one of the three.`,
+    );
+  }
+  return parts.join(' ');
+}
+
+function growthWhy(g: GrowthStore): string {
+  const parts: string[] = [];
+  const claimGrowth = g.idleClaimMs.large / Math.max(g.idleClaimMs.small, 1e-3);
+  parts.push(
+    `The job runner's claim on an empty queue takes ${formatNumber(g.idleClaimMs.large)} ms with ${formatInt(g.large.avatars)} avatars against ${formatNumber(g.idleClaimMs.small)} ms with ${formatInt(g.small.avatars)}; ` +
+      `the runner claims on every poll (JOB_POLL_MS, 500 ms by default) and after every create.`,
+  );
+  if (g.store === 'embedded' && claimGrowth > 10) {
+    parts.push(
+      `On SQLite the claim runs on the event loop, so every read that arrives meanwhile waits for it: the p99 of the large store is set by that stall. ` +
+        `Its condition (status = 'queued' OR (status = 'processing' AND lease_until < ?)) does not imply the predicate of the partial index jobs_runnable, ` +
+        `so SQLite scans the whole jobs table (EXPLAIN QUERY PLAN: SCAN jobs, then a temp B-tree for ORDER BY); rewriting it as status IN ('queued', 'processing') AND (...) would let the index answer.`,
+    );
+  }
+  if (claimGrowth <= 10) {
+    const p50Ratio = g.large.p50Ms / g.small.p50Ms;
+    parts.push(
+      `The claim does not grow much here, so it is not the cause. The median moved ${formatRatio(p50Ratio)} (${formatNumber(g.small.p50Ms)} -> ${formatNumber(g.large.p50Ms)} ms) ` +
+        `and throughput ${formatRatio(g.large.rps / g.small.rps)}: ${p50Ratio > 1.2 ? 'every read got dearer (a deeper index and a working set of ' + formatInt(g.large.ids) + ' random IDs that the caches hold less of)' : 'the typical read did not change, only the tail did'}. ` +
+        `p99 per round, small: ${g.small.rounds.map((r) => formatNumber(r.p99Ms)).join(', ')} ms; large: ${g.large.rounds.map((r) => formatNumber(r.p99Ms)).join(', ')} ms.`,
+    );
+  }
+  if (g.profile) parts.push(`CPU profile of the large store under reads: ${topShares(g.profile, 5)}.`);
+  return parts.join(' ');
+}
+
+export function evaluate(report: BenchReport): VerdictRow[] {
+  const rows: VerdictRow[] = [];
+  const notMeasured = (id: string, target: string, why: string): VerdictRow => ({ id, target, measured: 'not measured', met: null, why });
+
+  // Read throughput against the ceiling and the mock.
+  const read = report.read;
+  const server = (kind: StoreKind): ReadTarget | undefined => read?.targets.find((t) => t.id === `server-${kind}`);
+  for (const [kind, threshold] of [['embedded', TARGETS.embeddedVsKoa], ['pg', TARGETS.pgVsKoa]] as const) {
+    const id = `read-${kind}-vs-koa`;
+    const target = `${STORE_LABEL[kind]} read throughput >= ${formatPercent(threshold)} of bare Koa`;
+    const t = server(kind);
+    if (!t || t.vsKoa.rps === null) {
+      rows.push(notMeasured(id, target, read ? `${STORE_LABEL[kind]} not in this run (--stores)` : 'read part not run'));
+      continue;
+    }
+    const met = t.vsKoa.rps >= threshold;
+    rows.push({
+      id,
+      target,
+      measured: `${formatInt(t.rps)}/s = ${formatPercent(t.vsKoa.rps)} of ${formatInt(read!.targets.find((x) => x.id === 'bare-koa')!.rps)}/s`,
+      met,
+      ...(met ? {} : { margin: ratioShortfall(t.vsKoa.rps, threshold, true), why: readWhy(report, kind) }),
+    });
+  }
+  for (const kind of ['embedded', 'pg'] as const) {
+    const id = `read-${kind}-vs-prism`;
+    const target = `${STORE_LABEL[kind]} read throughput >= ${TARGETS.vsPrism}x the Prism mock`;
+    const t = server(kind);
+    if (!t || t.vsPrism.rps === null) {
+      rows.push(notMeasured(id, target, read ? `${STORE_LABEL[kind]} not in this run (--stores)` : 'read part not run'));
+      continue;
+    }
+    const prism = read!.targets.find((x) => x.id === 'prism')!;
+    const met = t.vsPrism.rps >= TARGETS.vsPrism;
+    rows.push({
+      id,
+      target,
+      measured: `${formatRatio(t.vsPrism.rps)} (${formatInt(t.rps)}/s vs ${formatInt(prism.rps)}/s)`,
+      met,
+      ...(met
+        ? {}
+        : {
+            margin: ratioShortfall(t.vsPrism.rps, TARGETS.vsPrism, false),
+            why:
+              `Prism runs here with its request log silenced (-v silent), its fastest setting, at ${formatInt(prism.rps)}/s. ` +
+              (t.vsKoa.rps !== null && t.vsKoa.rps >= (kind === 'embedded' ? TARGETS.embeddedVsKoa : TARGETS.pgVsKoa)
+                ? readWhy(report, kind)
+                : `The server's own cost per read is explained under the bare-Koa target of the same store above.`),
+          }),
+    });
+  }
+
+  // Growth: read p99 at the large size within 1.5x of the small one.
+  for (const kind of report.stores) {
+    const id = `growth-${kind}-p99`;
+    const g = report.growth?.stores.find((s) => s.store === kind);
+    const target = `${STORE_LABEL[kind]}: read p99 with ${formatInt(g?.large.avatars ?? 1_000_000)} avatars <= ${TARGETS.growthP99Ratio}x that with ${formatInt(g?.small.avatars ?? 1_000)}`;
+    if (!g || g.p99Ratio === null) {
+      rows.push(notMeasured(id, target, 'growth part not run'));
+      continue;
+    }
+    const met = g.p99Ratio <= TARGETS.growthP99Ratio;
+    rows.push({
+      id,
+      target,
+      measured: `${formatRatio(g.p99Ratio)} (${formatNumber(g.large.p99Ms)} ms vs ${formatNumber(g.small.p99Ms)} ms)`,
+      met,
+      ...(met ? {} : { margin: `${formatRatio(g.p99Ratio)} vs <= ${TARGETS.growthP99Ratio}x: the p99 is ${formatNumber(g.large.p99Ms - g.small.p99Ms * TARGETS.growthP99Ratio)} ms above the allowance`, why: growthWhy(g) }),
+    });
+  }
+
+  // Jobs: create to ready on the embedded store.
+  {
+    const id = 'jobs-create-to-ready';
+    const target = `create -> ready median < ${TARGETS.createToReadyMedianMs} ms (embedded, zero-work engine)`;
+    const j = report.jobs?.stores.find((s) => s.store === 'embedded');
+    if (!j) rows.push(notMeasured(id, target, report.jobs ? 'embedded store not in this run' : 'jobs part not run'));
+    else {
+      const met = j.createToReady.p50 < TARGETS.createToReadyMedianMs;
+      rows.push({
+        id,
+        target,
+        measured: `median ${formatNumber(j.createToReady.p50)} ms, p99 ${formatNumber(j.createToReady.p99)} ms (record timestamps, whole ms)`,
+        met,
+        ...(met ? {} : { margin: overBy(j.createToReady.p50, TARGETS.createToReadyMedianMs, 'ms'), why: 'See the jobs section: the runner is woken on create and claims with the query the growth section times.' }),
+      });
+    }
+  }
+
+  // Webhooks: deliveries per second (the backlog drain is the dispatcher's capacity).
+  for (const kind of report.stores) {
+    const id = `webhooks-${kind}-rate`;
+    const target = `${STORE_LABEL[kind]}: webhooks >= ${formatInt(TARGETS.webhooksPerSecond)} deliveries/s`;
+    const drain = report.drain?.stores.find((s) => s.store === kind);
+    const live = report.webhooks?.stores.find((s) => s.store === kind);
+    // Capacity is what the target asks about: the drain of a backlog. The steady-rate run only sends as fast as jobs are made.
+    const rate = drain?.perSecond;
+    if (rate === undefined || Number.isNaN(rate)) {
+      rows.push(notMeasured(id, target, 'deliveries per second are taken from the drain part, which did not run'));
+      continue;
+    }
+    const measured = [
+      `${formatInt(rate)}/s draining ${formatInt(drain!.events)} queued`,
+      live ? `lag p50 ${formatNumber(live.lag.p50)} ms, p99 ${formatNumber(live.lag.p99)} ms at ${report.webhooks!.rate} jobs/s` : '',
+    ]
+      .filter(Boolean)
+      .join('; ');
+    const met = rate >= TARGETS.webhooksPerSecond;
+    rows.push({
+      id,
+      target,
+      measured,
+      met,
+      ...(met
+        ? {}
+        : {
+            margin: `${formatInt(TARGETS.webhooksPerSecond - rate)}/s short (${formatPercent(rate / TARGETS.webhooksPerSecond)} of the target): it would need ${formatRatio(TARGETS.webhooksPerSecond / rate)} its rate`,
+            why: webhookWhy(report, kind),
+          }),
+    });
+  }
+
+  // Conformance.
+  {
+    const id = 'conformance-core';
+    const target = `core conformance run < ${TARGETS.conformanceSeconds} s against the local server`;
+    const c = report.conformance;
+    if (!c || c.status !== 'measured' || c.wallSeconds === undefined) rows.push(notMeasured(id, target, c?.reason ?? 'conformance part not run'));
+    else {
+      const met = c.wallSeconds < TARGETS.conformanceSeconds;
+      rows.push({
+        id,
+        target,
+        measured: `${formatNumber(c.wallSeconds)} s (verdict ${c.verdict})`,
+        met,
+        ...(met
+          ? {}
+          : {
+              margin: overBy(c.wallSeconds, TARGETS.conformanceSeconds, 's'),
+              why: conformanceWhy(c),
+            }),
+      });
+    }
+  }
+
+  // RSS under the read load.
+  for (const kind of report.stores) {
+    const id = `rss-${kind}`;
+    const target = `${STORE_LABEL[kind]}: server RSS < 200 MB under the read load`;
+    const t = server(kind);
+    const peak = t ? Math.max(t.peakRssBytes ?? 0, t.hwmBytes ?? 0) : 0;
+    if (!t || peak === 0) {
+      rows.push(notMeasured(id, target, 'read part not run'));
+      continue;
+    }
+    const met = peak < TARGETS.rssBytes;
+    rows.push({
+      id,
+      target,
+      measured: `peak ${formatNumber(peak / MB)} MB (VmHWM)`,
+      met,
+      ...(met ? {} : { margin: overBy(peak / MB, TARGETS.rssBytes / MB, 'MB'), why: rssWhy(report, kind) }),
+    });
+  }
+  return rows;
+}
+
+function conformanceWhy(c: NonNullable<BenchReport['conformance']>): string {
+  const slowest = c.slowest ?? [];
+  const parts = [`The slowest checks (their times overlap: checks share the run's jobs and wait on the same windows): ${slowest.map((s) => `${s.id} ${formatNumber(s.seconds)} s`).join(', ')}.`];
+  parts.push(
+    `The run is paced by the contract's own limits, not by the server's speed: with the default plan a key may make 10 generation requests a minute (invalid POSTs count too), ` +
+      `so checks that POST several times wait for the window to reopen, and the rate-limit checks use a window up and then wait out its Retry-After. ` +
+      `Windows are aligned on UTC minutes, so these waits depend on where in its minute a window is used up${c.startSecondOfMinute === undefined ? '' : ` (this run started at second ${c.startSecondOfMinute} of its minute)`}. ` +
+      `The rest is the built-in engine's default timings (1.5 s per avatar, 3 s per video). A faster server would not shorten it; a plan with higher limits for the runner's keys, or a shorter window in sandbox, would.`,
+  );
+  return parts.join(' ');
+}
+
+function rssWhy(report: BenchReport, kind: StoreKind): string {
+  const m = report.read?.memory.find((x) => x.store === kind);
+  const idle = report.keys?.stores.find((x) => x.store === kind)?.cases[0]?.rssIdleBytes;
+  const parts: string[] = [];
+  if (idle) parts.push(`The server takes ${formatNumber(idle / MB)} MB idle, before any request (code, the compiled contract validators, the store's client).`);
+  if (m) {
+    const gc = m.traced.gc;
+    parts.push(
+      `Under the same load with --trace-gc (peak ${formatNumber(m.traced.hwmBytes / MB)} MB): ${gc.liveAfterFullGcMB === null ? 'no full GC ran, ' : `after the last full GC the JS heap held ${formatNumber(gc.liveAfterFullGcMB)} MB of live data, `}` +
+        `while V8 had up to ${formatNumber(gc.maxCommittedMB)} MB of heap committed and each scavenge freed about ${formatNumber(gc.scavengeFreedMB)} MB (the young generation, which V8 grows with the allocation rate).`,
+    );
+    const saved = m.traced.hwmBytes - m.capped.hwmBytes;
+    parts.push(
+      `With node ${m.capped.flag} the same load peaks at ${formatNumber(m.capped.hwmBytes / MB)} MB (${formatInt(m.capped.rps)}/s against ${formatInt(m.traced.rps)}/s uncapped)` +
+        (saved > 10 * MB ? `: ${formatNumber(saved / MB)} MB of the peak is heap V8 keeps for allocation speed, not data the server holds.` : '.'),
+    );
+  }
+  return parts.join(' ');
+}
+
+function webhookWhy(report: BenchReport, kind: StoreKind): string {
+  const settings = report.drain?.dispatcher ?? report.webhooks?.dispatcher ?? {};
+  const drain = report.drain?.stores.find((s) => s.store === kind);
+  const parts: string[] = [];
+  if (drain && Number.isFinite(drain.cpuMsPerDelivery)) {
+    const cores = report.machine.cores;
+    const saturated = drain.cpu !== undefined && drain.cpu.machine >= cores - 0.2;
+    const state =
+      drain.serverCores >= 0.8
+        ? 'it is CPU-bound (one event loop), so the rate is about 1 / (CPU per delivery)'
+        : saturated
+          ? `the machine was saturated (PostgreSQL + Redis ${drain.cpu!.databases.toFixed(2)} cores, the benchmark and its receiver ${drain.cpu!.loadGenerator.toFixed(2)}, other processes ${drain.cpu!.other.toFixed(2)}, of ${cores}), so the server got no more`
+          : `it is not CPU-bound: deliveries wait on the store${drain.cpu && drain.cpu.databases > 0.1 ? ` (PostgreSQL + Redis used ${drain.cpu.databases.toFixed(2)} cores meanwhile, on the same ${cores} cores)` : ''} and the network`;
+    parts.push(
+      `While draining, the server process used ${drain.serverCores.toFixed(2)} cores, ${formatNumber(drain.cpuMsPerDelivery)} ms of CPU per delivery: ${state}; ` +
+        `${formatInt(TARGETS.webhooksPerSecond)}/s would need ${formatNumber(1000 / TARGETS.webhooksPerSecond)} ms or less per delivery.`,
+    );
+  }
+  parts.push(
+    `Per delivery the dispatcher claims the event (a write transaction leasing it), reads the account for its signing secret, signs with HMAC-SHA256, ` +
+      `opens a new TCP connection (agent: false, no keep-alive), POSTs, and records the outcome (another write); at most WEBHOOK_CONCURRENCY=${settings.WEBHOOK_CONCURRENCY ?? '?'} are in flight, and each freed slot claims one event at a time.`,
+  );
+  if (drain?.profile) parts.push(`CPU profile while draining: ${topShares(drain.profile, 5)}.`);
+  parts.push(`Keep-alive connections per receiver, claiming and recording in batches, and caching signing secrets would each cut the work per delivery.`);
+  return parts.join(' ');
+}
