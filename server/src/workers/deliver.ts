@@ -1,8 +1,8 @@
 // One HTTP attempt at a webhook: bounded in time and in what it reads, no redirects,
 // and in production only to public addresses, connecting to the address it checked.
 import { lookup as dnsLookup } from 'node:dns';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { isLocalName, isPublicIp } from '../domain/addresses.ts';
 import type { ServiceMode } from '../domain/webhookUrl.ts';
@@ -25,6 +25,33 @@ export const systemResolver: Resolver = (host) =>
       else resolve(addresses.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 })));
     });
   });
+
+/** Receivers whose connections are kept open between deliveries. */
+const MAX_KEPT_AGENTS = 256;
+const agents = new Map<string, HttpAgent>();
+
+/**
+ * One keep-alive agent per receiver and checked address: deliveries to a receiver reuse
+ * its connections instead of opening one each (most of a delivery's cost), and a kept
+ * socket is always one that was opened to an address that passed the checks.
+ */
+function agentFor(url: URL, address: ResolvedAddress): HttpAgent {
+  const key = `${url.protocol}//${url.host}|${address.address}`;
+  let agent = agents.get(key);
+  if (agent) {
+    agents.delete(key); // re-inserted below: the map's order is least recently used first
+  } else {
+    const options = { keepAlive: true, maxSockets: 16, maxFreeSockets: 4, timeout: 30_000 };
+    agent = url.protocol === 'https:' ? new HttpsAgent(options) : new HttpAgent(options);
+    if (agents.size >= MAX_KEPT_AGENTS) {
+      const [oldest, old] = agents.entries().next().value!;
+      agents.delete(oldest);
+      old.destroy();
+    }
+  }
+  agents.set(key, agent);
+  return agent;
+}
 
 export type AttemptResult = { ok: true; status: number } | { ok: false; status: number | null; error: string };
 
@@ -81,18 +108,19 @@ export async function deliverOnce(target: string, body: string, headers: Record<
 
   return new Promise<AttemptResult>((resolve) => {
     let settled = false;
-    const finish = (result: AttemptResult) => {
+    const finish = (result: AttemptResult, reusable = false) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      req.destroy();
+      // A socket whose answer was read to the end goes back to the agent; any other is closed.
+      if (!reusable) req.destroy();
       resolve(result);
     };
     const req = send(url, {
       method: 'POST',
       headers: { ...headers, 'Content-Length': Buffer.byteLength(body) },
       lookup,
-      agent: false,
+      agent: agentFor(url, address),
       servername: isIP(url.hostname.replace(/^\[|\]$/g, '')) ? undefined : url.hostname,
     });
     const timer = setTimeout(() => finish({ ok: false, status: null, error: `no answer within ${options.timeoutMs} ms` }), options.timeoutMs);
@@ -104,11 +132,14 @@ export async function deliverOnce(target: string, body: string, headers: Record<
         read += chunk.length;
         if (read > MAX_RESPONSE_BYTES) res.destroy(); // we only need the status; never buffer a huge answer
       });
-      const done = () =>
-        finish(status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status, error: status >= 300 && status < 400 ? `redirect ${status} not followed` : `status ${status}` });
-      res.on('end', done);
-      res.on('close', done);
-      res.on('error', done);
+      const done = (complete: boolean) =>
+        finish(
+          status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status, error: status >= 300 && status < 400 ? `redirect ${status} not followed` : `status ${status}` },
+          complete,
+        );
+      res.on('end', () => done(true));
+      res.on('close', () => done(false));
+      res.on('error', () => done(false));
     });
     req.end(body);
   });
