@@ -317,6 +317,8 @@ export interface components {
          *     `processing`: a worker is generating it. `ready` and `failed` are terminal and never
          *     change again. The moves are `queued → processing → ready | failed` and
          *     `queued → failed` (a job that cannot be started, for example when its input is refused).
+         *     A poller may never see `processing` when a job is quick: `queued` then `ready` is a
+         *     normal sequence of observations.
          * @enum {string}
          */
         JobStatus: "queued" | "processing" | "ready" | "failed";
@@ -685,10 +687,16 @@ export interface components {
         };
     };
     responses: {
-        /** @description The body is not valid JSON (`invalid_json`). */
+        /** @description The body is not valid JSON (`invalid_json`). The request counted against its rate-limit window, whose headers it carries. */
         BadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -706,40 +714,64 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The account lacks the credits this job costs (`insufficient_credits`). No job was created and nothing was reserved or charged. */
+        /** @description The account lacks the credits this job costs (`insufficient_credits`). No job was created and nothing was reserved or charged. The request counted against its rate-limit window, whose headers it carries. */
         PaymentRequired: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The body is larger than 64 KiB (`payload_too_large`). */
+        /** @description The body is larger than 64 KiB (`payload_too_large`). The request counted against its rate-limit window, whose headers it carries. */
         PayloadTooLarge: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The body is not sent as `application/json` (`unsupported_media_type`). */
+        /** @description The body is not sent as `application/json` (`unsupported_media_type`). The request counted against its rate-limit window, whose headers it carries. */
         UnsupportedMediaType: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The body breaks the schema (`validation_failed`); `errors` names each field and rule. */
+        /** @description The body breaks the schema (`validation_failed`); `errors` names each field and rule. The request counted against its rate-limit window, whose headers it carries. */
         ValidationFailedAvatar: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -784,40 +816,64 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description No record with this ID exists for the key's account (`not_found`). Records of other accounts answer the same, so their existence does not leak. */
+        /** @description No record with this ID exists for the key's account (`not_found`). Records of other accounts answer the same, so their existence does not leak. The request counted against its rate-limit window, whose headers it carries. */
         NotFound: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description `avatar_id` names no avatar of the key's account (`not_found`). */
+        /** @description `avatar_id` names no avatar of the key's account (`not_found`). The request counted against its rate-limit window, whose headers it carries. */
         AvatarNotFound: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The avatar is `queued`, `processing` or `failed`; a video can be made only from a `ready` avatar (`avatar_not_ready`). Nothing was reserved. */
+        /** @description The avatar is `queued`, `processing` or `failed`; a video can be made only from a `ready` avatar (`avatar_not_ready`). Nothing was reserved. The request counted against its rate-limit window, whose headers it carries. */
         AvatarNotReady: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The body breaks the schema, or `webhook_url` is refused (`validation_failed`); `errors` names each field and rule. */
+        /** @description The body breaks the schema, or `webhook_url` is refused (`validation_failed`); `errors` names each field and rule. The request counted against its rate-limit window, whose headers it carries. */
         ValidationFailedVideo: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -865,10 +921,10 @@ export interface components {
     requestBodies: never;
     headers: {
         /**
-         * @description Path of the new record, to poll with GET.
+         * @description Path of the new avatar, to poll with GET.
          * @example /v1/avatars/av_3k9x2m7q4w8e1r5t6y0u2i4o
          */
-        Location: string;
+        AvatarLocation: string;
         /**
          * @description Identifies this request in the service's logs. A valid `X-Request-Id` sent by the client (1 to 128 letters, digits, `-`, `_`, `.`) is echoed back; otherwise the service makes one.
          * @example req_7d2f9a4c1e6b8d3f
@@ -914,6 +970,11 @@ export interface components {
          * @example 17
          */
         "Retry-After": number;
+        /**
+         * @description Path of the new avatar video, to poll with GET.
+         * @example /v1/avatar-videos/vid_8f2k4m6n1p3q5r7s9t0v2w4x
+         */
+        AvatarVideoLocation: string;
     };
     pathItems: never;
 }
@@ -935,7 +996,7 @@ export interface operations {
             /** @description Accepted. The body is the new avatar, as GET returns it; generation goes on in the background. */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    Location: components["headers"]["AvatarLocation"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -1014,7 +1075,7 @@ export interface operations {
             /** @description Accepted. The body is the new avatar video, as GET returns it. */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    Location: components["headers"]["AvatarVideoLocation"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];

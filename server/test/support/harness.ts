@@ -51,7 +51,7 @@ export async function startTestService(
     const type = res.headers.get('content-type') ?? '';
     const parsed = type.includes('json') && text ? JSON.parse(text) : text;
     expect(res.headers.get('x-request-id'), `X-Request-Id on ${method} ${path}`).toBeTruthy();
-    expect(contractViolations({ method, path, status: res.status, headers: res.headers, body: parsed })).toEqual([]);
+    expect(contractViolations({ method, path, status: res.status, headers: res.headers, text, body: parsed })).toEqual([]);
     return { status: res.status, headers: res.headers, body: parsed };
   };
 

@@ -1,0 +1,212 @@
+// The typed client for the Avatar Service API: openapi-fetch over the generated types,
+// bearer authentication (ND-AUTH-PRESENTATION), waiting out 429s (RL-CLIENT-WAIT) and
+// polling jobs with backoff (RL-CLIENT-BACKOFF). It knows nothing of the server's code:
+// only the contract.
+import createClient, { type Client } from 'openapi-fetch';
+import type { components, paths } from '../../generated/openapi.ts';
+
+export * from './signature.ts';
+export * from './verify.ts';
+export * from './receiver.ts';
+
+type Schemas = components['schemas'];
+export type Avatar = Schemas['Avatar'];
+export type AvatarVideo = Schemas['AvatarVideo'];
+export type AvatarCreateRequest = Schemas['AvatarCreateRequest'];
+export type AvatarVideoCreateRequest = Schemas['AvatarVideoCreateRequest'];
+export type Account = Schemas['Account'];
+export type Problem = Schemas['Problem'];
+export type JobStatus = Schemas['JobStatus'];
+export type { components, paths };
+
+export type JobKind = 'avatar' | 'avatar_video';
+export const TERMINAL_STATUSES: readonly string[] = ['ready', 'failed'];
+
+/** The statuses worth waiting for a 429 or 503 to clear: both carry Retry-After. */
+const RETRYABLE_STATUSES = new Set([429, 503]);
+
+export interface RetryOptions {
+  /** Attempts in all, the first included. 1 turns retrying off. Default 4. */
+  maxAttempts?: number;
+  /**
+   * The caller's bound: the most seconds one call may spend waiting for limits to
+   * clear, all retries together. A Retry-After beyond what is left of it is not waited
+   * for; the 429 is returned instead. Default 120.
+   */
+  maxWaitSeconds?: number;
+}
+
+export interface AvatarClientOptions {
+  /** Scheme, host and port, without /v1 (e.g. http://localhost:3000). */
+  baseUrl: string;
+  apiKey: string;
+  /** Retrying 429 and 503 after Retry-After; `false` returns them at once. */
+  retry?: RetryOptions | false;
+  fetch?: (request: Request) => Promise<Response>;
+  /** Injectable for tests: how to wait, what time it is, and the jitter source. */
+  sleep?: (ms: number) => Promise<void>;
+  now?: () => number;
+  random?: () => number;
+  /** Extra headers on every request, e.g. X-Request-Id. */
+  headers?: Record<string, string>;
+}
+
+export interface WaitOptions {
+  /** Give up after this long, counted from the call. Default 10 minutes. */
+  deadlineMs?: number;
+  /** The first wait between polls. Default 1 s. */
+  initialDelayMs?: number;
+  /** The longest wait between polls. Default 30 s. */
+  maxDelayMs?: number;
+  /** Growth of the wait after each poll. Default 2. */
+  factor?: number;
+  /** Called with each record polled, e.g. to log progress. */
+  onPoll?: (record: Avatar | AvatarVideo, response: Response) => void;
+}
+
+/** A job did not reach `ready` or `failed` before the caller's deadline. */
+export class WaitTimeoutError extends Error {
+  readonly last: Avatar | AvatarVideo | undefined;
+  constructor(message: string, last: Avatar | AvatarVideo | undefined) {
+    super(message);
+    this.name = 'WaitTimeoutError';
+    this.last = last;
+  }
+}
+
+/** Polling met an answer other than the record (a 404, a 401, a 5xx after retries). */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly problem: Problem | undefined;
+  constructor(status: number, problem: Problem | undefined, message: string) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.problem = problem;
+  }
+}
+
+/**
+ * Seconds to wait according to Retry-After (delta-seconds or an HTTP date, RFC 9110
+ * §10.2.3), falling back to RateLimit-Reset; undefined when neither is usable.
+ */
+export function retryAfterSeconds(headers: Headers, nowMs: number = Date.now()): number | undefined {
+  const retryAfter = headers.get('retry-after')?.trim();
+  if (retryAfter) {
+    if (/^\d+$/.test(retryAfter)) return Number(retryAfter);
+    const date = Date.parse(retryAfter);
+    if (!Number.isNaN(date)) return Math.max(0, Math.ceil((date - nowMs) / 1000));
+  }
+  const reset = headers.get('ratelimit-reset')?.trim();
+  if (reset && /^\d+$/.test(reset)) return Number(reset);
+  return undefined;
+}
+
+/**
+ * Wraps a fetch so that a 429 or 503 is retried only after the server's Retry-After
+ * has passed (RL-CLIENT-WAIT), and only within the caller's bound.
+ */
+export function fetchHonouringRetryAfter(
+  baseFetch: (request: Request) => Promise<Response>,
+  retry: Required<RetryOptions>,
+  sleep: (ms: number) => Promise<void>,
+  now: () => number,
+): (request: Request) => Promise<Response> {
+  return async (request) => {
+    let waitedSeconds = 0;
+    for (let attempt = 1; ; attempt++) {
+      // A Request body can be read once; each attempt sends a copy.
+      const response = await baseFetch(request.clone());
+      if (!RETRYABLE_STATUSES.has(response.status) || attempt >= retry.maxAttempts) return response;
+      // Without Retry-After or RateLimit-Reset, wait one second: never a tight loop.
+      const seconds = retryAfterSeconds(response.headers, now()) ?? 1;
+      if (waitedSeconds + seconds > retry.maxWaitSeconds) return response;
+      await response.body?.cancel();
+      await sleep(seconds * 1000);
+      waitedSeconds += seconds;
+    }
+  };
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export type AvatarApi = Client<paths>;
+
+export function createAvatarClient(options: AvatarClientOptions) {
+  const sleep = options.sleep ?? defaultSleep;
+  const now = options.now ?? Date.now;
+  const random = options.random ?? Math.random;
+  const baseFetch = options.fetch ?? ((request: Request) => globalThis.fetch(request));
+  const fetch =
+    options.retry === false
+      ? baseFetch
+      : fetchHonouringRetryAfter(
+          baseFetch,
+          { maxAttempts: options.retry?.maxAttempts ?? 4, maxWaitSeconds: options.retry?.maxWaitSeconds ?? 120 },
+          sleep,
+          now,
+        );
+
+  const api: AvatarApi = createClient<paths>({
+    baseUrl: options.baseUrl.replace(/\/+$/, ''),
+    fetch,
+    headers: { ...options.headers, Authorization: `Bearer ${options.apiKey}` },
+  });
+
+  const client = {
+    /** The underlying openapi-fetch client, typed for every path. */
+    api,
+    createAvatar: (body: AvatarCreateRequest) => api.POST('/v1/avatars', { body }),
+    getAvatar: (id: string) => api.GET('/v1/avatars/{id}', { params: { path: { id } } }),
+    createAvatarVideo: (body: AvatarVideoCreateRequest) => api.POST('/v1/avatar-videos', { body }),
+    getAvatarVideo: (id: string) => api.GET('/v1/avatar-videos/{id}', { params: { path: { id } } }),
+    getMe: () => api.GET('/v1/me'),
+    waitForTerminal,
+  };
+
+  /**
+   * Polls an avatar or avatar video until it is `ready` or `failed` and returns that
+   * record (RL-CLIENT-BACKOFF). Waits grow by `factor` from `initialDelayMs` up to
+   * `maxDelayMs`, each drawn from [half, all] of the current step ("equal jitter"), so
+   * many clients started together spread out. Throws WaitTimeoutError at the deadline.
+   */
+  function waitForTerminal(kind: 'avatar', id: string, wait?: WaitOptions): Promise<Avatar>;
+  function waitForTerminal(kind: 'avatar_video', id: string, wait?: WaitOptions): Promise<AvatarVideo>;
+  function waitForTerminal(kind: JobKind, id: string, wait?: WaitOptions): Promise<Avatar | AvatarVideo>;
+  async function waitForTerminal(kind: JobKind, id: string, wait: WaitOptions = {}): Promise<Avatar | AvatarVideo> {
+    const deadline = now() + (wait.deadlineMs ?? 600_000);
+    const maxDelay = wait.maxDelayMs ?? 30_000;
+    const factor = wait.factor ?? 2;
+    let step = Math.min(wait.initialDelayMs ?? 1000, maxDelay);
+    let last: Avatar | AvatarVideo | undefined;
+    for (;;) {
+      const result = kind === 'avatar' ? await client.getAvatar(id) : await client.getAvatarVideo(id);
+      if (result.data) {
+        last = result.data;
+        wait.onPoll?.(result.data, result.response);
+        if (TERMINAL_STATUSES.includes(result.data.status)) return result.data;
+      } else if (result.response.status < 500 && result.response.status !== 429) {
+        const problem = result.error as Problem | undefined;
+        throw new ApiError(
+          result.response.status,
+          problem,
+          `GET ${kind === 'avatar' ? '/v1/avatars' : '/v1/avatar-videos'}/${id} answered ${result.response.status}${problem?.code ? ` ${problem.code}` : ''}`,
+        );
+      }
+      // A 5xx or a 429 still there after the client's own retries: keep polling.
+      const delay = step / 2 + random() * (step / 2);
+      if (now() + delay > deadline) {
+        throw new WaitTimeoutError(
+          `${kind} ${id} is still ${last?.status ?? 'unknown'} at the deadline`,
+          last,
+        );
+      }
+      await sleep(delay);
+      step = Math.min(step * factor, maxDelay);
+    }
+  }
+
+  return client;
+}
+
+export type AvatarClient = ReturnType<typeof createAvatarClient>;

@@ -1,0 +1,33 @@
+import { defineCheck, fail, STATEFUL } from '../../check.ts';
+import { skip } from '../../context.ts';
+import { balanceOf } from '../../world.ts';
+import { show } from './ledger.ts';
+
+export default defineCheck({
+  id: 'credits.402-starts-nothing',
+  title: 'After a 402 no job exists and nothing was reserved or charged',
+  clauses: ['CR-402-NO-JOB'],
+  profiles: STATEFUL,
+  needs: ['empty-key'],
+  async run(ctx) {
+    const exchange = await ctx.world.insufficientAttempt();
+    if (exchange.status !== 402) skip(`the request without credits was answered ${exchange.status}, not 402 (see credits.insufficient-credits-402)`);
+    if (exchange.responseHeaders.location) {
+      fail({ clause: 'CR-402-NO-JOB', message: 'the 402 answer points at a new record', expected: 'no Location header', received: `Location: ${exchange.responseHeaders.location}`, fix: 'Create nothing when credits are short.', exchanges: [exchange] });
+    }
+    await ctx.world.allSettled();
+    const before = balanceOf(ctx.world.snapshots.get('empty:before'));
+    const after = balanceOf(ctx.world.snapshots.get('empty:after'));
+    if (before && after && (after.reserved !== before.reserved || after.used !== before.used)) {
+      fail({ clause: 'CR-402-NO-JOB', message: 'the account without credits shows credits held or charged after its 402', expected: `reserved ${before.reserved} and used ${before.used}, unchanged`, received: `before: ${show(before)}; after: ${show(after)}`, fix: 'Reserve nothing for a refused request.', exchanges: [exchange] });
+    }
+    // A job started despite the 402 would send its webhook when it ends: give it as long
+    // as the run's own jobs took.
+    if (ctx.receiver) {
+      const deliveries = await ctx.receiver.waitFor('refused-402', 1, ctx.world.settleGraceMs(exchange.startedAt));
+      if (deliveries.length > 0) {
+        fail({ clause: 'CR-402-NO-JOB', message: 'a webhook arrived for the request that was refused with 402: a job was started anyway', expected: 'no event for a refused request', received: `${deliveries.length} delivery(ies), type ${JSON.stringify((deliveries[0]?.json as { type?: unknown } | undefined)?.type)}`, fix: 'Start the job only after the credit reservation succeeded.', exchanges: [exchange] });
+      }
+    }
+  },
+});

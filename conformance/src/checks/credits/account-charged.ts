@@ -1,0 +1,40 @@
+import { defineCheck, fail, STATEFUL } from '../../check.ts';
+import { isJson } from '../../world.ts';
+import { balances, chargedFor, show } from './ledger.ts';
+
+export default defineCheck({
+  id: 'credits.account-charged',
+  title: "Jobs are paid by the key's own account and no other",
+  clauses: ['CR-ACCOUNT', 'AUTH-ACCOUNT'],
+  decisions: ['ND-ME'],
+  profiles: STATEFUL,
+  needs: ['second-key'],
+  optionalIn: ['core', 'production'],
+  async run(ctx) {
+    const jobs = await ctx.world.allSettled();
+    const main = balances(ctx.world, 'main', 'before', 'after');
+    const second = balances(ctx.world, 'second', 'before', 'after');
+    const mainCharged = chargedFor(jobs, 'main');
+    if (mainCharged.count > 0 && !(main.after.available < main.before.available)) {
+      fail({ clause: 'CR-ACCOUNT', message: `${mainCharged.count} jobs of the --api-key account reached ready, but its balance did not go down`, expected: `available below ${main.before.available}`, received: show(main.after), fix: "Charge each job to the account its key belongs to." });
+    }
+    const secondCharged = chargedFor(jobs, 'second');
+    const moved = second.after.used - second.before.used;
+    if (second.after.reserved !== second.before.reserved || (secondCharged.known && moved !== secondCharged.total)) {
+      fail({
+        clause: 'CR-ACCOUNT',
+        message: "the other account's balance moved while only the --api-key account made jobs",
+        expected: `used up by ${secondCharged.total} (its own ready jobs), reserved unchanged`,
+        received: `before: ${show(second.before)}; after: ${show(second.after)}`,
+        fix: "Charge each job to the account its key belongs to, never to another.",
+      });
+    }
+    if (ctx.contract) {
+      const id = (key: 'main' | 'second') => {
+        const json = ctx.world.snapshots.get(`${key}:before`)?.json;
+        return isJson(json) ? json.account_id : undefined;
+      };
+      if (id('main') === id('second')) fail({ clause: 'AUTH-ACCOUNT', message: 'both keys report the same account_id', received: String(id('main')) });
+    }
+  },
+});

@@ -1,0 +1,33 @@
+import { defineCheck, fail, STATEFUL } from '../../check.ts';
+import { PrerequisiteError } from '../../context.ts';
+import { balances, creditsOf, show } from './ledger.ts';
+
+export default defineCheck({
+  id: 'credits.reserved-on-accept',
+  title: "An accepted job holds its credits at once (seen in GET /v1/me)",
+  clauses: ['CR-RESERVE'],
+  decisions: ['ND-ME', 'ND-CREDIT-COST'],
+  profiles: STATEFUL,
+  // The source does not say what /v1/me shows; without the contract it may show nothing.
+  optionalIn: ['core', 'production'],
+  async run(ctx) {
+    await ctx.world.kickoff();
+    const job = ctx.world.job('prompt-avatar');
+    if (!job?.id) throw new PrerequisiteError('the prompt avatar was not created');
+    const { before, after } = balances(ctx.world, 'main', 'before', 'after-first');
+    const cost = creditsOf(job) ?? 1;
+    const held = after.reserved + after.used - (before.reserved + before.used);
+    const spent = before.available - after.available;
+    // At least the job's cost: a job that already finished moved it from reserved to used.
+    if (held < cost || spent < cost) {
+      fail({
+        clause: 'CR-RESERVE',
+        message: `right after avatar ${job.id} was accepted, its ${cost} credits were not held`,
+        expected: `available down by ${cost}, reserved + used up by ${cost}`,
+        received: `before: ${show(before)}; after: ${show(after)}`,
+        fix: 'Reserve the credits in the same step that accepts the job, before answering.',
+        exchanges: [ctx.world.snapshots.get('main:before')!, job.create, ctx.world.snapshots.get('main:after-first')!],
+      });
+    }
+  },
+});

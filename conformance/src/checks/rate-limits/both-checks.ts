@@ -1,0 +1,41 @@
+import { defineCheck, fail, STATEFUL } from '../../check.ts';
+import { skip } from '../../context.ts';
+import { describe, isSuccess } from '../../expect.ts';
+import { exhaust, refuseNow } from './exhaustion.ts';
+
+export default defineCheck({
+  id: 'rate-limits.both-checks',
+  title: 'A job is accepted only within the rate limit and with enough credits',
+  clauses: ['RL-BOTH-CHECKS'],
+  profiles: STATEFUL,
+  phase: 'exhaust',
+  async run(ctx) {
+    if (!(await exhaust(ctx)).refused) skip('no key could be taken over its limit (see rate-limits.over-limit-429)');
+    const exhaustion = await refuseNow(ctx);
+    if (!exhaustion.refused) skip('the key could not be taken over its limit again');
+    // Credits but no room: a valid request right after the 429 must be refused too.
+    const url = ctx.world.webhookUrl('refused-429', 'ok');
+    const body = { type: 'prompt', name: 'Conformance over the limit', prompt: 'A presenter that must never be generated.', ...(url ? { webhook_url: url } : {}) };
+    const sentAt = ctx.now();
+    const exchange = await ctx.http.send({ key: exhaustion.key, method: 'POST', path: '/v1/avatars', json: body, on429: 'return', pace: false, note: 'valid request over the rate limit' });
+    const retryAfter = Number(exhaustion.refused.responseHeaders['retry-after'] ?? exhaustion.refused.responseHeaders['ratelimit-reset'] ?? NaN);
+    const windowStillClosed = Number.isNaN(retryAfter) || sentAt < (exhaustion.refusedAt ?? 0) + retryAfter * 1000;
+    if (isSuccess(exchange)) {
+      ctx.world.trackUnexpected('unexpected-avatar-over-limit', 'avatar', exhaustion.key, exchange);
+      if (!windowStillClosed) skip('the window reopened before the valid request could be sent; nothing to conclude');
+      fail({ clause: 'RL-BOTH-CHECKS', message: 'a valid request with credits but over the rate limit was accepted', expected: '429', received: describe(exchange), fix: 'Check the rate limit before accepting any generation request.', exchanges: [exhaustion.refused, exchange] });
+    }
+    if (exchange.status !== 429 && windowStillClosed) {
+      fail({ clause: 'RL-BOTH-CHECKS', message: `a valid request over the rate limit was answered ${exchange.status}`, expected: '429', received: describe(exchange), fix: 'The rate limit is checked first, before the request and its credits.', exchanges: [exchange] });
+    }
+    // Room but no credits: the 402 of the key without credits.
+    if (ctx.hasKey('empty')) {
+      const refused = await ctx.world.insufficientAttempt();
+      if (isSuccess(refused)) fail({ clause: 'RL-BOTH-CHECKS', message: 'a request within the rate limit but without credits was accepted', expected: '402', received: describe(refused), exchanges: [refused] });
+    }
+    if (ctx.receiver) {
+      const deliveries = await ctx.receiver.waitFor('refused-429', 1, ctx.world.settleGraceMs(exchange.startedAt));
+      if (deliveries.length) fail({ clause: 'RL-BOTH-CHECKS', message: 'a webhook arrived for a request refused with 429: a job was started anyway', received: `${deliveries.length} delivery(ies)` });
+    }
+  },
+});

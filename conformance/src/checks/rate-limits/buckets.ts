@@ -1,0 +1,55 @@
+import { defineCheck, fail, STATEFUL } from '../../check.ts';
+import { skip } from '../../context.ts';
+import { describe } from '../../expect.ts';
+import { isJson } from '../../world.ts';
+import { exhaust, refuseNow, stillRefused } from './exhaustion.ts';
+
+export default defineCheck({
+  id: 'rate-limits.buckets',
+  title: 'Reads and generation requests have separate buckets with the documented limits',
+  clauses: ['RL-BUCKETS'],
+  decisions: ['ND-ME'],
+  profiles: STATEFUL,
+  phase: 'exhaust',
+  async run(ctx) {
+    const expected = ctx.options.expectedLimits;
+    // The limits every answer advertised, per bucket.
+    for (const exchange of ctx.http.log) {
+      const limit = exchange.responseHeaders['ratelimit-limit'];
+      if (!exchange.bucket || limit === undefined || !/^\d+$/.test(limit.trim())) continue;
+      const allowed = expected[exchange.bucket];
+      if (!allowed.includes(Number(limit))) {
+        fail({
+          clause: 'RL-BUCKETS',
+          message: `a ${exchange.bucket} request advertised RateLimit-Limit ${limit}`,
+          expected: `one of ${allowed.join(', ')} (per minute, per day)`,
+          received: limit,
+          fix: `Give the ${exchange.bucket} bucket its documented limits; reads: 120/minute and 10,000/day, generation: 10/minute and 300/day.`,
+          exchanges: [exchange],
+        });
+      }
+    }
+    if (ctx.contract) {
+      const me = ctx.http.log.find((e) => e.path === '/v1/me' && e.status === 200 && e.key === 'main');
+      const limits = isJson(me?.json) && isJson(me.json.rate_limits) ? me.json.rate_limits : undefined;
+      for (const bucket of ['read', 'generation'] as const) {
+        const windows = limits && isJson(limits[bucket]) ? limits[bucket] : undefined;
+        const minute = windows && isJson(windows.minute) ? windows.minute.limit : undefined;
+        const day = windows && isJson(windows.day) ? windows.day.limit : undefined;
+        if (!expected[bucket].includes(minute as number) || !expected[bucket].includes(day as number)) {
+          fail({ clause: 'RL-BUCKETS', message: `GET /v1/me shows ${bucket} limits ${String(minute)}/minute and ${String(day)}/day`, expected: expected[bucket].join(' and '), received: `${String(minute)} and ${String(day)}`, fix: 'Show the key\'s real windows in rate_limits.', ...(me ? { exchanges: [me] } : {}) });
+        }
+      }
+    }
+    // A key over its generation limit can still read.
+    if (!(await exhaust(ctx)).refused) skip('no key could be taken over its generation limit (see rate-limits.over-limit-429)');
+    const exhaustion = await refuseNow(ctx);
+    if (!exhaustion.refused) skip('the key could not be taken over its limit again');
+    const read = await ctx.http.send({ key: exhaustion.key, method: 'GET', path: '/v1/me', on429: 'return', note: 'a read while generation is used up' });
+    const confirm = await stillRefused(ctx, exhaustion.key);
+    if (confirm.status !== 429) skip('the generation window reopened during the check; nothing to conclude');
+    if (read.status === 429) {
+      fail({ clause: 'RL-BUCKETS', message: `a read was refused because the ${exhaustion.key} key had used up its generation window`, expected: '200: reads have their own bucket', received: describe(read), fix: 'Count GET requests in the read bucket only.', exchanges: [exhaustion.refused, read] });
+    }
+  },
+});

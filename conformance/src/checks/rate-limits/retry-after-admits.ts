@@ -1,0 +1,35 @@
+import { defineCheck, fail, STATEFUL } from '../../check.ts';
+import { skip } from '../../context.ts';
+import { describe, validPromptAvatar, without } from '../../expect.ts';
+import { exhaust, refuseNow } from './exhaustion.ts';
+
+export default defineCheck({
+  id: 'rate-limits.retry-after-admits',
+  title: 'Waiting Retry-After seconds is enough to be admitted again',
+  clauses: ['RL-429'],
+  profiles: STATEFUL,
+  phase: 'exhaust',
+  async run(ctx) {
+    if (!(await exhaust(ctx)).refused) skip('no key could be taken over its limit (see rate-limits.over-limit-429)');
+    const { key, refused } = await refuseNow(ctx);
+    if (!refused) skip('the key could not be taken over its limit again');
+    const header = refused.responseHeaders['retry-after'];
+    if (header === undefined || !/^\s*\d+\s*$/.test(header)) skip('the 429 carried no Retry-After seconds to honour (see rate-limits.over-limit-429)');
+    const seconds = Number(header);
+    if (seconds > ctx.options.maxRateLimitWaitSeconds) skip(`Retry-After is ${seconds} s, beyond the ${ctx.options.maxRateLimitWaitSeconds} s this run may wait`);
+    // Retry-After counts from the answer; a quarter second covers the whole-second rounding.
+    const waitUntil = refused.startedAt + refused.durationMs + seconds * 1000 + 250;
+    await ctx.sleep(Math.max(0, waitUntil - ctx.now()));
+    const exchange = await ctx.http.send({ key, method: 'POST', path: '/v1/avatars', json: without(validPromptAvatar(), 'prompt'), on429: 'return', pace: false, note: 'after waiting Retry-After' });
+    if (exchange.status === 429) {
+      fail({
+        clause: 'RL-429',
+        message: `the key was still refused after waiting the ${seconds} s that Retry-After asked for`,
+        expected: 'admitted again (here: 4xx for the invalid body, not 429)',
+        received: describe(exchange),
+        fix: 'Set Retry-After to the seconds until the refusing window admits a request again.',
+        exchanges: [refused, exchange],
+      });
+    }
+  },
+});

@@ -1,0 +1,25 @@
+import { defineCheck, fail, STATEFUL } from '../../check.ts';
+
+export default defineCheck({
+  id: 'states.polling-tells-final-state',
+  title: 'Polling alone takes every job of the run to ready or failed, webhook or not',
+  clauses: ['ST-POLL-TRUTH'],
+  profiles: STATEFUL,
+  async run(ctx) {
+    const jobs = (await ctx.world.allSettled()).filter((job) => job.id !== undefined);
+    if (jobs.length === 0) fail({ clause: 'ST-POLL-TRUTH', message: 'no job of the run was created, so there was nothing to poll' });
+    const outcomes = await Promise.allSettled(jobs.map((job) => job.settled));
+    outcomes.forEach((outcome, index) => {
+      const job = jobs[index]!;
+      if (outcome.status === 'rejected') {
+        fail({
+          clause: 'ST-POLL-TRUTH',
+          message: `polling ${job.label} ${job.id} never showed ready or failed within ${ctx.options.jobTimeoutSeconds} s (webhook: ${job.webhookMode ?? 'none'})`,
+          expected: 'status ready or failed',
+          received: `statuses seen: ${[...new Set(job.polls.map((p) => p.status))].join(' → ') || 'none'}`,
+          fix: 'Finish every job and report its final state on GET; raise --job-timeout if jobs are just slow.',
+        });
+      }
+    });
+  },
+});

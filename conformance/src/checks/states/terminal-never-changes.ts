@@ -1,0 +1,69 @@
+import { defineCheck, fail, STATEFUL } from '../../check.ts';
+import type { Exchange, Http } from '../../http.ts';
+import { isJson, statusOf, type TrackedJob } from '../../world.ts';
+
+const TERMINAL = ['ready', 'failed'];
+/** Members that must not move once a job is terminal (contract: the record never changes). */
+const FROZEN = ['status', 'error', 'video_url', 'preview_image_url', 'credits', 'completed_at', 'updated_at'];
+
+export default defineCheck({
+  id: 'states.terminal-never-changes',
+  title: 'ready and failed are final: terminal records never change state',
+  clauses: ['ST-TERMINAL'],
+  decisions: ['ND-STATES'],
+  profiles: STATEFUL,
+  async run(ctx) {
+    const jobs = (await ctx.world.allSettled()).filter((job) => job.terminal !== undefined);
+    if (jobs.length === 0) fail({ clause: 'ST-TERMINAL', message: 'no job of the run reached ready or failed, so finality could not be watched' });
+    // Watch every terminal record for a while, reading it twice.
+    const half = (ctx.options.terminalObserveSeconds * 1000) / 2;
+    for (let round = 0; round < 2; round++) {
+      await ctx.sleep(half);
+      for (const job of jobs) {
+        const exchange = await read(ctx.http, job);
+        compare(job, exchange, ctx.contract);
+      }
+    }
+    // Nothing polled after the first terminal record may differ either.
+    for (const job of jobs) {
+      const first = job.polls.findIndex((poll) => TERMINAL.includes(poll.status));
+      const moved = job.polls.slice(first + 1).find((poll) => poll.status !== job.polls[first]?.status);
+      if (first >= 0 && moved) {
+        fail({ clause: 'ST-TERMINAL', message: `${job.label} ${job.id} went from ${job.polls[first]?.status} to ${moved.status}`, expected: `status stays ${job.polls[first]?.status}`, received: moved.status, fix: 'Never move a job out of ready or failed.' });
+      }
+    }
+  },
+});
+
+function read(http: Http, job: TrackedJob): Promise<Exchange> {
+  const path = job.kind === 'avatar' ? `/v1/avatars/${job.id}` : `/v1/avatar-videos/${job.id}`;
+  return http.send({ key: job.key, method: 'GET', path, note: `is ${job.label} still ${String(job.terminal?.status)}?` });
+}
+
+function compare(job: TrackedJob, exchange: Exchange, contract: boolean): void {
+  const before = job.terminal!;
+  const now = statusOf(exchange.json);
+  if (exchange.status !== 200 || now !== before.status) {
+    fail({
+      clause: 'ST-TERMINAL',
+      message: `${job.label} ${job.id} was ${String(before.status)} and later read as ${now ?? `HTTP ${exchange.status}`}`,
+      expected: `status ${String(before.status)} for good`,
+      received: now ? `status ${now}` : `HTTP ${exchange.status}`,
+      fix: 'ready and failed are terminal: nothing may change a job afterwards.',
+      exchanges: [exchange],
+    });
+  }
+  if (!contract || !isJson(exchange.json)) return;
+  for (const member of FROZEN) {
+    if (JSON.stringify(exchange.json[member]) !== JSON.stringify(before[member])) {
+      fail({
+        clause: 'ND-STATES',
+        message: `${job.label} ${job.id} changed ${member} after it was ${String(before.status)}`,
+        expected: JSON.stringify(before[member]),
+        received: JSON.stringify(exchange.json[member]),
+        fix: 'A terminal record never changes again (openapi/README.md, ND-STATES).',
+        exchanges: [exchange],
+      });
+    }
+  }
+}

@@ -1,0 +1,33 @@
+import { CONTRACT_ONLY, defineCheck, fail } from '../../check.ts';
+
+/**
+ * ND-STATES: queued → processing → ready | failed, and queued → failed. Polling samples
+ * the states, so a short `processing` may be missed: queued → ready is what a poller
+ * sees of queued → processing → ready. Any move backwards, or out of a terminal state,
+ * is a violation.
+ */
+const NEXT: Record<string, string[]> = { queued: ['processing', 'ready', 'failed'], processing: ['ready', 'failed'], ready: [], failed: [] };
+
+export default defineCheck({
+  id: 'states.transitions-documented',
+  title: 'Jobs move only along queued → processing → ready | failed',
+  clauses: [],
+  decisions: ['ND-STATES'],
+  profiles: CONTRACT_ONLY,
+  async run(ctx) {
+    const jobs = (await ctx.world.allSettled()).filter((job) => job.polls.length > 0);
+    for (const job of jobs) {
+      const path = job.polls.map((poll) => poll.status).filter((status, i, all) => i === 0 || all[i - 1] !== status);
+      if (path[0] !== 'queued') {
+        fail({ clause: 'ND-STATES', message: `${job.label} ${job.id} started as ${path[0]}`, expected: 'queued', received: String(path[0]), fix: 'A new job is queued.' });
+      }
+      for (let i = 1; i < path.length; i++) {
+        const from = path[i - 1]!;
+        const to = path[i]!;
+        if (!(NEXT[from] ?? []).includes(to)) {
+          fail({ clause: 'ND-STATES', message: `${job.label} ${job.id} moved ${from} → ${to}`, expected: `${from} → ${(NEXT[from] ?? []).join(' | ') || '(nothing)'}`, received: path.join(' → '), fix: 'Follow the documented state machine.' });
+        }
+      }
+    }
+  },
+});

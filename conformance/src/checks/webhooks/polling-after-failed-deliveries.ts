@@ -1,0 +1,30 @@
+import { defineCheck, fail, STATEFUL } from '../../check.ts';
+import { PrerequisiteError, skip } from '../../context.ts';
+import { statusOf } from '../../world.ts';
+
+export default defineCheck({
+  id: 'webhooks.polling-after-failed-deliveries',
+  title: 'When deliveries keep failing, polling still tells the final state',
+  clauses: ['WH-GIVE-UP'],
+  profiles: STATEFUL,
+  needs: ['receiver'],
+  async run(ctx) {
+    const job = await ctx.world.kickoffJob('photo-avatar');
+    const record = await job.settled;
+    if (!job.webhookUrl) throw new PrerequisiteError('the photo avatar has no webhook');
+    const attempts = await ctx.receiver!.waitFor(job.label, 2, (ctx.options.webhookFirstRetrySeconds * 1.2 + 1) * 1000 + ctx.options.webhookRetryTimeoutSeconds * 1000);
+    if (attempts.length < 2) skip(`only ${attempts.length} delivery attempt(s) arrived for the always-failing receiver (see webhooks.retried-after-failure)`);
+    const exchange = await ctx.http.send({ key: 'main', method: 'GET', path: `/v1/avatars/${job.id}`, note: 'polling after failed deliveries' });
+    const status = statusOf(exchange.json);
+    if (exchange.status !== 200 || status !== record.status) {
+      fail({
+        clause: 'WH-GIVE-UP',
+        message: `after ${attempts.length} failed deliveries, GET /v1/avatars/${job.id} answers ${status ?? exchange.status} instead of its final state ${String(record.status)}`,
+        expected: `200 with status ${String(record.status)}`,
+        received: `${exchange.status}${status ? ` with status ${status}` : ''}`,
+        fix: 'Keep serving the final state on GET whatever happens to the deliveries.',
+        exchanges: [exchange],
+      });
+    }
+  },
+});

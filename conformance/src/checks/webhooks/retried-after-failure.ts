@@ -1,0 +1,54 @@
+import { defineCheck, fail, STATEFUL } from '../../check.ts';
+import { describeDelivery, retried } from './arrivals.ts';
+import { skip } from '../../context.ts';
+
+export default defineCheck({
+  id: 'webhooks.retried-after-failure',
+  title: 'A delivery answered 500 is retried after a delay, and not after success',
+  clauses: ['WH-RETRY'],
+  decisions: ['ND-DELIVERY'],
+  profiles: STATEFUL,
+  needs: ['receiver'],
+  async run(ctx) {
+    const { job, deliveries } = await retried(ctx);
+    if (deliveries.length === 0) skip('no delivery arrived at all (see webhooks.event-type-matches-state)');
+    const [first, second] = deliveries;
+    if (!second) {
+      fail({
+        clause: 'WH-RETRY',
+        message: `the receiver answered 500 to the ${job.label} event and no retry came within ${Math.round(ctx.options.webhookFirstRetrySeconds * 1.2 + 1 + ctx.options.webhookRetryTimeoutSeconds)} s`,
+        expected: 'a second attempt after a short delay',
+        received: 'one attempt',
+        fix: 'Retry failed deliveries a few times with exponential backoff.',
+        evidence: [describeDelivery(first!)],
+      });
+    }
+    const delay = (second.receivedAt - first!.receivedAt) / 1000;
+    if (delay < 0.2) {
+      fail({ clause: 'WH-RETRY', message: `the retry came ${delay.toFixed(2)} s after the failure: no backoff`, expected: 'a delay before retrying', received: `${delay.toFixed(2)} s`, fix: 'Wait before retrying, longer each time.' });
+    }
+    // No attempt after one was acknowledged.
+    const acknowledged = deliveries.findIndex((d) => d.answered >= 200 && d.answered < 300);
+    if (acknowledged >= 0) {
+      await ctx.sleep(Math.min(2000, ctx.options.webhookFirstRetrySeconds * 1000));
+      const after = ctx.receiver!.deliveries(job.label).slice(acknowledged + 1);
+      if (after.length > 0) fail({ clause: 'WH-RETRY', message: `the event was sent again after the receiver acknowledged it with ${deliveries[acknowledged]!.answered}`, expected: 'no attempt after a 2xx', received: `${after.length} more`, fix: 'Any 2xx ends delivery.', evidence: after.slice(0, 1).map(describeDelivery) });
+    }
+    // Waits grow, where the always-failing receiver has seen three attempts already.
+    const failing = ctx.world.job('photo-avatar');
+    const attempts = failing ? ctx.receiver!.deliveries(failing.label) : [];
+    if (attempts.length >= 3) {
+      const gap1 = attempts[1]!.receivedAt - attempts[0]!.receivedAt;
+      const gap2 = attempts[2]!.receivedAt - attempts[1]!.receivedAt;
+      if (gap2 <= gap1) fail({ clause: 'WH-RETRY', message: 'the waits between attempts do not grow', expected: 'exponential backoff', received: `${(gap1 / 1000).toFixed(1)} s then ${(gap2 / 1000).toFixed(1)} s` });
+    }
+    if (!ctx.contract) return;
+    const nominal = ctx.options.webhookFirstRetrySeconds;
+    // ±20 % jitter, a quarter second for the receiver's clock, and a second for the sender's queue.
+    const low = nominal * 0.8 - 0.25;
+    const high = nominal * 1.2 + 1;
+    if (delay < low || delay > high) {
+      fail({ clause: 'ND-DELIVERY', message: `the first retry came ${delay.toFixed(2)} s after the failure`, expected: `about ${nominal} s (±20 %): ${low.toFixed(2)}–${high.toFixed(2)} s`, received: `${delay.toFixed(2)} s`, fix: 'Retry after about 5 s, then 20, 80, 320 and 1,280 s, each ±20 %.' });
+    }
+  },
+});

@@ -1,0 +1,236 @@
+// The command line: flags -> runConformance -> reports -> exit code.
+//
+//   node conformance/src/cli.ts --base-url http://localhost:3000 --api-key sk_test_… \
+//     --signing-secret whsec_… [--second-key …] [--empty-key …] [--profile core]
+//
+// Exit codes: 0 every required check passed; 1 a check failed or a required one did not
+// run; 2 bad usage; 3 base URL unreachable; 4 a key was refused; 5 not this API;
+// 6 a bug in the runner. Diagnoses are one line, never a stack trace.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { PROFILES, type Profile } from './check.ts';
+import { CHECKS } from './checks/index.ts';
+import type { RunOptions } from './options.ts';
+import { consoleProgress, summary } from './report/console.ts';
+import { toJson } from './report/json.ts';
+import { toJunit } from './report/junit.ts';
+import { listMatrix, toMarkdown } from './report/markdown.ts';
+import { EXIT_CODES } from './report/model.ts';
+import { runConformance } from './run.ts';
+
+const HELP = `Usage: node conformance/src/cli.ts --base-url <url> --api-key <key> [options]
+
+Drives an implementation of the Avatar Service API over HTTP and reports, clause by
+clause, what holds.
+
+Keys and secrets (flags, or the environment variables in brackets):
+  --base-url <url>              scheme, host and port, without /v1 [CONFORMANCE_BASE_URL]
+  --api-key <key>               key of an account with at least 80 credits [CONFORMANCE_API_KEY]
+  --second-key <key>            key of another account [CONFORMANCE_SECOND_KEY]
+  --empty-key <key>             key of an account without credits [CONFORMANCE_EMPTY_KEY]
+  --signing-secret <secret>     the webhook signing secret [CONFORMANCE_SIGNING_SECRET]
+
+What to run:
+  --profile core|contract|production|mock   default core
+  --only <id|area|clause|tag>   run only these (repeatable, comma lists, * wildcards)
+  --skip <id|area|clause|tag>   leave these out
+  --list                        print the clause-to-check matrix and exit
+  --config <file.json>          options as JSON (camelCase names of the flags)
+
+The implementation under test:
+  --fail-marker <text>          makes a job fail (default "[sandbox:fail]"; none in production)
+  --no-fail-marker              the implementation has no way to force a failure
+  --photo-url <url>             the portrait photo avatars point at
+  --job-timeout <s>             longest a job may take (default 300)
+  --expect-generation-limits <n,n>  accepted generation RateLimit-Limit values (default 10,300)
+  --expect-read-limits <n,n>    accepted read RateLimit-Limit values (default 120,10000)
+  --webhook-first-retry <s>     the first retry delay the contract promises (default 5)
+  --webhook-retry-timeout <s>   how long to wait for a webhook (default 60)
+
+The webhook receiver:
+  --receiver-host <host>        where it listens (default 127.0.0.1)
+  --receiver-port <port>        default: any free port
+  --receiver-public-url <url>   the URL the service must call, if not http://host:port
+  --no-receiver                 run without webhooks
+
+Reports:
+  --report-json <file>  --report-junit <file>  --report-md <file>
+  --verbose             also print waits and skip reasons as they happen
+  --no-color
+
+Exit codes: 0 pass, 1 fail, 2 usage, 3 unreachable, 4 key refused, 5 not this API, 6 runner bug.
+`;
+
+const LAST_LINE_EMPTY = '0 passed, 0 failed, 0 skipped';
+
+function usage(message: string): never {
+  process.stderr.write(`usage: ${message} (see --help)\n`);
+  process.stdout.write(`${LAST_LINE_EMPTY}\n`);
+  process.exit(EXIT_CODES.usage);
+}
+
+function list(values: string[] | undefined): string[] {
+  return (values ?? []).flatMap((value) => value.split(',')).map((value) => value.trim()).filter(Boolean);
+}
+
+function seconds(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  if (!Number.isFinite(number) || number < 0) usage(`${name} must be a number of seconds, got ${JSON.stringify(value)}`);
+  return number;
+}
+
+function numbers(name: string, value: string | undefined): number[] | undefined {
+  if (value === undefined) return undefined;
+  const parsed = list([value]).map(Number);
+  if (parsed.length === 0 || parsed.some((n) => !Number.isInteger(n) || n < 0)) usage(`${name} must be a comma list of integers`);
+  return parsed;
+}
+
+async function main(): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse();
+  } catch (error) {
+    usage(error instanceof Error ? error.message : String(error));
+  }
+  const { values } = parsed;
+  if (values.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  if (values.list) {
+    process.stdout.write(listMatrix(CHECKS));
+    return 0;
+  }
+
+  let config: Partial<RunOptions> = {};
+  if (values.config) {
+    try {
+      config = JSON.parse(readFileSync(values.config, 'utf8')) as Partial<RunOptions>;
+    } catch (error) {
+      usage(`cannot read --config ${values.config}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  const env = process.env;
+  const baseUrl = values['base-url'] ?? config.baseUrl ?? env.CONFORMANCE_BASE_URL;
+  const apiKey = values['api-key'] ?? config.apiKey ?? env.CONFORMANCE_API_KEY;
+  if (!baseUrl) usage('--base-url is required');
+  if (!apiKey) usage('--api-key is required');
+  try {
+    new URL(baseUrl);
+  } catch {
+    usage(`--base-url is not a URL: ${baseUrl}`);
+  }
+  const profile = (values.profile ?? config.profile ?? 'core') as Profile;
+  if (!PROFILES.includes(profile)) usage(`--profile must be one of ${PROFILES.join(', ')}`);
+
+  const color = !values['no-color'] && Boolean(process.stdout.isTTY) && !env.NO_COLOR;
+  const receiverPort = values['receiver-port'] === undefined ? undefined : Number(values['receiver-port']);
+  if (receiverPort !== undefined && (!Number.isInteger(receiverPort) || receiverPort < 0 || receiverPort > 65535)) usage('--receiver-port must be a port number');
+
+  const options: RunOptions = {
+    ...config,
+    baseUrl,
+    apiKey,
+    profile,
+    secondKey: values['second-key'] ?? config.secondKey ?? env.CONFORMANCE_SECOND_KEY,
+    emptyKey: values['empty-key'] ?? config.emptyKey ?? env.CONFORMANCE_EMPTY_KEY,
+    signingSecret: values['signing-secret'] ?? config.signingSecret ?? env.CONFORMANCE_SIGNING_SECRET,
+    only: [...(config.only ?? []), ...list(values.only)],
+    skip: [...(config.skip ?? []), ...list(values.skip)],
+    ...(values['no-fail-marker'] ? { failMarker: null } : values['fail-marker'] !== undefined ? { failMarker: values['fail-marker'] } : {}),
+    ...(values['no-receiver']
+      ? { receiver: false as const }
+      : {
+          receiver: {
+            ...(config.receiver || {}),
+            ...(values['receiver-host'] ? { host: values['receiver-host'] } : {}),
+            ...(receiverPort !== undefined ? { port: receiverPort } : {}),
+            ...(values['receiver-public-url'] ? { publicUrl: values['receiver-public-url'] } : {}),
+          },
+        }),
+    ...defined({
+      photoUrl: values['photo-url'],
+      jobTimeoutSeconds: seconds('--job-timeout', values['job-timeout']),
+      webhookFirstRetrySeconds: seconds('--webhook-first-retry', values['webhook-first-retry']),
+      webhookRetryTimeoutSeconds: seconds('--webhook-retry-timeout', values['webhook-retry-timeout']),
+      openapiPath: values.openapi,
+    }),
+    expectedLimits: {
+      ...(config.expectedLimits ?? {}),
+      ...defined({ generation: numbers('--expect-generation-limits', values['expect-generation-limits']), read: numbers('--expect-read-limits', values['expect-read-limits']) }),
+    },
+    onProgress: consoleProgress({ stream: process.stdout, color, verbose: Boolean(values.verbose) }),
+  };
+
+  const report = await runConformance(options);
+  const outputs: [string | undefined, () => string][] = [
+    [values['report-json'], () => toJson(report)],
+    [values['report-junit'], () => toJunit(report)],
+    [values['report-md'], () => toMarkdown(report)],
+  ];
+  for (const [file, render] of outputs) {
+    if (!file) continue;
+    try {
+      writeFileSync(file, render());
+    } catch (error) {
+      process.stderr.write(`cannot write ${file}: ${error instanceof Error ? error.message : String(error)}\n`);
+    }
+  }
+  process.stdout.write(summary(report, color));
+  return report.exitCode;
+}
+
+function parse() {
+  return parseArgs({
+    allowPositionals: false,
+    strict: true,
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      list: { type: 'boolean' },
+      config: { type: 'string' },
+      'base-url': { type: 'string' },
+      'api-key': { type: 'string' },
+      'second-key': { type: 'string' },
+      'empty-key': { type: 'string' },
+      'signing-secret': { type: 'string' },
+      profile: { type: 'string' },
+      only: { type: 'string', multiple: true },
+      skip: { type: 'string', multiple: true },
+      'fail-marker': { type: 'string' },
+      'no-fail-marker': { type: 'boolean' },
+      'photo-url': { type: 'string' },
+      'job-timeout': { type: 'string' },
+      'webhook-first-retry': { type: 'string' },
+      'webhook-retry-timeout': { type: 'string' },
+      'expect-generation-limits': { type: 'string' },
+      'expect-read-limits': { type: 'string' },
+      'receiver-host': { type: 'string' },
+      'receiver-port': { type: 'string' },
+      'receiver-public-url': { type: 'string' },
+      'no-receiver': { type: 'boolean' },
+      openapi: { type: 'string' },
+      'report-json': { type: 'string' },
+      'report-junit': { type: 'string' },
+      'report-md': { type: 'string' },
+      verbose: { type: 'boolean', short: 'v' },
+      'no-color': { type: 'boolean' },
+    },
+  });
+}
+
+function defined<T extends Record<string, unknown>>(values: T): Partial<T> {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<T>;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`internal error in the runner: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stdout.write(`${LAST_LINE_EMPTY}\n`);
+    process.exitCode = EXIT_CODES.internal;
+  },
+);

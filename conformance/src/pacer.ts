@@ -1,0 +1,134 @@
+// Plans requests within the rate limits (issue 5 item 10). One gate per key and bucket
+// learns the window from the RateLimit-* headers of every answer and holds a request
+// back until the window has room, instead of assuming 10 and 120 a minute; a 429 closes
+// the gate for Retry-After seconds. So a run spends as little time as the limits allow
+// and stays deterministic: the runner only meets a 429 where a check asks for one.
+
+export type Bucket = 'read' | 'generation';
+
+/** Extra wait after a window's announced reset, for clock granularity (seconds are whole). */
+const RESET_MARGIN_MS = 150;
+
+export class Gate {
+  limit: number | undefined;
+  remaining: number | undefined;
+  resetAt: number | undefined;
+  inFlight = 0;
+  readonly #waiters: (() => void)[] = [];
+  readonly #now: () => number;
+  readonly #sleep: (ms: number) => Promise<void>;
+
+  constructor(now: () => number, sleep: (ms: number) => Promise<void>) {
+    this.#now = now;
+    this.#sleep = sleep;
+  }
+
+  /** Requests that could go now without waiting. */
+  capacity(): number {
+    this.#roll();
+    if (this.remaining === undefined) return this.inFlight === 0 ? 1 : 0;
+    return this.remaining - this.inFlight;
+  }
+
+  /** Milliseconds until the gate opens again when it has no capacity now. */
+  waitMs(): number {
+    if (this.capacity() > 0) return 0;
+    if (this.resetAt === undefined) return 0;
+    return Math.max(0, this.resetAt - this.#now()) + RESET_MARGIN_MS;
+  }
+
+  async acquire(onWait?: (ms: number) => void): Promise<void> {
+    for (;;) {
+      if (this.capacity() > 0) {
+        this.inFlight++;
+        return;
+      }
+      if (this.resetAt !== undefined) {
+        const ms = this.waitMs();
+        onWait?.(ms);
+        await this.#sleep(ms);
+      } else if (this.inFlight > 0) {
+        // A request is under way: its answer will say how much room is left.
+        await new Promise<void>((resolve) => this.#waiters.push(resolve));
+      } else {
+        // Told "none left" without a reset time: wait a second, then probe again.
+        onWait?.(1000);
+        await this.#sleep(1000);
+        this.remaining = undefined;
+      }
+    }
+  }
+
+  release(): void {
+    this.inFlight = Math.max(0, this.inFlight - 1);
+    this.#waiters.splice(0).forEach((wake) => wake());
+  }
+
+  /**
+   * Learns the window from a GET /v1/me body (ND-ME), which shows it even when no
+   * answer of this bucket carried headers yet (refusals such as 422 carry none).
+   */
+  seed(limit: number, remaining: number, resetSeconds: number): void {
+    this.limit = limit;
+    this.remaining = remaining;
+    this.resetAt = this.#now() + resetSeconds * 1000;
+  }
+
+  /** Learns the window from an answer's headers (lower-case names). */
+  observe(status: number, headers: Record<string, string>, retryAfterSeconds: number | undefined): void {
+    const now = this.#now();
+    const limit = integer(headers['ratelimit-limit'] ?? headers['x-ratelimit-limit']);
+    const remaining = integer(headers['ratelimit-remaining'] ?? headers['x-ratelimit-remaining']);
+    const reset = integer(headers['ratelimit-reset'] ?? headers['x-ratelimit-reset']);
+    // Every authenticated request counts, but only successes and 429s say so: count
+    // the others here.
+    if (remaining === undefined && status !== 429 && this.remaining !== undefined) {
+      this.#roll();
+      if (this.remaining !== undefined) this.remaining = Math.max(0, this.remaining - 1);
+    }
+    if (limit !== undefined) this.limit = limit;
+    if (remaining !== undefined) {
+      // Answers to concurrent requests may arrive out of order: keep the lower count
+      // within one window.
+      const sameWindow = this.resetAt !== undefined && reset !== undefined && Math.abs(now + reset * 1000 - this.resetAt) < 1500;
+      this.remaining = sameWindow && this.remaining !== undefined ? Math.min(this.remaining, remaining) : remaining;
+    }
+    if (reset !== undefined) this.resetAt = now + reset * 1000;
+    if (status === 429) {
+      this.remaining = 0;
+      const seconds = retryAfterSeconds ?? reset ?? 1;
+      this.resetAt = now + seconds * 1000;
+    }
+  }
+
+  #roll(): void {
+    if (this.resetAt !== undefined && this.#now() >= this.resetAt + RESET_MARGIN_MS) {
+      this.remaining = this.limit;
+      this.resetAt = undefined;
+    }
+  }
+}
+
+export class Pacer {
+  readonly #gates = new Map<string, Gate>();
+  readonly #now: () => number;
+  readonly #sleep: (ms: number) => Promise<void>;
+  constructor(now: () => number, sleep: (ms: number) => Promise<void>) {
+    this.#now = now;
+    this.#sleep = sleep;
+  }
+  gate(key: string, bucket: Bucket): Gate {
+    const name = `${key}:${bucket}`;
+    let gate = this.#gates.get(name);
+    if (!gate) {
+      gate = new Gate(this.#now, this.#sleep);
+      this.#gates.set(name, gate);
+    }
+    return gate;
+  }
+}
+
+function integer(value: string | undefined): number | undefined {
+  if (value === undefined || !/^\s*\d+\s*$/.test(value)) return undefined;
+  return Number(value);
+}

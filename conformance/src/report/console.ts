@@ -1,0 +1,78 @@
+// Live progress on a terminal: one line per check as it ends, the failure's detail
+// under it, and notes (waits for a rate-limit window) when asked for.
+import type { Writable } from 'node:stream';
+import type { ProgressEvent } from '../options.ts';
+import type { CheckResult, Report } from './model.ts';
+
+export interface ConsoleOptions {
+  stream: Writable & { isTTY?: boolean };
+  color: boolean;
+  verbose: boolean;
+}
+
+const MARK = { passed: '✓', failed: '✗', skipped: '-', not_applicable: '·' } as const;
+const COLOR = { passed: 32, failed: 31, skipped: 33, not_applicable: 90 } as const;
+
+export function paint(enabled: boolean, code: number, text: string): string {
+  return enabled ? `\u001b[${code}m${text}\u001b[0m` : text;
+}
+
+export function consoleProgress(options: ConsoleOptions): (event: ProgressEvent) => void {
+  const { stream, color, verbose } = options;
+  let done = 0;
+  let total = 0;
+  return (event) => {
+    if (event.type === 'start') {
+      total = event.total;
+      stream.write(`Conformance run: ${event.baseUrl}, profile ${event.profile}, ${event.total} checks\n`);
+    } else if (event.type === 'note') {
+      if (verbose) stream.write(paint(color, 90, `    … ${event.message}\n`));
+    } else if (event.type === 'check-end') {
+      done++;
+      stream.write(`${resultLine(event.result, color, `${String(done).padStart(String(total).length)}/${total}`)}\n`);
+      if (event.result.outcome === 'failed' || (verbose && event.result.reason)) stream.write(detail(event.result, color));
+    }
+  };
+}
+
+export function resultLine(result: CheckResult, color: boolean, prefix = ''): string {
+  const mark = paint(color, COLOR[result.outcome], MARK[result.outcome]);
+  const seconds = result.durationMs >= 100 ? paint(color, 90, ` (${(result.durationMs / 1000).toFixed(1)} s)`) : '';
+  const optional = result.required || result.outcome === 'not_applicable' ? '' : paint(color, 90, ' [optional]');
+  return `${prefix ? `${prefix} ` : ''}${mark} ${result.id}  ${result.title}${optional}${seconds}`;
+}
+
+export function detail(result: CheckResult, color: boolean): string {
+  const lines: string[] = [];
+  if (result.reason) lines.push(`${result.outcome === 'skipped' ? 'skipped' : 'not applicable'}: ${result.reason}`);
+  const failure = result.failure;
+  if (failure) {
+    lines.push(paint(color, 31, `${failure.clause}: ${failure.message}`));
+    if (failure.expected !== undefined) lines.push(`expected: ${failure.expected}`);
+    if (failure.received !== undefined) lines.push(`received: ${failure.received}`);
+    if (failure.fix) lines.push(`fix: ${failure.fix}`);
+    for (const exchange of failure.exchanges) lines.push(...exchange.split('\n').map((line) => paint(color, 90, `  ${line}`)));
+  }
+  return lines.map((line) => `      ${line}\n`).join('');
+}
+
+/** The closing lines; the very last one is always `N passed, N failed, N skipped`. */
+export function summary(report: Report, color: boolean): string {
+  const lines: string[] = [''];
+  if (report.abort) {
+    lines.push(paint(color, 31, `${report.abort.kind}: ${report.abort.message}`));
+  } else {
+    const failed = report.results.filter((r) => r.outcome === 'failed');
+    if (failed.length > 0) lines.push(paint(color, 31, `Failed: ${failed.map((r) => `${r.id} (${r.failure?.clause ?? r.clauses.join(', ')})`).join(', ')}`));
+    const notRun = report.results.filter((r) => r.required && r.outcome === 'skipped');
+    if (notRun.length > 0) lines.push(paint(color, 33, `Required but not run (the verdict fails): ${notRun.map((r) => `${r.id} — ${r.reason}`).join('; ')}`));
+    const uncovered = report.clauses.filter((c) => c.outcome === 'failed').map((c) => c.id);
+    if (uncovered.length > 0) lines.push(`Clauses broken: ${uncovered.join(', ')}`);
+    lines.push(
+      `${report.verdict === 'pass' ? paint(color, 32, 'PASS') : paint(color, 31, 'FAIL')}: profile ${report.profile}, ${report.requests} requests, ${report.deliveries} webhooks received, ${(report.durationMs / 1000).toFixed(1)} s` +
+        (report.counts.notApplicable ? `, ${report.counts.notApplicable} checks not applicable to this profile` : ''),
+    );
+  }
+  lines.push(`${report.counts.passed} passed, ${report.counts.failed} failed, ${report.counts.skipped} skipped`);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,40 @@
+// JUnit XML, for CI systems that show test results: one testcase per check, grouped by
+// area; a failed check is a <failure>, a skipped or not-applicable one <skipped>.
+import type { Report } from './model.ts';
+
+function escape(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD]/g, '');
+}
+
+export function toJunit(report: Report): string {
+  const areas = [...new Set(report.results.map((r) => r.area))];
+  const suites = areas.map((area) => {
+    const results = report.results.filter((r) => r.area === area);
+    const cases = results.map((r) => {
+      const name = `${r.id} [${[...r.clauses, ...r.decisions].join(', ')}] ${r.title}`;
+      const open = `    <testcase classname="conformance.${escape(area)}" name="${escape(name)}" time="${(r.durationMs / 1000).toFixed(3)}"`;
+      if (r.outcome === 'passed') return `${open}/>`;
+      if (r.outcome === 'failed') {
+        const f = r.failure!;
+        const body = [f.message, f.expected && `expected: ${f.expected}`, f.received && `received: ${f.received}`, f.fix && `fix: ${f.fix}`, ...f.exchanges].filter(Boolean).join('\n');
+        return `${open}>\n      <failure type="${escape(f.clause)}" message="${escape(`${f.clause}: ${f.message}`)}">${escape(body)}</failure>\n    </testcase>`;
+      }
+      const why = `${r.outcome === 'not_applicable' ? 'not applicable' : r.required ? 'required, not run' : 'skipped'}: ${r.reason ?? ''}`;
+      return `${open}>\n      <skipped message="${escape(why)}"/>\n    </testcase>`;
+    });
+    const failures = results.filter((r) => r.outcome === 'failed').length;
+    const skipped = results.filter((r) => r.outcome === 'skipped' || r.outcome === 'not_applicable').length;
+    const time = results.reduce((sum, r) => sum + r.durationMs, 0) / 1000;
+    return `  <testsuite name="conformance.${escape(area)}" tests="${results.length}" failures="${failures}" errors="0" skipped="${skipped}" time="${time.toFixed(3)}">\n${cases.join('\n')}\n  </testsuite>`;
+  });
+  const failures = report.counts.failed;
+  const skipped = report.counts.skipped + report.counts.notApplicable;
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites name="${escape(`${report.tool} ${report.profile} ${report.baseUrl}`)}" tests="${report.results.length}" failures="${failures}" errors="${report.abort ? 1 : 0}" skipped="${skipped}" time="${(report.durationMs / 1000).toFixed(3)}">`,
+    ...(report.abort ? [`  <testsuite name="conformance.preflight" tests="1" failures="0" errors="1"><testcase classname="conformance.preflight" name="preflight"><error type="${report.abort.kind}" message="${escape(report.abort.message)}"/></testcase></testsuite>`] : []),
+    ...suites,
+    '</testsuites>',
+    '',
+  ].join('\n');
+}

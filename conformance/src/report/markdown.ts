@@ -1,0 +1,67 @@
+// The clause matrix as Markdown: every clause of the source, who can observe it, the
+// checks that prove it and how they came out in this run; then the contract decisions.
+import type { Check } from '../check.ts';
+import { CLAUSES } from '../clauses.ts';
+import { decisionMatrix, isRequired } from '../run.ts';
+import type { Report } from './model.ts';
+
+const ICON: Record<string, string> = { passed: '✅ passed', failed: '❌ failed', skipped: '⚠️ skipped', not_applicable: '· n/a', uncovered: '❗ no check', client: '🧩 client' };
+
+function cell(text: string): string {
+  return text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+}
+
+export function toMarkdown(report: Report): string {
+  const lines = [
+    `# Conformance report: ${report.baseUrl}`,
+    '',
+    `Profile **${report.profile}**, ${report.startedAt}, ${(report.durationMs / 1000).toFixed(1)} s, ${report.requests} requests. Verdict: **${report.verdict.toUpperCase()}**.`,
+    '',
+    `${report.counts.passed} passed, ${report.counts.failed} failed, ${report.counts.skipped} skipped, ${report.counts.notApplicable} not applicable.`,
+    '',
+  ];
+  if (report.abort) lines.push(`> ${report.abort.kind}: ${report.abort.message}`, '');
+  lines.push('## Clauses', '', '| clause | § | observe | rule | checks | result |', '|---|---|---|---|---|---|');
+  for (const row of report.clauses) {
+    const checks = row.checks.length ? row.checks.map((id) => `\`${id}\``).join('<br>') : (row.provenBy ?? '');
+    lines.push(`| ${row.id} | ${row.sections} | ${row.observe.join(', ')} | ${cell(row.rule)} | ${checks} | ${ICON[row.outcome] ?? row.outcome} |`);
+  }
+  lines.push('', '## Contract decisions (contract profile)', '', '| decision | rule | checks |', '|---|---|---|');
+  for (const row of decisionMatrix()) lines.push(`| ${row.id} | ${cell(row.rule)} | ${row.checks.map((id) => `\`${id}\``).join('<br>') || '(not observable in one run)'} |`);
+  const failed = report.results.filter((r) => r.outcome === 'failed');
+  if (failed.length) {
+    lines.push('', '## Failures', '');
+    for (const r of failed) {
+      const f = r.failure!;
+      lines.push(`### ${r.id} (${f.clause})`, '', f.message, '');
+      if (f.expected) lines.push(`- expected: ${f.expected}`);
+      if (f.received) lines.push(`- received: ${f.received}`);
+      if (f.fix) lines.push(`- fix: ${f.fix}`);
+      for (const ex of f.exchanges) lines.push('', '```', ex, '```');
+      lines.push('');
+    }
+  }
+  const skipped = report.results.filter((r) => r.outcome === 'skipped');
+  if (skipped.length) {
+    lines.push('', '## Skipped', '', ...skipped.map((r) => `- \`${r.id}\`${r.required ? ' (required)' : ''}: ${r.reason}`));
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** For --list: which checks prove which clause, and each check's profiles. */
+export function listMatrix(checks: readonly Check[]): string {
+  const lines = ['| clause | § | observe | checks |', '|---|---|---|---|'];
+  for (const clause of CLAUSES) {
+    const ids = checks.filter((c) => (c.clauses as readonly string[]).includes(clause.id)).map((c) => c.id);
+    const proven = 'provenBy' in clause ? `(client: ${clause.provenBy})` : '(none)';
+    lines.push(`| ${clause.id} | ${clause.sections} | ${clause.observe.join(', ')} | ${ids.length ? ids.join(', ') : proven} |`);
+  }
+  lines.push('', '| decision | checks |', '|---|---|');
+  for (const row of decisionMatrix()) lines.push(`| ${row.id} | ${row.checks.join(', ') || '(not observable in one run)'} |`);
+  lines.push('', '| check | phase | clauses | decisions | core | contract | production | mock |', '|---|---|---|---|---|---|---|---|');
+  for (const check of checks) {
+    const mark = (profile: 'core' | 'contract' | 'production' | 'mock') => (!check.profiles.includes(profile) ? '' : isRequired(check, { profile }) ? 'required' : 'optional');
+    lines.push(`| ${check.id} | ${check.phase ?? 'main'} | ${check.clauses.join(', ')} | ${(check.decisions ?? []).join(', ')} | ${mark('core')} | ${mark('contract')} | ${mark('production')} | ${mark('mock')} |`);
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,69 @@
+// The report of a run, as runConformance returns it and every reporter renders it.
+import type { Outcome, Phase, Profile } from '../check.ts';
+
+export interface FailureReport {
+  clause: string;
+  message: string;
+  expected?: string;
+  received?: string;
+  fix?: string;
+  /** Request and response excerpts, secrets redacted. */
+  exchanges: string[];
+}
+
+export interface CheckResult {
+  id: string;
+  title: string;
+  area: string;
+  clauses: string[];
+  decisions: string[];
+  phase: Phase;
+  required: boolean;
+  outcome: Outcome;
+  /** Why it was skipped or not applicable. */
+  reason?: string;
+  failure?: FailureReport;
+  durationMs: number;
+}
+
+export interface ClauseRow {
+  id: string;
+  sections: string;
+  observe: string[];
+  rule: string;
+  checks: string[];
+  /** The worst outcome among its checks in this run; `uncovered` when it has none. */
+  outcome: Outcome | 'uncovered' | 'client';
+  provenBy?: string;
+}
+
+export type AbortKind = 'usage' | 'unreachable' | 'rejected-key' | 'not-this-api' | 'internal';
+
+export interface Report {
+  tool: string;
+  version: string;
+  profile: Profile;
+  baseUrl: string;
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+  verdict: 'pass' | 'fail' | 'aborted';
+  exitCode: number;
+  /** Set when the run could not start: a one-line diagnosis. */
+  abort?: { kind: AbortKind; message: string };
+  counts: { passed: number; failed: number; skipped: number; notApplicable: number; requiredNotRun: number };
+  results: CheckResult[];
+  clauses: ClauseRow[];
+  requests: number;
+  deliveries: number;
+}
+
+export const EXIT_CODES: Record<'pass' | 'fail' | AbortKind, number> = {
+  pass: 0,
+  fail: 1,
+  usage: 2,
+  unreachable: 3,
+  'rejected-key': 4,
+  'not-this-api': 5,
+  internal: 6,
+};

@@ -1,0 +1,31 @@
+// Tests the tester: each broken fixture breaks one clause, and the run must fail on
+// exactly the check that names it, with that clause in its failure.
+import { describe, expect, it, vi } from 'vitest';
+import { BROKEN } from './fixtures/broken.ts';
+import { startFixture } from './fixtures/reference.ts';
+import { failures, run } from './helpers.ts';
+
+// The runs mostly wait on timers (jobs, webhook retries, rate-limit windows), so many
+// can share the CPU without skewing the timings they check.
+vi.setConfig({ maxConcurrency: 10 });
+
+describe('the runner against broken implementations', () => {
+  it.concurrent.each(BROKEN.map((broken) => [broken.name, broken] as const))('when the server has %s, then it is caught', async (_name, broken) => {
+    const fixture = await startFixture({ flaws: broken.flaws, ...(broken.config ? { config: broken.config } : {}) });
+    try {
+      const report = await run(fixture, broken.profile ?? 'contract');
+      const failed = report.results.filter((r) => r.outcome === 'failed');
+      expect(failures(report).map((f) => f.split(':')[0])).toEqual([`${broken.catches} (${broken.clause})`]);
+      expect(failed[0]?.id).toBe(broken.catches);
+      expect(failed[0]?.clauses).toContain(broken.clause);
+      expect(failed[0]?.failure?.clause).toBe(broken.clause);
+      // The failure explains itself: what was expected, what came back, how to fix it.
+      expect(failed[0]?.failure?.message).toBeTruthy();
+      expect(report.verdict).toBe('fail');
+      expect(report.exitCode).toBe(1);
+      expect(report.clauses.find((c) => c.id === broken.clause)?.outcome).toBe('failed');
+    } finally {
+      await fixture.close();
+    }
+  }, 90_000);
+});

@@ -1,0 +1,149 @@
+// The command line as users meet it: exit codes, one-line diagnoses without stack
+// traces, the reports it writes, and the last line of its output.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SECRET, startFixture, type Fixture } from './fixtures/reference.ts';
+
+const CLI = new URL('../src/cli.ts', import.meta.url).pathname;
+const LAST_LINE = /^\d+ passed, \d+ failed, \d+ skipped$/;
+
+function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string; last: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, NO_COLOR: '1', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr, last: stdout.trimEnd().split('\n').at(-1) ?? '' }));
+  });
+}
+
+function noStackTrace(text: string) {
+  expect(text).not.toMatch(/\n\s+at .+:\d+:\d+/);
+}
+
+/** The timings of the fixture, as a --config file (the flags cover the common ones only). */
+function configFor(fixture: Fixture): string {
+  const dir = mkdtempSync(join(tmpdir(), 'conformance-cli-'));
+  const file = join(dir, 'config.json');
+  writeFileSync(file, JSON.stringify({ pollInitialDelayMs: 50, pollMaxDelayMs: 200, terminalObserveSeconds: 0.6, expectedLimits: { generation: [fixture.config.limits.generation, 300], read: [fixture.config.limits.read, 10_000] } }));
+  return file;
+}
+
+describe('conformance CLI', () => {
+  let fixture: Fixture;
+  let htmlServer: Server;
+  let htmlUrl: string;
+  beforeAll(async () => {
+    fixture = await startFixture();
+    htmlServer = createServer((_req, res) => {
+      res.writeHead(404, { 'content-type': 'text/html' });
+      res.end('<html><body>Not here</body></html>');
+    });
+    await new Promise<void>((resolve) => htmlServer.listen(0, '127.0.0.1', resolve));
+    htmlUrl = `http://127.0.0.1:${(htmlServer.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await fixture.close();
+    await new Promise((resolve) => htmlServer.close(resolve));
+  });
+
+  it('when asked for --list, then it prints the clause-to-check matrix and exits 0', async () => {
+    const result = await cli(['--list']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('| RL-429 | 4.1.4, 7 | B | rate-limits.over-limit-429, rate-limits.retry-after-admits |');
+    expect(result.stdout).toContain('| WH-RECEIVER-VERIFY | 6.4.3 | C | (client: client/test/verify.test.ts) |');
+  });
+
+  it('when --api-key is missing, then it exits 2 with a usage line', async () => {
+    const result = await cli(['--base-url', fixture.baseUrl]);
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toContain('--api-key is required');
+    expect(result.last).toMatch(LAST_LINE);
+  });
+
+  it('when the base URL is unreachable, then it exits 3 with a one-line diagnosis', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const result = await cli(['--base-url', `http://127.0.0.1:${port}`, '--api-key', 'sk_test_x']);
+    expect(result.code).toBe(3);
+    expect(result.stdout).toMatch(/unreachable: cannot reach http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED/);
+    expect(result.last).toBe('0 passed, 0 failed, 0 skipped');
+    noStackTrace(result.stdout + result.stderr);
+  });
+
+  it('when the key is refused, then it exits 4 naming the flag', async () => {
+    const result = await cli(['--base-url', fixture.baseUrl, '--api-key', 'sk_test_nobody']);
+    expect(result.code).toBe(4);
+    expect(result.stdout).toContain('rejected-key: the service refused --api-key (GET /v1/me answered 401)');
+    noStackTrace(result.stdout + result.stderr);
+  });
+
+  it('when the server is not this API, then it exits 5 with a hint', async () => {
+    const result = await cli(['--base-url', `${htmlUrl}/v1`, '--api-key', 'sk_test_x']);
+    expect(result.code).toBe(5);
+    expect(result.stdout).toContain('does not look like the Avatar Service API: GET /v1/me answered 404 text/html');
+    expect(result.stdout).toContain('must not end in /v1');
+    noStackTrace(result.stdout + result.stderr);
+  });
+
+  it('when --empty-key belongs to an account with credits, then it exits 2 saying so', async () => {
+    const result = await cli(['--base-url', fixture.baseUrl, '--api-key', fixture.keys.main, '--empty-key', fixture.keys.second]);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toContain('--empty-key');
+  });
+
+  it('when a run passes, then it writes JSON, JUnit and Markdown reports and exits 0', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conformance-reports-'));
+    const own = await startFixture();
+    try {
+      const result = await cli(
+        [
+          '--base-url', own.baseUrl,
+          '--profile', 'contract',
+          '--config', configFor(own),
+          '--job-timeout', '10',
+          '--webhook-first-retry', String(own.config.webhookRetryDelaysMs[0]! / 1000),
+          '--webhook-retry-timeout', '3',
+          '--report-json', join(dir, 'report.json'),
+          '--report-junit', join(dir, 'report.xml'),
+          '--report-md', join(dir, 'report.md'),
+        ],
+        { CONFORMANCE_API_KEY: own.keys.main, CONFORMANCE_SECOND_KEY: own.keys.second, CONFORMANCE_EMPTY_KEY: own.keys.empty, CONFORMANCE_SIGNING_SECRET: SECRET },
+      );
+      expect(result.code, result.stdout).toBe(0);
+      expect(result.last).toMatch(/^\d+ passed, 0 failed, 0 skipped$/);
+      const report = JSON.parse(readFileSync(join(dir, 'report.json'), 'utf8')) as { verdict: string; results: unknown[] };
+      expect(report.verdict).toBe('pass');
+      expect(readFileSync(join(dir, 'report.xml'), 'utf8')).toMatch(/<testsuites name="avatar-api-conformance contract [^"]+" tests="\d+" failures="0"/);
+      expect(readFileSync(join(dir, 'report.md'), 'utf8')).toContain('| RL-PER-KEY | 5.1, 8 | B |');
+      // Keys never reach the output or the reports.
+      for (const text of [result.stdout, readFileSync(join(dir, 'report.json'), 'utf8')]) expect(text).not.toContain(own.keys.main);
+    } finally {
+      await own.close();
+    }
+  }, 60_000);
+
+  it('when a run finds a broken clause, then it exits 1 and names the clause', async () => {
+    const broken = await startFixture({ flaws: { omitRetryAfter: true } });
+    try {
+      const result = await cli(
+        ['--base-url', broken.baseUrl, '--api-key', broken.keys.main, '--second-key', broken.keys.second, '--empty-key', broken.keys.empty, '--signing-secret', SECRET, '--config', configFor(broken), '--job-timeout', '10', '--webhook-first-retry', '0.4', '--webhook-retry-timeout', '3', '--only', 'rate-limits'],
+      );
+      expect(result.code).toBe(1);
+      expect(result.stdout).toContain('✗ rate-limits.over-limit-429');
+      expect(result.stdout).toContain('RL-429: the 429 has no Retry-After header');
+      expect(result.last).toMatch(/^\d+ passed, 1 failed, \d+ skipped$/);
+    } finally {
+      await broken.close();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,65 @@
+// The runner's registry stays whole: every clause a black box can observe has a check,
+// every reference resolves, and the contract names no clause the runner does not know.
+import { existsSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { CHECKS } from '../src/checks/index.ts';
+import { CLAUSES, DECISIONS } from '../src/clauses.ts';
+import { listMatrix } from '../src/report/markdown.ts';
+
+const root = new URL('../../', import.meta.url);
+
+describe('the clause registry', () => {
+  it('when a clause is observable as a black box (B), then at least one check proves it', () => {
+    const uncovered = CLAUSES.filter((c) => (c.observe as readonly string[]).includes('B')).filter((c) => !CHECKS.some((check) => (check.clauses as readonly string[]).includes(c.id)));
+    expect(uncovered.map((c) => c.id)).toEqual([]);
+  });
+
+  it('when a clause is for clients only (C), then it names the client test that proves it, and that file exists', () => {
+    for (const clause of CLAUSES.filter((c) => !(c.observe as readonly string[]).includes('B'))) {
+      expect('provenBy' in clause, clause.id).toBe(true);
+      if ('provenBy' in clause) expect(existsSync(new URL(clause.provenBy, root)), clause.provenBy).toBe(true);
+    }
+  });
+
+  it('when the contract tags an element with x-clauses, then the runner knows every ID', () => {
+    const text = readFileSync(new URL('generated/openapi.json', root), 'utf8');
+    const named = new Set<string>();
+    for (const match of text.matchAll(/"x-clauses":\s*\[([^\]]*)\]/g)) for (const id of match[1]!.matchAll(/"([A-Z0-9-]+)"/g)) named.add(id[1]!);
+    const known = new Set<string>(CLAUSES.map((c) => c.id));
+    expect([...named].filter((id) => !known.has(id))).toEqual([]);
+  });
+});
+
+describe('the checks', () => {
+  it('when listed, then each has a unique stable ID of the form <area>.<behaviour>', () => {
+    const ids = CHECKS.map((c) => c.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const id of ids) expect(id).toMatch(/^(auth|avatars|videos|states|credits|rate-limits|webhooks|versioning|contract)\.[a-z0-9-]+$/);
+  });
+
+  it('when a check names clauses or decisions, then they exist, and it names at least one', () => {
+    const clauses = new Set<string>(CLAUSES.map((c) => c.id));
+    const decisions = new Set<string>(DECISIONS.map((d) => d.id));
+    for (const check of CHECKS) {
+      expect(check.clauses.length + (check.decisions?.length ?? 0), check.id).toBeGreaterThan(0);
+      for (const id of check.clauses) expect(clauses.has(id), `${check.id}: ${id}`).toBe(true);
+      for (const id of check.decisions ?? []) expect(decisions.has(id), `${check.id}: ${id}`).toBe(true);
+      expect(check.title.length, check.id).toBeGreaterThan(10);
+      expect(check.profiles.length, check.id).toBeGreaterThan(0);
+    }
+  });
+
+  it('when a check lives in checks/<area>/<behaviour>.ts, then its ID says the same', () => {
+    const index = readFileSync(new URL('conformance/src/checks/index.ts', root), 'utf8');
+    for (const match of index.matchAll(/from '\.\/([a-z-]+)\/([a-z0-9-]+)\.ts'/g)) {
+      const [, area, behaviour] = match;
+      expect(CHECKS.map((c) => c.id)).toContain(`${area}.${behaviour}`);
+    }
+  });
+
+  it('when --list prints the matrix, then every clause and every check appears', () => {
+    const text = listMatrix(CHECKS);
+    for (const clause of CLAUSES) expect(text).toContain(`| ${clause.id} |`);
+    for (const check of CHECKS) expect(text).toContain(check.id);
+  });
+});

@@ -1,0 +1,52 @@
+// The correct fixture passes every profile: the runner does not cry wolf.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFixture, type Fixture } from './fixtures/reference.ts';
+import { failures, outcomes, run } from './helpers.ts';
+
+describe('the runner against a correct implementation', () => {
+  let sandbox: Fixture;
+  let production: Fixture;
+  beforeAll(async () => {
+    sandbox = await startFixture();
+    production = await startFixture({ config: { mode: 'production' } });
+  });
+  afterAll(async () => {
+    await sandbox.close();
+    await production.close();
+  });
+
+  it.concurrent.each(['contract', 'core'] as const)('when run in the %s profile, then every check passes and the exit code is 0', async (profile) => {
+    // Each profile gets its own fixture: runs use up the keys' windows.
+    const fixture = await startFixture();
+    try {
+      const report = await run(fixture, profile);
+      expect(failures(report)).toEqual([]);
+      expect(outcomes(report, 'skipped')).toEqual([]);
+      expect(report.verdict).toBe('pass');
+      expect(report.exitCode).toBe(0);
+      expect(report.counts.passed).toBeGreaterThan(profile === 'contract' ? 45 : 38);
+      // Every black-box clause was proven in the run, not just listed.
+      const unproven = report.clauses.filter((c) => c.observe.includes('B') && c.outcome !== 'passed' && c.id !== 'WH-HTTPS-PUBLIC');
+      expect(unproven.map((c) => `${c.id}: ${c.outcome}`)).toEqual([]);
+    } finally {
+      await fixture.close();
+    }
+  }, 60_000);
+
+  it('when run in the mock profile, then the stateless checks pass and the stateful ones are not applicable', async () => {
+    const report = await run(sandbox, 'mock');
+    expect(failures(report)).toEqual([]);
+    expect(report.verdict).toBe('pass');
+    const na = outcomes(report, 'not_applicable');
+    expect(na).toContain('states.terminal-never-changes: not part of the mock profile');
+    expect(na).toContain('rate-limits.over-limit-429: not part of the mock profile');
+  }, 60_000);
+
+  it('when a production deployment is run in the production profile, then it refuses non-public webhook URLs and passes', async () => {
+    const report = await run(production, 'production');
+    expect(failures(report)).toEqual([]);
+    expect(outcomes(report, 'skipped')).toEqual([]);
+    expect(report.results.find((r) => r.id === 'webhooks.https-public-only')?.outcome).toBe('passed');
+    expect(report.verdict).toBe('pass');
+  }, 60_000);
+});
