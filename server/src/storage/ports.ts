@@ -99,7 +99,10 @@ export interface WebhookOutbox {
   scheduleRetry(eventId: string, attempts: number, nextAttemptAt: number, error: string): Promise<void>;
   markFailed(eventId: string, attempts: number, error: string): Promise<void>;
   getEvent(eventId: string): Promise<WebhookEvent | null>;
-  /** When the next event becomes sendable: its due time, or the end of its lease while an attempt holds it. */
+  /**
+   * When the next event not held by an attempt is due. Events in flight are left out, so
+   * a sender does not spin on them; a lease that expires is found by the next poll.
+   */
   nextDueAt(now: number): Promise<number | null>;
   countPending(): Promise<number>;
 }

@@ -46,7 +46,7 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
       const due = await store.outbox.claimDueEvents(now, room, now + options.timeoutMs * 2 + 5000);
       for (const event of due) track(event);
       if (due.length === room) pump.wake(); // there may be more: one more pass
-      // Events in flight count from the end of their lease, so waiting on them is no busy loop.
+      // Events in flight are not counted: waiting on them would be a busy loop.
       const next = await store.outbox.nextDueAt(clock.now());
       if (next !== null) armDueTimer(next);
     },

@@ -123,7 +123,7 @@ describe('the outbox', () => {
 });
 
 describe('nextDueAt', () => {
-  it('counts an event held by an attempt from the end of its lease, so the sender does not spin on it', async () => {
+  it('leaves out an event held by an attempt, so the sender does not spin on it', async () => {
     const job = await queued('av_1');
     const event = {
       id: 'evt_z', type: 'avatar.ready', jobId: job.id, accountId: job.accountId, url: 'https://h.example/x', payload: '{}',
@@ -135,6 +135,7 @@ describe('nextDueAt', () => {
     await store.outbox.claimDueEvents(1500, 10, 30_000);
 
     expect(due).toBe(1000);
-    expect(await store.outbox.nextDueAt(1600)).toBe(30_000);
+    expect(await store.outbox.nextDueAt(1600)).toBeNull();
+    expect(await store.outbox.nextDueAt(30_001)).toBe(1000); // its lease ran out: due again
   });
 });

@@ -29,10 +29,12 @@ export function embeddedOutbox(db: Db): WebhookOutbox {
       return row ? rowToEvent(row) : null;
     },
     async nextDueAt(now) {
+      // Walks the due-time index and steps over the few events held by attempts.
       const row = db.prepare(`
-        SELECT MIN(CASE WHEN lease_until > ? THEN lease_until ELSE next_attempt_at END) AS at
-        FROM webhook_events WHERE status = 'pending'`).get(now) as Row;
-      return numOrNull(row.at);
+        SELECT next_attempt_at AS at FROM webhook_events
+        WHERE status = 'pending' AND (lease_until IS NULL OR lease_until < ?)
+        ORDER BY next_attempt_at LIMIT 1`).get(now) as Row | undefined;
+      return row ? numOrNull(row.at) : null;
     },
     async countPending() {
       return Number((db.prepare(`SELECT COUNT(*) AS n FROM webhook_events WHERE status = 'pending'`).get() as Row).n);

@@ -33,8 +33,14 @@ export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
       return r.rows[0] ? rowToEvent(r.rows[0]) : null;
     },
     async nextDueAt(now) {
-      const r = await q(`SELECT MIN(CASE WHEN lease_until > $1 THEN lease_until ELSE next_attempt_at END) AS at FROM webhook_events WHERE status = 'pending'`, [now]);
-      return numOrNull(r.rows[0].at);
+      // Walks the due-time index and steps over the few events held by attempts.
+      const r = await q(
+        `SELECT next_attempt_at AS at FROM webhook_events
+         WHERE status = 'pending' AND (lease_until IS NULL OR lease_until < $1)
+         ORDER BY next_attempt_at LIMIT 1`,
+        [now],
+      );
+      return r.rows[0] ? numOrNull(r.rows[0].at) : null;
     },
     async countPending() {
       return num((await q(`SELECT COUNT(*) AS n FROM webhook_events WHERE status = 'pending'`)).rows[0].n);
