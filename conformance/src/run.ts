@@ -285,11 +285,8 @@ export function decisionMatrix(): { id: string; rule: string; checks: string[] }
   }));
 }
 
-function buildReport(options: ResolvedOptions, startedAt: number, results: CheckResult[], requests: number, deliveries: number): Report {
-  const count = (outcome: CheckResult['outcome']) => results.filter((r) => r.outcome === outcome).length;
-  const requiredNotRun = results.filter((r) => r.required && r.outcome === 'skipped').length;
-  const failed = count('failed');
-  const verdict = failed === 0 && requiredNotRun === 0 ? 'pass' : 'fail';
+/** What every report says about the run itself: the tool, the target and the times. */
+function timing(options: ResolvedOptions, startedAt: number) {
   const finishedAt = options.now();
   return {
     tool: TOOL,
@@ -299,6 +296,16 @@ function buildReport(options: ResolvedOptions, startedAt: number, results: Check
     startedAt: new Date(startedAt).toISOString(),
     finishedAt: new Date(finishedAt).toISOString(),
     durationMs: finishedAt - startedAt,
+  };
+}
+
+function buildReport(options: ResolvedOptions, startedAt: number, results: CheckResult[], requests: number, deliveries: number): Report {
+  const count = (outcome: CheckResult['outcome']) => results.filter((r) => r.outcome === outcome).length;
+  const requiredNotRun = results.filter((r) => r.required && r.outcome === 'skipped').length;
+  const failed = count('failed');
+  const verdict = failed === 0 && requiredNotRun === 0 ? 'pass' : 'fail';
+  return {
+    ...timing(options, startedAt),
     verdict,
     exitCode: EXIT_CODES[verdict],
     counts: { passed: count('passed'), failed, skipped: count('skipped'), notApplicable: count('not_applicable'), requiredNotRun },
@@ -310,15 +317,8 @@ function buildReport(options: ResolvedOptions, startedAt: number, results: Check
 }
 
 function aborted(options: ResolvedOptions, startedAt: number, kind: AbortKind, message: string, requests = 0): Report {
-  const finishedAt = options.now();
   return {
-    tool: TOOL,
-    version: VERSION,
-    profile: options.profile,
-    baseUrl: options.baseUrl,
-    startedAt: new Date(startedAt).toISOString(),
-    finishedAt: new Date(finishedAt).toISOString(),
-    durationMs: finishedAt - startedAt,
+    ...timing(options, startedAt),
     verdict: 'aborted',
     exitCode: EXIT_CODES[kind],
     abort: { kind, message },

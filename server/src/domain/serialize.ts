@@ -15,6 +15,18 @@ export function fileUrl(publicBaseUrl: string, job: Job): string {
   return `${publicBaseUrl}/files/${job.id}/${file}`;
 }
 
+/** The members both records share: the request's webhook, the cost, the failure and the times. */
+function jobFields(job: Job) {
+  return {
+    webhook_url: job.webhookUrl,
+    credits: job.credits,
+    error: job.status === 'failed' ? job.error : null,
+    created_at: iso(job.createdAt),
+    updated_at: iso(job.updatedAt),
+    completed_at: isoOrNull(job.completedAt),
+  };
+}
+
 export function toAvatarResource(job: Job, publicBaseUrl: string): AvatarResource {
   const input = job.input as AvatarInput;
   const inputs: Partial<AvatarResource> = {};
@@ -33,12 +45,7 @@ export function toAvatarResource(job: Job, publicBaseUrl: string): AvatarResourc
     ...inputs,
     status: job.status,
     preview_image_url: job.status === 'ready' ? fileUrl(publicBaseUrl, job) : null,
-    webhook_url: job.webhookUrl,
-    credits: job.credits,
-    error: job.status === 'failed' ? job.error : null,
-    created_at: iso(job.createdAt),
-    updated_at: iso(job.updatedAt),
-    completed_at: isoOrNull(job.completedAt),
+    ...jobFields(job),
   };
 }
 
@@ -54,12 +61,7 @@ export function toAvatarVideoResource(job: Job, publicBaseUrl: string): AvatarVi
     status: job.status,
     video_url: ready ? fileUrl(publicBaseUrl, job) : null,
     duration_seconds: ready ? (job.result?.duration_seconds ?? null) : null,
-    webhook_url: job.webhookUrl,
-    credits: job.credits,
-    error: job.status === 'failed' ? job.error : null,
-    created_at: iso(job.createdAt),
-    updated_at: iso(job.updatedAt),
-    completed_at: isoOrNull(job.completedAt),
+    ...jobFields(job),
   };
 }
 

@@ -5,8 +5,6 @@ import { activeWindow, ceilSeconds } from '../domain/rateLimits.ts';
 import type { Store } from '../storage/ports.ts';
 import type { Middleware } from './state.ts';
 
-const BUCKET_LABEL: Record<Bucket, string> = { read: 'read', generation: 'generation' };
-
 /**
  * Step 2 (RL-*): counts the request against the key's bucket. The headers of the active
  * window go on every answer from here on, success or error, with their X- twins
@@ -27,7 +25,7 @@ export function rateLimit(store: Store, clock: Clock, bucket: Bucket): Middlewar
       ctx.set('Retry-After', String(reset));
       throw new DomainError(
         'rate_limit_exceeded',
-        `This key used its ${active.limit} ${BUCKET_LABEL[bucket]} requests of this ${active.window}; retry in ${reset} seconds.`,
+        `This key used its ${active.limit} ${bucket} requests of this ${active.window}; retry in ${reset} seconds.`,
         [],
         { retry_after: reset },
       );

@@ -59,8 +59,7 @@ describe('a job the account cannot pay for (CR-402, CR-402-NO-JOB)', () => {
     const first = await svc.request('POST', '/v1/avatars', { key, json: promptAvatar() });
     await svc.waitTerminal(`/v1/avatars/${first.body.id}`, key);
     const before = await credits(key);
-    const active = async () => Object.values(await svc.store.jobs.countActiveJobs()).reduce((a, b) => a + b, 0);
-    const activeBefore = await active();
+    const activeBefore = await svc.activeJobs();
 
     const r = await svc.request('POST', '/v1/avatars', { key, json: promptAvatar() });
 
@@ -68,7 +67,7 @@ describe('a job the account cannot pay for (CR-402, CR-402-NO-JOB)', () => {
     expect(r.body).toMatchObject({ code: 'insufficient_credits', credits_required: 10, credits_available: 5 });
     expect(r.headers.get('location')).toBeNull();
     expect(await credits(key)).toEqual(before);
-    expect(await active()).toBe(activeBefore);
+    expect(await svc.activeJobs()).toBe(activeBefore);
   });
 
   it('answers 402 for a video as well', async () => {

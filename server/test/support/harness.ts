@@ -24,6 +24,8 @@ export interface TestService extends Service {
   config: Config;
   account(options?: { credits?: number; mode?: KeyMode; plan?: RatePlan; name?: string }): Promise<CreatedAccount>;
   request<T = any>(method: string, path: string, options?: { key?: string; json?: unknown; body?: string | Buffer; headers?: Record<string, string> }): Promise<Reply<T>>;
+  /** Jobs queued or processing in all; workers move jobs between the two, the total is what a refused request must not grow. */
+  activeJobs(): Promise<number>;
   /** Polls until the record is terminal (test-side helper, real time). */
   waitTerminal(path: string, key: string, timeoutMs?: number): Promise<any>;
   dispose(): Promise<void>;
@@ -61,6 +63,10 @@ export async function startTestService(
     config,
     request,
     account: (a = {}) => createAccount(store, domain.clock, { name: a.name, monthlyCredits: a.credits, mode: a.mode, plan: a.plan }),
+    async activeJobs() {
+      const { queued, processing } = await store.jobs.countActiveJobs();
+      return queued + processing;
+    },
     async waitTerminal(path, key, timeoutMs = 5000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
