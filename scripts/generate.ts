@@ -1,7 +1,7 @@
 // Regenerates generated/openapi.json (the Redocly bundle that the server, the client
 // and the runner load) and generated/openapi.ts (openapi-typescript's types).
 // With --check it writes nothing and fails when the committed files are stale, so a
-// contract change that was not regenerated cannot land (issue 2, item 5).
+// contract change that was not regenerated cannot land.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

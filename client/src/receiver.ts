@@ -1,5 +1,5 @@
-// An idempotent webhook receiver as Koa middleware (WH-DUPLICATES, WH-ORDER; issue 4
-// item 7). It reads the raw body, verifies it (verify.ts), hands each event to the
+// An idempotent webhook receiver as Koa middleware (WH-DUPLICATES, WH-ORDER).
+// It reads the raw body, verifies it (verify.ts), hands each event to the
 // application once, and answers 2xx to every later copy of the same event.
 //
 //   const app = new Koa();

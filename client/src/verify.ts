@@ -1,4 +1,4 @@
-// Receiver side of the webhook scheme (WH-RECEIVER-VERIFY, issue 4 item 6): checks the
+// Receiver side of the webhook scheme (WH-RECEIVER-VERIFY): checks the
 // signature over the raw body in constant time, refuses timestamps outside the
 // tolerance in either direction (ND-TIMESTAMP-AGE), and returns the parsed event.
 import { timingSafeEqual } from 'node:crypto';

@@ -8,9 +8,11 @@
 // 6 a bug in the runner. Diagnoses are one line, never a stack trace.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { PROFILES, type Profile } from './check.ts';
 import { CHECKS } from './checks/index.ts';
+import { draftCommand } from './implementation/draft-command.ts';
+import { loadProfile, ProfileError, type ImplementationProfile } from './implementation/profile.ts';
 import type { RunOptions } from './options.ts';
+import { PROFILES, type Profile } from './outcome.ts';
 import { consoleProgress, summary } from './report/console.ts';
 import { toJson } from './report/json.ts';
 import { toJunit } from './report/junit.ts';
@@ -19,9 +21,11 @@ import { EXIT_CODES } from './report/model.ts';
 import { runConformance } from './run.ts';
 
 const HELP = `Usage: node conformance/src/cli.ts --base-url <url> --api-key <key> [options]
+       node conformance/src/cli.ts draft-profile <openapi file or URL> [--name <name>] [--output <file>]
 
 Drives an implementation of the Avatar Service API over HTTP and reports, clause by
-clause, what holds.
+clause, what holds. draft-profile drafts an implementation profile from the
+implementation's own OpenAPI document, for review.
 
 Keys and secrets (flags, or the environment variables in brackets):
   --base-url <url>              scheme, host and port, without /v1 [CONFORMANCE_BASE_URL]
@@ -38,12 +42,16 @@ What to run:
   --config <file.json>          options as JSON (camelCase names of the flags)
 
 The implementation under test:
-  --fail-marker <text>          makes a job fail (default "[sandbox:fail]"; none in production)
+  --implementation <file>       its implementation profile (YAML or JSON): how it made the
+                                source's "not shown" choices; default: this project's contract
+  --fail-marker <text>          makes a job fail, in the name and the script (default: the
+                                profile's failure; "[sandbox:fail]", not in production)
   --no-fail-marker              the implementation has no way to force a failure
   --photo-url <url>             the portrait photo avatars point at
   --job-timeout <s>             longest a job may take (default 300)
   --expect-generation-limits <n,n>  accepted generation RateLimit-Limit values (default 10,300)
   --expect-read-limits <n,n>    accepted read RateLimit-Limit values (default 120,10000)
+  --expect-windows <s,s>        the window in seconds of each expected limit (default 60,86400)
   --webhook-first-retry <s>     the first retry delay the contract promises (default 5)
   --webhook-retry-timeout <s>   how long to wait for a webhook (default 60)
 
@@ -88,6 +96,9 @@ function numbers(name: string, value: string | undefined): number[] | undefined 
 }
 
 async function main(): Promise<number> {
+  if (process.argv[2] === 'draft-profile') {
+    return draftCommand(process.argv.slice(3), { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) });
+  }
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse();
@@ -124,6 +135,18 @@ async function main(): Promise<number> {
   }
   const profile = (values.profile ?? config.profile ?? 'core') as Profile;
   if (!PROFILES.includes(profile)) usage(`--profile must be one of ${PROFILES.join(', ')}`);
+  let implementation: ImplementationProfile | undefined;
+  const implementationFile = values.implementation ?? (config as { implementationFile?: string }).implementationFile;
+  if (implementationFile) {
+    try {
+      implementation = loadProfile(implementationFile);
+    } catch (error) {
+      if (error instanceof ProfileError) usage(error.message);
+      throw error;
+    }
+    // The contract and mock profiles judge this project's own choices.
+    if (profile === 'contract' || profile === 'mock') usage(`--profile ${profile} judges this project's contract; an implementation profile is for the core and production profiles`);
+  }
 
   const color = !values['no-color'] && Boolean(process.stdout.isTTY) && !env.NO_COLOR;
   const receiverPort = values['receiver-port'] === undefined ? undefined : Number(values['receiver-port']);
@@ -134,6 +157,7 @@ async function main(): Promise<number> {
     baseUrl,
     apiKey,
     profile,
+    ...(implementation ? { implementation } : {}),
     secondKey: values['second-key'] ?? config.secondKey ?? env.CONFORMANCE_SECOND_KEY,
     emptyKey: values['empty-key'] ?? config.emptyKey ?? env.CONFORMANCE_EMPTY_KEY,
     signingSecret: values['signing-secret'] ?? config.signingSecret ?? env.CONFORMANCE_SIGNING_SECRET,
@@ -156,6 +180,7 @@ async function main(): Promise<number> {
       webhookFirstRetrySeconds: seconds('--webhook-first-retry', values['webhook-first-retry']),
       webhookRetryTimeoutSeconds: seconds('--webhook-retry-timeout', values['webhook-retry-timeout']),
       openapiPath: values.openapi,
+      windowSeconds: numbers('--expect-windows', values['expect-windows']),
     }),
     expectedLimits: {
       ...(config.expectedLimits ?? {}),
@@ -206,6 +231,8 @@ function parse() {
       'webhook-retry-timeout': { type: 'string' },
       'expect-generation-limits': { type: 'string' },
       'expect-read-limits': { type: 'string' },
+      'expect-windows': { type: 'string' },
+      implementation: { type: 'string' },
       'receiver-host': { type: 'string' },
       'receiver-port': { type: 'string' },
       'receiver-public-url': { type: 'string' },

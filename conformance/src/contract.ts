@@ -1,5 +1,5 @@
 // Validates what the service answered against the OpenAPI document (the contract
-// profile, issue 5 item 7): the status is documented for the operation, the body
+// profile): the status is documented for the operation, the body
 // matches the schema of that status and media type, and the documented headers are
 // there with valid values. Ajv's strict mode refuses an OpenAPI document as a schema,
 // so each components.schemas entry is registered under its own $ref and each

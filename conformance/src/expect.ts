@@ -1,10 +1,10 @@
 // Small assertions the checks share. Each failure names the clause it breaks, what was
 // expected, what came back, the exchange, and what to change.
-import { fail } from './check.ts';
 import type { ClauseId, DecisionId } from './clauses.ts';
 import type { CheckContext } from './context.ts';
 import type { Exchange, KeyName } from './http.ts';
 import { isJson } from './world.ts';
+import { fail } from './outcome.ts';
 
 export function isSuccess(exchange: Exchange): boolean {
   return exchange.status >= 200 && exchange.status < 300;
@@ -18,11 +18,10 @@ export function problemCode(exchange: Exchange): string | undefined {
   return isJson(exchange.json) && typeof exchange.json.code === 'string' ? exchange.json.code : undefined;
 }
 
-/** Whether the body carries `code` anywhere: the source names codes but not the body's shape. */
-export function mentions(exchange: Exchange, code: string): boolean {
-  const seen = (value: unknown): boolean =>
-    value === code || (Array.isArray(value) ? value.some(seen) : isJson(value) ? Object.values(value).some(seen) : false);
-  return exchange.json !== undefined ? seen(exchange.json) : exchange.bodyText.includes(code);
+/** Where an error's code is expected, for messages: at the profile's pointer, or anywhere. */
+export function where(ctx: CheckContext, code: string): string {
+  const pointer = ctx.shape.profile.errors.code;
+  return pointer === null ? `${code} somewhere in the body` : `${code} at ${pointer}`;
 }
 
 export function describe(exchange: Exchange): string {
@@ -55,29 +54,33 @@ export interface InvalidRequest {
 }
 
 /**
- * Sends a request that breaks one rule and expects it refused as invalid: any of 400
- * or 422 under the source's clauses; exactly 422 validation_failed naming the field
- * under the contract. Sent on the key with most room among those whose requests cost
- * nothing: the contract validates before it looks at credits.
+ * Sends a request that breaks one rule and expects it refused as invalid: with one of
+ * the implementation's validation statuses under the source's clauses; exactly 422
+ * validation_failed naming the field under the contract. Sent on the key with most room
+ * among those whose requests cost nothing: the contract validates before it looks at
+ * credits.
  */
 export async function expectInvalid(ctx: CheckContext, request: InvalidRequest): Promise<Exchange> {
   const key = ctx.validationKey();
-  let exchange = await ctx.http.send({ key, method: 'POST', path: request.path, json: request.body, note: request.what });
+  // The implementation's own extra members, so that only the broken rule is wrong.
+  const json = request.path === '/v1/avatars' && isJson(request.body) ? { ...ctx.shape.profile.create.avatar.extra, ...request.body } : request.body;
+  let exchange = await ctx.http.send({ key, method: 'POST', path: request.path, json, note: request.what });
   if (exchange.status === 402 && !ctx.contract && key === 'empty') {
     // Without the contract's order of checks a 402 says nothing about validation:
     // ask again with a key whose account has credits.
     const other: KeyName = ctx.hasKey('second') ? 'second' : 'main';
-    exchange = await ctx.http.send({ key: other, method: 'POST', path: request.path, json: request.body, note: `${request.what} (again, with credits)` });
+    exchange = await ctx.http.send({ key: other, method: 'POST', path: request.path, json, note: `${request.what} (again, with credits)` });
   }
   const fix = `Refuse ${request.path} bodies where ${request.what}${request.field ? `, naming "${request.field}"` : ''}.`;
+  const invalid = ctx.shape.validationStatuses.join(' or ');
   if (isSuccess(exchange)) {
     // The job it started still has to be accounted for by the credit checks.
     const sentWith = exchange.key === 'main' || exchange.key === 'second' || exchange.key === 'empty' ? exchange.key : 'main';
-    ctx.world.trackUnexpected(`unexpected-${ctx.check.id}-${exchange.seq}`, request.path === '/v1/avatars' ? 'avatar' : 'avatar_video', sentWith, exchange);
+    ctx.world.trackUnexpected(`unexpected-${ctx.checkId}-${exchange.seq}`, request.path === '/v1/avatars' ? 'avatar' : 'avatar_video', sentWith, exchange);
     fail({
       clause: request.clause,
       message: `accepted a request where ${request.what}`,
-      expected: ctx.contract ? '422 validation_failed' : '400 or 422',
+      expected: ctx.contract ? '422 validation_failed' : invalid,
       received: describe(exchange),
       fix,
       exchanges: [exchange],
@@ -94,8 +97,8 @@ export async function expectInvalid(ctx: CheckContext, request: InvalidRequest):
     });
   }
   if (!ctx.contract) {
-    if (exchange.status !== 400 && exchange.status !== 422) {
-      fail({ clause: request.clause, message: `refused a request where ${request.what} with ${exchange.status}, which does not mean "invalid request"`, expected: '400 or 422', received: describe(exchange), fix, exchanges: [exchange] });
+    if (!ctx.shape.validationStatuses.includes(exchange.status)) {
+      fail({ clause: request.clause, message: `refused a request where ${request.what} with ${exchange.status}, which is not one of the statuses the implementation profile gives for "invalid request"`, expected: invalid, received: describe(exchange), fix, exchanges: [exchange] });
     }
     return exchange;
   }

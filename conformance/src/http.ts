@@ -1,9 +1,9 @@
 // Every request the runner makes goes through here: it is paced (pacer.ts), recorded as
-// an Exchange for the checks and the reports, and its secrets are redacted. The typed
-// client (client/) sits on top through `fetchAdapter`; checks that must send what the
-// typed client refuses to build (a bad type, no key, broken JSON) use `send`.
+// an Exchange for the checks and the reports, and its secrets are redacted. The key is
+// presented as the implementation profile says; the bucket of each request is the one
+// the contract states for its operation (x-rate-limit-bucket).
 import { retryAfterSeconds } from '../../client/src/index.ts';
-import { type Bucket, Pacer } from './pacer.ts';
+import { type Bucket, Pacer, type WindowFor } from './pacer.ts';
 
 export type KeyName = 'main' | 'second' | 'empty';
 export type { Bucket };
@@ -14,7 +14,7 @@ export interface Exchange {
   key: KeyName | 'none' | 'made-up';
   method: string;
   path: string;
-  /** Lower-case names; Authorization is redacted. */
+  /** Lower-case names; the credential is redacted. */
   requestHeaders: Record<string, string>;
   requestBody: string | undefined;
   status: number;
@@ -31,7 +31,7 @@ export interface Exchange {
 }
 
 export interface SendRequest {
-  /** A configured key, null for no Authorization header, or a made-up token. */
+  /** A configured key, null for no credential at all, or a made-up token. */
   key: KeyName | null | { token: string };
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS' | 'HEAD';
   path: string;
@@ -63,31 +63,26 @@ export interface HttpOptions {
   fetch?: typeof globalThis.fetch;
   /** false: never hold requests back (a stateless mock has no real limits to plan for). */
   pacing?: boolean;
-}
-
-const GENERATION_PATHS = new Set(['/v1/avatars', '/v1/avatar-videos']);
-
-/** The bucket a request counts against (RL-BUCKETS), or none for odd paths. */
-export function bucketOf(method: string, path: string): Bucket | undefined {
-  const bare = path.split('?')[0] ?? path;
-  if (method === 'POST' && GENERATION_PATHS.has(bare)) return 'generation';
-  if (method === 'GET' && (bare === '/v1/me' || /^\/v1\/(avatars|avatar-videos)\/[^/]+$/.test(bare))) return 'read';
-  return undefined;
+  /** The header and value that present a key; default `Authorization: Bearer <key>`. */
+  credential?: (token: string) => [name: string, value: string];
+  /** The bucket a request counts against (RL-BUCKETS), or none for paths outside the API. */
+  bucketOf: (method: string, path: string) => Bucket | undefined;
+  /** The longest window a limit can describe: waits beyond it are never taken. */
+  windowFor?: WindowFor;
+  /** The generation windows a GET /v1/me body shows, where it shows them. */
+  windowsOf?: (json: unknown) => { limit: number; remaining: number; reset: number }[];
 }
 
 export class Http {
   readonly log: Exchange[] = [];
   readonly pacer: Pacer;
   readonly #options: HttpOptions;
-  readonly #byResponse = new WeakMap<Response, Exchange>();
-  readonly #tokens: Map<string, KeyName>;
+  readonly #credential: (token: string) => [name: string, value: string];
 
   constructor(options: HttpOptions) {
     this.#options = options;
-    this.pacer = new Pacer(options.now, options.sleep);
-    this.#tokens = new Map(
-      Object.entries(options.keys).flatMap(([name, token]) => (token ? [[token, name as KeyName]] : [])),
-    );
+    this.pacer = new Pacer(options.now, options.sleep, options.windowFor);
+    this.#credential = options.credential ?? ((token) => ['authorization', `Bearer ${token}`]);
   }
 
   get baseUrl(): string {
@@ -112,41 +107,22 @@ export class Http {
       headers['content-type'] ??= 'application/json';
     }
     let key: Exchange['key'] = 'none';
-    if (request.key === null) {
-      // no Authorization
-    } else if (typeof request.key === 'string') {
-      const token = this.#options.keys[request.key];
+    let token: string | undefined;
+    if (typeof request.key === 'string') {
+      token = this.#options.keys[request.key];
       if (!token) throw new Error(`no ${request.key} key was configured`);
-      headers.authorization = `Bearer ${token}`;
       key = request.key;
-    } else {
-      headers.authorization = `Bearer ${request.key.token}`;
+    } else if (request.key !== null) {
+      token = request.key.token;
       key = 'made-up';
     }
-    return this.#perform(key, request.method, request.path, headers, body, request.on429 ?? 'wait', request.note, request.pace ?? true);
-  }
-
-  /** A fetch for openapi-fetch: the typed client's requests are paced and recorded too. */
-  readonly fetchAdapter = async (request: Request): Promise<Response> => {
-    const url = new URL(request.url);
-    const headers: Record<string, string> = {};
-    request.headers.forEach((value, name) => {
-      headers[name.toLowerCase()] = value;
-    });
-    const token = /^Bearer\s+(.+)$/i.exec(headers.authorization ?? '')?.[1];
-    const key: Exchange['key'] = token === undefined ? 'none' : (this.#tokens.get(token) ?? 'made-up');
-    const body = request.body ? await request.text() : undefined;
-    const exchange = await this.#perform(key, request.method, url.pathname + url.search, headers, body, 'wait', undefined, true);
-    const response = new Response(exchange.status === 204 || exchange.status === 304 ? null : exchange.bodyText, {
-      status: exchange.status,
-      headers: exchange.responseHeaders,
-    });
-    this.#byResponse.set(response, exchange);
-    return response;
-  };
-
-  exchangeOf(response: Response): Exchange | undefined {
-    return this.#byResponse.get(response);
+    let credentialHeader: string | undefined;
+    if (token !== undefined) {
+      const [name, value] = this.#credential(token);
+      credentialHeader = name.toLowerCase();
+      headers[credentialHeader] = value;
+    }
+    return this.#perform(key, request.method, request.path, headers, credentialHeader, body, request.on429 ?? 'wait', request.note, request.pace ?? true);
   }
 
   async #perform(
@@ -154,12 +130,13 @@ export class Http {
     method: string,
     path: string,
     headers: Record<string, string>,
+    credentialHeader: string | undefined,
     body: string | undefined,
     on429: 'wait' | 'return',
     note: string | undefined,
     pace: boolean,
   ): Promise<Exchange> {
-    const bucket = bucketOf(method, path);
+    const bucket = this.#options.bucketOf(method, path);
     // Unauthenticated and made-up-key requests are refused before any limit is counted.
     const gate = bucket && this.#options.pacing !== false && (key === 'main' || key === 'second' || key === 'empty') ? this.pacer.gate(key, bucket) : undefined;
     let retried = 0;
@@ -168,7 +145,7 @@ export class Http {
       if (pace) await gate?.acquire((ms) => this.#options.onWait?.(`waiting ${(ms / 1000).toFixed(1)} s for the ${key} key's ${bucket} window`));
       let exchange: Exchange;
       try {
-        exchange = await this.#once(key, method, path, headers, body, bucket, note);
+        exchange = await this.#once(key, method, path, headers, credentialHeader, body, bucket, note);
       } finally {
         if (pace) gate?.release();
       }
@@ -178,7 +155,9 @@ export class Http {
       if (key === 'main' || key === 'second' || key === 'empty') this.#learnGenerationWindow(key, exchange);
       if (exchange.status !== 429 || on429 === 'return') return exchange;
       const seconds = Math.max(1, retryAfter ?? 1);
-      if (retried >= 5 || waitedSeconds + seconds > this.#options.maxRateLimitWaitSeconds) return exchange;
+      // A wait longer than the window it is about is not taken: the checks report it.
+      const window = bucket ? (this.#options.windowFor?.(bucket, integerHeader(exchange, 'ratelimit-limit')) ?? Infinity) : Infinity;
+      if (retried >= 5 || seconds > window + 1 || waitedSeconds + seconds > this.#options.maxRateLimitWaitSeconds) return exchange;
       retried++;
       waitedSeconds += seconds;
       if (!gate || !pace) {
@@ -188,16 +167,10 @@ export class Http {
     }
   }
 
-  /** GET /v1/me shows the generation window too (ND-ME): the tightest of minute and day. */
+  /** Where GET /v1/me shows the generation windows too: the tightest of them. */
   #learnGenerationWindow(key: KeyName, exchange: Exchange): void {
-    if (exchange.method !== 'GET' || exchange.path !== '/v1/me' || exchange.status !== 200) return;
-    const limits = (exchange.json as { rate_limits?: { generation?: Record<string, unknown> } } | undefined)?.rate_limits?.generation;
-    if (!limits || typeof limits !== 'object') return;
-    const windows = Object.values(limits).filter(
-      (w): w is { limit: number; remaining: number; reset: number } =>
-        typeof w === 'object' && w !== null && ['limit', 'remaining', 'reset'].every((m) => typeof (w as Record<string, unknown>)[m] === 'number'),
-    );
-    const tightest = windows.sort((a, b) => a.remaining - b.remaining)[0];
+    if (exchange.method !== 'GET' || exchange.path !== '/v1/me' || exchange.status !== 200 || !this.#options.windowsOf) return;
+    const tightest = this.#options.windowsOf(exchange.json).sort((a, b) => a.remaining - b.remaining)[0];
     if (tightest) this.pacer.gate(key, 'generation').seed(tightest.limit, tightest.remaining, tightest.reset);
   }
 
@@ -206,6 +179,7 @@ export class Http {
     method: string,
     path: string,
     headers: Record<string, string>,
+    credentialHeader: string | undefined,
     body: string | undefined,
     bucket: Bucket | undefined,
     note: string | undefined,
@@ -242,7 +216,7 @@ export class Http {
       key,
       method,
       path,
-      requestHeaders: redactHeaders(headers),
+      requestHeaders: redactCredential(headers, credentialHeader),
       requestBody: body,
       status: response.status,
       responseHeaders,
@@ -274,13 +248,20 @@ function lower(headers: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
 }
 
-function redactHeaders(headers: Record<string, string>): Record<string, string> {
+function integerHeader(exchange: Exchange, name: string): number | undefined {
+  const value = exchange.responseHeaders[name];
+  return value !== undefined && /^\s*\d+\s*$/.test(value) ? Number(value) : undefined;
+}
+
+function redactCredential(headers: Record<string, string>, name: string | undefined): Record<string, string> {
   const out = { ...headers };
-  if (out.authorization) {
-    const token = /^Bearer\s+(.+)$/i.exec(out.authorization)?.[1] ?? '';
+  const value = name ? out[name] : undefined;
+  if (name && value) {
+    const scheme = /^(\S+)\s+\S/.exec(value)?.[1];
+    const token = scheme ? value.slice(scheme.length).trim() : value;
     // Keep the mode prefix (sk_test_ / sk_live_): it says which key without giving it away.
     const prefix = /^(sk_(?:test|live)_)/.exec(token)?.[1] ?? '';
-    out.authorization = `Bearer ${prefix}…(redacted)`;
+    out[name] = `${scheme ? `${scheme} ` : ''}${prefix}…(redacted)`;
   }
   return out;
 }

@@ -1,6 +1,7 @@
 // What a run is told, with the defaults filled in. The defaults are the contract's
 // numbers (openapi/README.md); tests against small fixture servers pass smaller ones.
-import type { Profile } from './check.ts';
+import { CONTRACT_PROFILE, type ImplementationProfile } from './implementation/profile.ts';
+import type { Profile } from './outcome.ts';
 
 export interface RunOptions {
   /** Scheme, host and port of the implementation, without /v1. */
@@ -14,14 +15,20 @@ export interface RunOptions {
   /** The webhook signing secret of the integration. */
   signingSecret?: string;
   profile?: Profile;
+  /**
+   * How the implementation made the source's "not shown" choices (implementation/
+   * profile.ts); defaults to this project's contract.
+   */
+  implementation?: ImplementationProfile;
   /** Check IDs or tags to run (`*` wildcards); empty runs all. */
   only?: string[];
   /** Check IDs or tags to leave out. */
   skip?: string[];
   /**
-   * Text that makes a job fail on the implementation under test, put in an avatar's
-   * name and a video's script. Defaults to the contract's sandbox trigger, except in the
-   * production profile. null: the implementation has none.
+   * Text that makes a job fail on an implementation shaped like the contract, put in an
+   * avatar's name and a video's script: it replaces the implementation profile's
+   * `failure`. Without it the profile's trigger is used, except that the contract's own
+   * trigger is not used in the production profile. null: there is none.
    */
   failMarker?: string | null;
   /** The built-in webhook receiver; false runs without (webhook checks are skipped). */
@@ -40,6 +47,12 @@ export interface RunOptions {
   webhookRetryTimeoutSeconds?: number;
   /** Accepted RateLimit-Limit values per bucket: the per-minute and per-day limits. */
   expectedLimits?: { generation?: number[]; read?: number[] };
+  /**
+   * The length in seconds of the window each expected limit belongs to, in the same
+   * order (the source's minute and day): RateLimit-Reset and Retry-After never exceed
+   * the window they describe.
+   */
+  windowSeconds?: number[];
   requestTimeoutMs?: number;
   /** The longest one request waits out 429s before giving up. */
   maxRateLimitWaitSeconds?: number;
@@ -52,25 +65,24 @@ export interface RunOptions {
 }
 
 export type ProgressEvent =
-  | { type: 'start'; total: number; profile: Profile; baseUrl: string }
+  | { type: 'start'; total: number; profile: Profile; implementation: string; baseUrl: string }
   | { type: 'check-start'; id: string; title: string }
   | { type: 'check-end'; result: import('./report/model.ts').CheckResult }
   | { type: 'note'; message: string };
 
 export type ResolvedOptions = Required<
-  Omit<RunOptions, 'secondKey' | 'emptyKey' | 'signingSecret' | 'onProgress' | 'failMarker' | 'receiver' | 'openapiPath' | 'expectedLimits'>
+  Omit<RunOptions, 'secondKey' | 'emptyKey' | 'signingSecret' | 'onProgress' | 'failMarker' | 'receiver' | 'openapiPath' | 'expectedLimits' | 'implementation'>
 > & {
   secondKey: string | undefined;
   emptyKey: string | undefined;
   signingSecret: string | undefined;
-  failMarker: string | null;
+  /** The implementation profile, its failure trigger resolved for this run. */
+  implementation: ImplementationProfile;
   receiver: { host: string; port: number; publicUrl: string | undefined } | false;
   openapiPath: string | undefined;
   expectedLimits: { generation: number[]; read: number[] };
   onProgress: (event: ProgressEvent) => void;
 };
-
-export const CONTRACT_FAIL_MARKER = '[sandbox:fail]';
 
 export function resolveOptions(options: RunOptions): ResolvedOptions {
   const profile = options.profile ?? 'core';
@@ -83,7 +95,7 @@ export function resolveOptions(options: RunOptions): ResolvedOptions {
     profile,
     only: options.only ?? [],
     skip: options.skip ?? [],
-    failMarker: options.failMarker === undefined ? (profile === 'production' ? null : CONTRACT_FAIL_MARKER) : options.failMarker || null,
+    implementation: implementationFor(options, profile),
     receiver:
       options.receiver === false
         ? false
@@ -99,6 +111,7 @@ export function resolveOptions(options: RunOptions): ResolvedOptions {
       generation: options.expectedLimits?.generation ?? [10, 300],
       read: options.expectedLimits?.read ?? [120, 10_000],
     },
+    windowSeconds: options.windowSeconds ?? [60, 86_400],
     requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
     maxRateLimitWaitSeconds: options.maxRateLimitWaitSeconds ?? 150,
     openapiPath: options.openapiPath,
@@ -106,4 +119,20 @@ export function resolveOptions(options: RunOptions): ResolvedOptions {
     now: options.now ?? Date.now,
     sleep: options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
   };
+}
+
+/** The implementation profile with the run's failure trigger in place. */
+function implementationFor(options: RunOptions, profile: Profile): ImplementationProfile {
+  const implementation = options.implementation ?? CONTRACT_PROFILE;
+  if (options.failMarker === null || options.failMarker === '') return { ...implementation, failure: null };
+  if (options.failMarker !== undefined) return { ...implementation, failure: markerFailure(implementation, options.failMarker) };
+  // The contract's sandbox trigger does nothing on a production key.
+  if (implementation.isContract && profile === 'production') return { ...implementation, failure: null };
+  return implementation;
+}
+
+/** The marker after the avatar's name and after the video's script, wherever the video template puts it. */
+function markerFailure(implementation: ImplementationProfile, marker: string): ImplementationProfile['failure'] {
+  const scriptMember = Object.entries(implementation.create.video.body).find(([, value]) => typeof value === 'string' && value.includes('{{script}}'))?.[0] ?? 'script';
+  return { avatar: { name: `{{name}} ${marker}` }, video: { [scriptMember]: `{{script}} ${marker}` } };
 }

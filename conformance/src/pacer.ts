@@ -1,10 +1,13 @@
-// Plans requests within the rate limits (issue 5 item 10). One gate per key and bucket
+// Plans requests within the rate limits. One gate per key and bucket
 // learns the window from the RateLimit-* headers of every answer and holds a request
 // back until the window has room, instead of assuming 10 and 120 a minute; a 429 closes
 // the gate for Retry-After seconds. So a run spends as little time as the limits allow
 // and stays deterministic: the runner only meets a 429 where a check asks for one.
 
 export type Bucket = 'read' | 'generation';
+
+/** The longest window, in seconds, that a limit of the bucket can describe. */
+export type WindowFor = (bucket: Bucket, limit: number | undefined) => number;
 
 /** Extra wait after a window's announced reset, for clock granularity (seconds are whole). */
 const RESET_MARGIN_MS = 150;
@@ -17,10 +20,12 @@ export class Gate {
   readonly #waiters: (() => void)[] = [];
   readonly #now: () => number;
   readonly #sleep: (ms: number) => Promise<void>;
+  readonly #longest: (limit: number | undefined) => number;
 
-  constructor(now: () => number, sleep: (ms: number) => Promise<void>) {
+  constructor(now: () => number, sleep: (ms: number) => Promise<void>, longest: (limit: number | undefined) => number = () => Infinity) {
     this.#now = now;
     this.#sleep = sleep;
+    this.#longest = longest;
   }
 
   /** Requests that could go now without waiting. */
@@ -71,7 +76,7 @@ export class Gate {
   seed(limit: number, remaining: number, resetSeconds: number): void {
     this.limit = limit;
     this.remaining = remaining;
-    this.resetAt = this.#now() + resetSeconds * 1000;
+    this.resetAt = this.#now() + this.#plausible(resetSeconds) * 1000;
   }
 
   /** Learns the window from an answer's headers (lower-case names). */
@@ -93,12 +98,20 @@ export class Gate {
       const sameWindow = this.resetAt !== undefined && reset !== undefined && Math.abs(now + reset * 1000 - this.resetAt) < 1500;
       this.remaining = sameWindow && this.remaining !== undefined ? Math.min(this.remaining, remaining) : remaining;
     }
-    if (reset !== undefined) this.resetAt = now + reset * 1000;
+    if (reset !== undefined) this.resetAt = now + this.#plausible(reset) * 1000;
     if (status === 429) {
       this.remaining = 0;
       const seconds = retryAfterSeconds ?? reset ?? 1;
-      this.resetAt = now + seconds * 1000;
+      this.resetAt = now + this.#plausible(seconds) * 1000;
     }
+  }
+
+  /**
+   * A wait announced by the service, bounded by the window it describes: a Reset or
+   * Retry-After beyond it is a fault the checks report, never a reason to stall the run.
+   */
+  #plausible(seconds: number): number {
+    return Math.min(seconds, this.#longest(this.limit));
   }
 
   #roll(): void {
@@ -113,15 +126,17 @@ export class Pacer {
   readonly #gates = new Map<string, Gate>();
   readonly #now: () => number;
   readonly #sleep: (ms: number) => Promise<void>;
-  constructor(now: () => number, sleep: (ms: number) => Promise<void>) {
+  readonly #windowFor: WindowFor;
+  constructor(now: () => number, sleep: (ms: number) => Promise<void>, windowFor: WindowFor = () => Infinity) {
     this.#now = now;
     this.#sleep = sleep;
+    this.#windowFor = windowFor;
   }
   gate(key: string, bucket: Bucket): Gate {
     const name = `${key}:${bucket}`;
     let gate = this.#gates.get(name);
     if (!gate) {
-      gate = new Gate(this.#now, this.#sleep);
+      gate = new Gate(this.#now, this.#sleep, (limit) => this.#windowFor(bucket, limit));
       this.#gates.set(name, gate);
     }
     return gate;

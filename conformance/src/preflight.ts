@@ -1,10 +1,11 @@
 // Before any check: is there a service at the base URL, does it take the keys, and is
 // it this API at all? Each "no" ends the run with a one-line diagnosis and its own
 // exit code instead of forty failed checks.
-import type { Profile } from './check.ts';
 import { type Exchange, type Http, type KeyName, UnreachableError } from './http.ts';
+import type { Shape } from './implementation/shape.ts';
+import type { ResolvedOptions } from './options.ts';
 import type { AbortKind } from './report/model.ts';
-import { balanceOf, isJson } from './world.ts';
+import { isJson } from './world.ts';
 
 export interface PreflightAbort {
   kind: AbortKind;
@@ -13,10 +14,18 @@ export interface PreflightAbort {
 
 const FLAG: Record<KeyName, string> = { main: '--api-key', second: '--second-key', empty: '--empty-key' };
 
-/** Credits the run's own jobs need: four avatars at 10 and two videos at 20 (ND-CREDIT-COST). */
-export const CREDITS_NEEDED = 80;
+/**
+ * Credits the run's own jobs need at the implementation's prices: four avatars and two
+ * videos (80 at the contract's 10 and 20); undefined when the prices are not known.
+ */
+export function creditsNeeded(shape: Shape): number | undefined {
+  const avatar = shape.price('avatar');
+  const video = shape.price('avatar_video');
+  return avatar === undefined || video === undefined ? undefined : 4 * avatar + 2 * video;
+}
 
-export async function preflight(http: Http, keys: KeyName[], profile: Profile, baseUrl: string): Promise<PreflightAbort | undefined> {
+export async function preflight(http: Http, keys: KeyName[], options: Pick<ResolvedOptions, 'profile' | 'baseUrl'>, shape: Shape): Promise<PreflightAbort | undefined> {
+  const { baseUrl } = options;
   const answers = new Map<KeyName, Exchange>();
   for (const key of keys) {
     let exchange: Exchange;
@@ -29,7 +38,8 @@ export async function preflight(http: Http, keys: KeyName[], profile: Profile, b
       throw error;
     }
     if (exchange.status === 401 || exchange.status === 403) {
-      return { kind: 'rejected-key', message: `the service refused ${FLAG[key]} (GET /v1/me answered ${exchange.status}); check the key and that it belongs to this deployment` };
+      const [header] = shape.credential('');
+      return { kind: 'rejected-key', message: `the service refused ${FLAG[key]} (GET /v1/me answered ${exchange.status}); check the key, that it belongs to this deployment, and that the service reads it from ${header}` };
     }
     if (exchange.status !== 200 || !isJson(exchange.json)) {
       const type = exchange.responseHeaders['content-type']?.split(';')[0] ?? 'no content type';
@@ -41,25 +51,22 @@ export async function preflight(http: Http, keys: KeyName[], profile: Profile, b
     }
     answers.set(key, exchange);
   }
-  if (profile === 'mock') return undefined;
+  if (options.profile === 'mock') return undefined;
 
-  const account = (key: KeyName) => {
-    const json = answers.get(key)?.json;
-    return isJson(json) && typeof json.account_id === 'string' ? json.account_id : undefined;
-  };
-  const main = account('main');
+  const main = shape.accountId(answers.get('main')?.json);
   for (const key of ['second', 'empty'] as const) {
-    if (answers.has(key) && main && account(key) === main) {
+    if (answers.has(key) && main && shape.accountId(answers.get(key)?.json) === main) {
       return { kind: 'usage', message: `${FLAG[key]} belongs to the same account as --api-key (${main}); it must be another account's key` };
     }
   }
-  const empty = balanceOf(answers.get('empty'));
-  if (empty && empty.available >= 10) {
+  const empty = shape.balance(answers.get('empty'));
+  if (empty && empty.available >= (shape.price('avatar') ?? 1)) {
     return { kind: 'usage', message: `--empty-key's account has ${empty.available} credits available; it must have fewer than one avatar's cost for the 402 checks` };
   }
-  const credits = balanceOf(answers.get('main'));
-  if (credits && credits.available < CREDITS_NEEDED) {
-    return { kind: 'usage', message: `--api-key's account has ${credits.available} credits available; a run needs ${CREDITS_NEEDED}` };
+  const needed = creditsNeeded(shape);
+  const credits = shape.balance(answers.get('main'));
+  if (credits && needed !== undefined && credits.available < needed) {
+    return { kind: 'usage', message: `--api-key's account has ${credits.available} credits available; a run needs ${needed}` };
   }
   return undefined;
 }

@@ -1,21 +1,23 @@
 // runConformance(options) -> Report: the whole run, in process, for the CLI and for
 // tests. Preflight, then the checks phase by phase (main, exhaust, passive), then the
 // report. It never throws for what the service does; only for a bug in the runner.
-import { createAvatarClient, type AvatarClient } from '../../client/src/index.ts';
-import { CheckFailure, CheckSkip, type Check, type Phase } from './check.ts';
+import type { Check } from './check.ts';
 import { CHECKS } from './checks/index.ts';
-import { CLAUSES, DECISIONS } from './clauses.ts';
-import { PrerequisiteError, type CheckContext } from './context.ts';
+import type { CheckContext } from './context.ts';
 import { ContractValidator, DEFAULT_OPENAPI_PATH } from './contract.ts';
 import { excerpt, Http, type KeyName, redact, UnreachableError } from './http.ts';
+import { Shape } from './implementation/shape.ts';
 import { resolveOptions, type ResolvedOptions, type RunOptions } from './options.ts';
+import { CheckFailure, CheckSkip, PrerequisiteError, type Phase } from './outcome.ts';
+import { windowFor } from './observe/rate-limit-headers.ts';
 import { preflight } from './preflight.ts';
 import { WebhookReceiver } from './receiver/server.ts';
-import { EXIT_CODES, type AbortKind, type CheckResult, type ClauseRow, type Report } from './report/model.ts';
+import { aborted, buildReport } from './report/build.ts';
+import type { AbortKind, CheckResult, Report } from './report/model.ts';
+import { areaOf, isRequired, selectChecks } from './selection.ts';
 import { World } from './world.ts';
 
-export const TOOL = 'avatar-api-conformance';
-export const VERSION = '1.0.0';
+export { TOOL, VERSION } from './report/build.ts';
 const PHASES: readonly Phase[] = ['main', 'exhaust', 'passive'];
 
 export type { Report, RunOptions };
@@ -24,6 +26,9 @@ export async function runConformance(input: RunOptions): Promise<Report> {
   const options = resolveOptions(input);
   const startedAt = options.now();
   const progress = options.onProgress;
+  if (!options.implementation.isContract && (options.profile === 'contract' || options.profile === 'mock')) {
+    return aborted(options, startedAt, 'usage', `the ${options.profile} profile judges this project's contract; ${options.implementation.name} is for the core and production profiles`);
+  }
   let validator: ContractValidator;
   try {
     validator = ContractValidator.load(options.openapiPath ?? DEFAULT_OPENAPI_PATH);
@@ -34,6 +39,7 @@ export async function runConformance(input: RunOptions): Promise<Report> {
   const keys: KeyName[] = ['main'];
   if (options.secondKey) keys.push('second');
   if (options.emptyKey) keys.push('empty');
+  const shape = new Shape(options.implementation);
   const http = new Http({
     baseUrl: options.baseUrl,
     keys: { main: options.apiKey, second: options.secondKey, empty: options.emptyKey },
@@ -44,14 +50,18 @@ export async function runConformance(input: RunOptions): Promise<Report> {
     onWait: (message) => progress({ type: 'note', message }),
     // A stateless mock answers example headers that never change: nothing to plan by.
     pacing: options.profile !== 'mock',
+    credential: (token) => shape.credential(token),
+    bucketOf: (method, path) => validator.match(method, path)?.bucket,
+    windowFor: (bucket, limit) => windowFor(options, bucket, limit),
+    windowsOf: (json) => shape.generationWindows(json),
   });
 
   const selected = selectChecks(CHECKS, options);
-  progress({ type: 'start', total: selected.length, profile: options.profile, baseUrl: options.baseUrl });
+  progress({ type: 'start', total: selected.length, profile: options.profile, implementation: options.implementation.name, baseUrl: options.baseUrl });
 
   let abort: { kind: AbortKind; message: string } | undefined;
   try {
-    abort = await preflight(http, keys, options.profile, options.baseUrl);
+    abort = await preflight(http, keys, options, shape);
   } catch (error) {
     abort = { kind: 'internal', message: `preflight failed: ${error instanceof Error ? error.message : String(error)}` };
   }
@@ -66,22 +76,17 @@ export async function runConformance(input: RunOptions): Promise<Report> {
     }
   }
 
-  const clients: Partial<Record<KeyName, AvatarClient>> = {};
-  for (const key of keys) {
-    const token = http.token(key);
-    if (token) clients[key] = createAvatarClient({ baseUrl: options.baseUrl, apiKey: token, retry: false, fetch: http.fetchAdapter, sleep: options.sleep, now: options.now });
-  }
-  const world = new World({ http, clients, receiver, options, now: options.now });
+  const world = new World({ http, keys, shape, receiver, options, now: options.now, sleep: options.sleep });
   const shared = new Map<string, Promise<unknown>>();
 
   const makeContext = (check: Check): CheckContext => ({
-    check,
+    checkId: check.id,
     profile: options.profile,
     contract: options.profile === 'contract',
     sandbox: options.profile !== 'production',
+    shape,
     options,
     http,
-    clients,
     world,
     receiver,
     validator,
@@ -181,7 +186,7 @@ function unmetNeed(check: Check, ctx: CheckContext, receiver: WebhookReceiver | 
   for (const need of check.needs ?? []) {
     if (need === 'second-key' && !ctx.hasKey('second')) return 'needs --second-key (a key of another account)';
     if (need === 'empty-key' && !ctx.hasKey('empty')) return 'needs --empty-key (a key of an account without credits)';
-    if (need === 'fail-trigger' && !ctx.options.failMarker) return 'needs a way to make a job fail (--fail-marker)';
+    if (need === 'fail-trigger' && !ctx.shape.canFail()) return 'needs a way to make a job fail (failure in the implementation profile, or --fail-marker)';
     if (need === 'receiver' && !receiver) {
       if (!ctx.options.signingSecret) return 'needs --signing-secret to verify webhooks';
       if (ctx.options.receiver === false) return 'the webhook receiver is turned off (--no-receiver)';
@@ -215,25 +220,6 @@ function pickValidationKey(http: Http, keys: KeyName[], options: ResolvedOptions
   return best;
 }
 
-export function isRequired(check: Check, options: Pick<ResolvedOptions, 'profile'>): boolean {
-  return check.profiles.includes(options.profile) && !(check.optionalIn ?? []).includes(options.profile);
-}
-
-export function areaOf(check: Check): string {
-  return check.id.split('.')[0] ?? check.id;
-}
-
-/** Selection by check ID, area, need or clause ID, with `*` wildcards. */
-export function selectChecks(checks: readonly Check[], options: Pick<ResolvedOptions, 'only' | 'skip'>): Check[] {
-  const matches = (check: Check, pattern: string) => {
-    const regex = new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 'i');
-    return [check.id, areaOf(check), ...(check.needs ?? []), ...check.clauses, ...(check.decisions ?? []), check.phase ?? 'main'].some((name) => regex.test(name));
-  };
-  return checks.filter(
-    (check) => (options.only.length === 0 || options.only.some((p) => matches(check, p))) && !options.skip.some((p) => matches(check, p)),
-  );
-}
-
 function checkTimeoutMs(options: ResolvedOptions): number {
   return (options.jobTimeoutSeconds * 2 + options.webhookRetryTimeoutSeconds + options.maxRateLimitWaitSeconds + 120) * 1000;
 }
@@ -248,84 +234,4 @@ async function withTimeout<T>(work: Promise<T>, ms: number, id: string): Promise
   } finally {
     clearTimeout(timer);
   }
-}
-
-const SEVERITY = { failed: 4, skipped: 3, passed: 2, not_applicable: 1 } as const;
-
-export function clauseMatrix(results: readonly CheckResult[]): ClauseRow[] {
-  const byId = new Map(results.map((result) => [result.id, result]));
-  return CLAUSES.map((clause) => {
-    const checks = CHECKS.filter((check) => (check.clauses as readonly string[]).includes(clause.id)).map((check) => check.id);
-    const outcomes = checks.flatMap((id) => {
-      const result = byId.get(id);
-      return result ? [result.outcome] : [];
-    });
-    let outcome: ClauseRow['outcome'];
-    if (checks.length === 0) outcome = (clause.observe as readonly string[]).includes('B') ? 'uncovered' : 'client';
-    else if (outcomes.length === 0) outcome = 'not_applicable';
-    else outcome = outcomes.reduce((worst, next) => (SEVERITY[next] > SEVERITY[worst] ? next : worst));
-    return {
-      id: clause.id,
-      sections: clause.sections,
-      observe: [...clause.observe],
-      rule: clause.rule,
-      checks,
-      outcome,
-      ...('provenBy' in clause ? { provenBy: clause.provenBy } : {}),
-    };
-  });
-}
-
-/** The contract decisions and the checks that enforce them (for --list). */
-export function decisionMatrix(): { id: string; rule: string; checks: string[] }[] {
-  return DECISIONS.map((decision) => ({
-    id: decision.id,
-    rule: decision.rule,
-    checks: CHECKS.filter((check) => (check.decisions ?? []).includes(decision.id)).map((check) => check.id),
-  }));
-}
-
-/** What every report says about the run itself: the tool, the target and the times. */
-function timing(options: ResolvedOptions, startedAt: number) {
-  const finishedAt = options.now();
-  return {
-    tool: TOOL,
-    version: VERSION,
-    profile: options.profile,
-    baseUrl: options.baseUrl,
-    startedAt: new Date(startedAt).toISOString(),
-    finishedAt: new Date(finishedAt).toISOString(),
-    durationMs: finishedAt - startedAt,
-  };
-}
-
-function buildReport(options: ResolvedOptions, startedAt: number, results: CheckResult[], requests: number, deliveries: number): Report {
-  const count = (outcome: CheckResult['outcome']) => results.filter((r) => r.outcome === outcome).length;
-  const requiredNotRun = results.filter((r) => r.required && r.outcome === 'skipped').length;
-  const failed = count('failed');
-  const verdict = failed === 0 && requiredNotRun === 0 ? 'pass' : 'fail';
-  return {
-    ...timing(options, startedAt),
-    verdict,
-    exitCode: EXIT_CODES[verdict],
-    counts: { passed: count('passed'), failed, skipped: count('skipped'), notApplicable: count('not_applicable'), requiredNotRun },
-    results,
-    clauses: clauseMatrix(results),
-    requests,
-    deliveries,
-  };
-}
-
-function aborted(options: ResolvedOptions, startedAt: number, kind: AbortKind, message: string, requests = 0): Report {
-  return {
-    ...timing(options, startedAt),
-    verdict: 'aborted',
-    exitCode: EXIT_CODES[kind],
-    abort: { kind, message },
-    counts: { passed: 0, failed: 0, skipped: 0, notApplicable: 0, requiredNotRun: 0 },
-    results: [],
-    clauses: clauseMatrix([]),
-    requests,
-    deliveries: 0,
-  };
 }

@@ -1,18 +1,26 @@
 // The jobs a run shares between its checks. Generation requests are the scarcest thing
 // a run has (10 a minute per key), so the avatars and videos are made once, in a fixed
 // order, and every check that needs one awaits it here. The jobs start before the
-// first check so that they process while the quick checks run.
-import type { AvatarClient, JobKind } from '../../client/src/index.ts';
-import { PrerequisiteError } from './context.ts';
+// first check so that they process while the quick checks run. Requests are spelled and
+// records read through the implementation's shape, never this project's own choices.
 import type { Exchange, Http, KeyName } from './http.ts';
+import type { JobKind, Json } from './implementation/profile.ts';
+import type { Shape, Terminal } from './implementation/shape.ts';
 import type { ResolvedOptions } from './options.ts';
+import { PrerequisiteError } from './outcome.ts';
 import type { ReceiverMode, WebhookReceiver } from './receiver/server.ts';
 
-export type Json = Record<string, unknown>;
+export type { JobKind, Json };
 
 export interface PollRecord {
+  /** When the answer arrived, runner clock. */
   at: number;
+  /** When the GET was sent. */
+  sentAt: number;
+  /** The state as the implementation spells it ("" when the record shows none). */
   status: string;
+  /** The source's name when terminal. */
+  terminal: Terminal | undefined;
   record: Json;
 }
 
@@ -27,27 +35,27 @@ export interface TrackedJob {
   body: Json;
   create: Exchange;
   id: string | undefined;
+  /** The create answer's body, when it was accepted. */
   createdRecord: Json | undefined;
-  /** Every record polled, in order, the creation answer first. */
+  /** When the create answer arrived, runner clock. */
+  answeredAt: number;
+  /** Every record read with GET, in order; the first is sent as soon as the create answer arrived. */
   polls: PollRecord[];
+  /** The first terminal record GET showed, and how it ended by the source's names. */
   terminal: Json | undefined;
+  ended: Terminal | undefined;
   terminalAt: number | undefined;
   settled: Promise<Json>;
 }
 
-export interface Balance {
-  quota: number;
-  used: number;
-  reserved: number;
-  available: number;
-}
-
 export interface WorldDeps {
   http: Http;
-  clients: Partial<Record<KeyName, AvatarClient>>;
+  keys: readonly KeyName[];
+  shape: Shape;
   receiver: WebhookReceiver | undefined;
   options: ResolvedOptions;
   now: () => number;
+  sleep: (ms: number) => Promise<void>;
 }
 
 const SCRIPT = 'Hi! This short clip was made by the conformance runner to check the avatar video flow.';
@@ -71,10 +79,10 @@ export class World {
   /** Starts the run's jobs; every later call returns the same promise. */
   kickoff(): Promise<void> {
     return this.#once('kickoff', async () => {
-      const { options } = this.#deps;
+      const { options, shape } = this.#deps;
       this.snapshots.set('main:before', await this.me('main'));
-      if (this.#deps.clients.second) this.snapshots.set('second:before', await this.me('second'));
-      if (this.#deps.clients.empty) this.snapshots.set('empty:before', await this.me('empty'));
+      if (this.#has('second')) this.snapshots.set('second:before', await this.me('second'));
+      if (this.#has('empty')) this.snapshots.set('empty:before', await this.me('empty'));
 
       const prompt = await this.#createAvatar('prompt-avatar', 'ready', 'fail-first', {
         type: 'prompt',
@@ -83,12 +91,12 @@ export class World {
       });
       this.snapshots.set('main:after-first', await this.me('main'));
 
-      // A video from an avatar that was queued a moment ago (AV-READY-BEFORE-VIDEO).
+      // A video from an avatar that was accepted a moment ago (AV-READY-BEFORE-VIDEO).
       if (prompt.id) {
-        const exchange = await this.#send('main', 'POST', '/v1/avatar-videos', { avatar_id: prompt.id, script: SCRIPT }, 'video from an avatar not ready yet');
+        const exchange = await this.#send('main', 'POST', '/v1/avatar-videos', shape.videoBody(prompt.id, SCRIPT), 'video from an avatar not ready yet');
         this.trackUnexpected('unexpected-video-from-unready-avatar', 'avatar_video', 'main', exchange);
-        const after = await this.#send('main', 'GET', `/v1/avatars/${prompt.id}`, undefined, 'status right after the attempt');
-        this.notReadyAttempt = { exchange, statusAfter: statusOf(after.json) };
+        const after = await this.#send('main', 'GET', `/v1/avatars/${prompt.id}`, undefined, 'state right after the attempt');
+        this.notReadyAttempt = { exchange, statusAfter: shape.state(after.json) };
       }
 
       await this.#createAvatar('photo-avatar', 'any', 'always-fail', {
@@ -103,18 +111,20 @@ export class World {
         sex: 'female',
         age: 20,
       });
-      if (options.failMarker) {
-        await this.#createAvatar('failed-avatar', 'failed', 'ok', {
-          type: 'prompt',
-          name: `Conformance failure ${options.failMarker}`,
-          prompt: 'Any description: the marker in the name makes this job fail.',
-        });
+      if (shape.canFail()) {
+        await this.#createAvatar(
+          'failed-avatar',
+          'failed',
+          'ok',
+          { type: 'prompt', name: 'Conformance failure', prompt: 'Any description: the failure trigger makes this job fail.' },
+          true,
+        );
       }
       // Early, so that a job wrongly started by it has long finished when checked.
-      if (this.#deps.clients.empty) await this.insufficientAttempt();
+      if (this.#has('empty')) await this.insufficientAttempt();
       // The videos start as soon as their avatars allow, while the checks go on.
       void this.video().catch(() => undefined);
-      if (options.failMarker) {
+      if (shape.canFail()) {
         void this.failedVideo().catch(() => undefined);
         void this.videoFromFailedAvatar().catch(() => undefined);
       }
@@ -129,7 +139,7 @@ export class World {
   async kickoffJob(label: 'prompt-avatar' | 'photo-avatar' | 'props-avatar' | 'failed-avatar'): Promise<TrackedJob> {
     await this.kickoff();
     const job = this.job(label);
-    if (!job) throw new PrerequisiteError(`the ${label} was not requested (no fail marker configured?)`);
+    if (!job) throw new PrerequisiteError(`the ${label} was not requested (the implementation profile has no failure trigger)`);
     if (!job.id) throw new PrerequisiteError(`the ${label} could not be created: ${job.create.status} ${job.create.bodyText.slice(0, 200)}`);
     return job;
   }
@@ -143,23 +153,22 @@ export class World {
   async readyAvatar(): Promise<TrackedJob> {
     const job = await this.kickoffJob('prompt-avatar');
     const record = await job.settled;
-    if (record.status !== 'ready') throw new PrerequisiteError(`the prompt avatar ended ${String(record.status)}, not ready: ${JSON.stringify(record.error)}`);
+    if (job.ended !== 'ready') throw new PrerequisiteError(`the prompt avatar ended ${String(this.#deps.shape.state(record))}, not ready: ${JSON.stringify(record.error)}`);
     return job;
   }
 
   video(): Promise<TrackedJob> {
     return this.#once('video', async () => {
       const avatar = await this.readyAvatar();
-      return this.#createVideo('video', 'ready', 'ok', { avatar_id: avatar.id, script: SCRIPT });
+      return this.#createVideo('video', 'ready', 'ok', avatar.id!, false);
     });
   }
 
   failedVideo(): Promise<TrackedJob> {
     return this.#once('failed-video', async () => {
-      const marker = this.#deps.options.failMarker;
-      if (!marker) throw new PrerequisiteError('no fail marker is configured');
+      if (!this.#deps.shape.canFail()) throw new PrerequisiteError('the implementation profile has no failure trigger');
       const avatar = await this.readyAvatar();
-      return this.#createVideo('failed-video', 'failed', 'ok', { avatar_id: avatar.id, script: `${SCRIPT} ${marker}` });
+      return this.#createVideo('failed-video', 'failed', 'ok', avatar.id!, true);
     });
   }
 
@@ -168,8 +177,8 @@ export class World {
     return this.#once('video-from-failed-avatar', async () => {
       const avatar = await this.kickoffJob('failed-avatar');
       const record = await avatar.settled;
-      if (record.status !== 'failed') throw new PrerequisiteError(`the avatar meant to fail ended ${String(record.status)}`);
-      const exchange = await this.#send('main', 'POST', '/v1/avatar-videos', { avatar_id: avatar.id, script: SCRIPT }, 'video from a failed avatar');
+      if (avatar.ended !== 'failed') throw new PrerequisiteError(`the avatar meant to fail ended ${String(this.#deps.shape.state(record))}`);
+      const exchange = await this.#send('main', 'POST', '/v1/avatar-videos', this.#deps.shape.videoBody(avatar.id!, SCRIPT), 'video from a failed avatar');
       this.trackUnexpected('unexpected-video-from-failed-avatar', 'avatar_video', 'main', exchange);
       return exchange;
     });
@@ -178,10 +187,11 @@ export class World {
   /** A valid avatar request on the key without credits (CR-402). */
   insufficientAttempt(): Promise<Exchange> {
     return this.#once('insufficient', async () => {
-      if (!this.#deps.clients.empty) throw new PrerequisiteError('no --empty-key was given');
-      const body: Json = { type: 'prompt', name: 'Conformance without credits', prompt: 'A presenter that must never be generated.' };
-      const url = this.webhookUrl('refused-402', 'ok');
-      if (url) body.webhook_url = url;
+      if (!this.#has('empty')) throw new PrerequisiteError('no --empty-key was given');
+      const body = this.#deps.shape.avatarBody(
+        { type: 'prompt', name: 'Conformance without credits', prompt: 'A presenter that must never be generated.' },
+        { webhookUrl: this.webhookUrl('refused-402', 'ok') },
+      );
       const exchange = await this.#send('empty', 'POST', '/v1/avatars', body, 'valid request without credits');
       this.trackUnexpected('unexpected-avatar-without-credits', 'avatar', 'empty', exchange);
       return exchange;
@@ -193,15 +203,13 @@ export class World {
     return this.#once('all-settled', async () => {
       await this.kickoff();
       await this.video().catch(() => undefined);
-      if (this.#deps.options.failMarker) {
+      if (this.#deps.shape.canFail()) {
         await this.failedVideo().catch(() => undefined);
         await this.videoFromFailedAvatar().catch(() => undefined);
       }
-      if (this.#deps.clients.empty) await this.insufficientAttempt().catch(() => undefined);
+      if (this.#has('empty')) await this.insufficientAttempt().catch(() => undefined);
       await Promise.allSettled(this.jobs.map((job) => job.settled));
-      for (const key of ['main', 'second', 'empty'] as const) {
-        if (this.#deps.clients[key]) this.snapshots.set(`${key}:after`, await this.me(key));
-      }
+      for (const key of this.#deps.keys) this.snapshots.set(`${key}:after`, await this.me(key));
       return this.jobs;
     });
   }
@@ -225,16 +233,17 @@ export class World {
     return this.#send(key, 'GET', '/v1/me', undefined, 'balance snapshot');
   }
 
-  async #createAvatar(label: string, expected: TrackedJob['expected'], mode: ReceiverMode | undefined, body: Json): Promise<TrackedJob> {
+  /** Every job of the run ended as expected by the source's names (`any` matches both). */
+  async #createAvatar(label: string, expected: TrackedJob['expected'], mode: ReceiverMode | undefined, body: Json, fail = false): Promise<TrackedJob> {
     const url = mode ? this.webhookUrl(label, mode) : undefined;
-    const sent = url ? { ...body, webhook_url: url } : body;
+    const sent = this.#deps.shape.avatarBody(body, { fail, webhookUrl: url });
     const exchange = await this.#send('main', 'POST', '/v1/avatars', sent, label);
     return this.#track(label, 'avatar', 'main', expected, url ? mode : undefined, url, sent, exchange);
   }
 
-  async #createVideo(label: string, expected: TrackedJob['expected'], mode: ReceiverMode, body: Json): Promise<TrackedJob> {
+  async #createVideo(label: string, expected: TrackedJob['expected'], mode: ReceiverMode, avatarId: string, fail: boolean): Promise<TrackedJob> {
     const url = this.webhookUrl(label, mode);
-    const sent = url ? { ...body, webhook_url: url } : body;
+    const sent = this.#deps.shape.videoBody(avatarId, SCRIPT, { fail, webhookUrl: url });
     const exchange = await this.#send('main', 'POST', '/v1/avatar-videos', sent, label);
     const job = this.#track(label, 'avatar_video', 'main', expected, url ? mode : undefined, url, sent, exchange);
     if (!job.id) throw new PrerequisiteError(`the ${label} could not be created: ${exchange.status} ${exchange.bodyText.slice(0, 200)}`);
@@ -243,7 +252,7 @@ export class World {
 
   /** A request the service should have refused but accepted still makes a job to account for. */
   trackUnexpected(label: string, kind: JobKind, key: KeyName, exchange: Exchange): void {
-    if (exchange.status >= 200 && exchange.status < 300 && idOf(exchange.json)) {
+    if (exchange.status >= 200 && exchange.status < 300 && this.#deps.shape.createdId(kind, exchange.json)) {
       this.#track(label, kind, key, 'any', undefined, undefined, {}, exchange);
     }
   }
@@ -258,10 +267,10 @@ export class World {
     body: Json,
     create: Exchange,
   ): TrackedJob {
-    const { options, now } = this.#deps;
+    const { shape, now } = this.#deps;
     const accepted = create.status >= 200 && create.status < 300;
     const record = accepted && isJson(create.json) ? create.json : undefined;
-    const id = record ? idOf(record) : undefined;
+    const id = record ? shape.createdId(kind, record) : undefined;
     const job: TrackedJob = {
       label,
       kind,
@@ -273,36 +282,62 @@ export class World {
       create,
       id,
       createdRecord: record,
-      polls: record && typeof record.status === 'string' ? [{ at: create.startedAt + create.durationMs, status: record.status, record }] : [],
+      answeredAt: create.startedAt + create.durationMs,
+      polls: [],
       terminal: undefined,
+      ended: undefined,
       terminalAt: undefined,
       settled: Promise.resolve({}),
     };
     job.settled = (async () => {
       if (!id) throw new PrerequisiteError(`the ${label} was not created: ${create.status} ${create.bodyText.slice(0, 200)}`);
-      const client = this.#deps.clients[key];
-      if (!client) throw new PrerequisiteError(`no client for the ${key} key`);
-      try {
-        const terminal = await client.waitForTerminal(kind, id, {
-          deadlineMs: options.jobTimeoutSeconds * 1000,
-          initialDelayMs: options.pollInitialDelayMs,
-          maxDelayMs: options.pollMaxDelayMs,
-          onPoll: (polled) => job.polls.push({ at: now(), status: polled.status, record: polled as unknown as Json }),
-        });
-        job.terminal = terminal as unknown as Json;
-        job.terminalAt = now();
-        return job.terminal;
-      } catch (error) {
-        throw new PrerequisiteError(`the ${label} ${id} did not reach ready or failed: ${error instanceof Error ? error.message : String(error)}`);
-      }
+      const terminal = await this.#poll(job, id);
+      job.terminal = terminal;
+      job.ended = shape.terminal(shape.state(terminal));
+      job.terminalAt = now();
+      return terminal;
     })();
     job.settled.catch(() => undefined);
     this.jobs.push(job);
     return job;
   }
 
+  /**
+   * Reads the job until GET shows a terminal state: the first read as soon as the create
+   * answer is in (what "answers at once, before generation is done" is judged by), then
+   * backing off from pollInitialDelayMs to pollMaxDelayMs.
+   */
+  async #poll(job: TrackedJob, id: string): Promise<Json> {
+    const { options, shape, now, sleep } = this.#deps;
+    const path = `${job.kind === 'avatar' ? '/v1/avatars' : '/v1/avatar-videos'}/${id}`;
+    const deadline = now() + options.jobTimeoutSeconds * 1000;
+    let delay = options.pollInitialDelayMs;
+    for (;;) {
+      const sentAt = now();
+      const exchange = await this.#send(job.key, 'GET', path, undefined, `poll ${job.label}`);
+      if (exchange.status === 200 && isJson(exchange.json)) {
+        const status = shape.state(exchange.json) ?? '';
+        const terminal = shape.terminal(status);
+        job.polls.push({ at: exchange.startedAt + exchange.durationMs, sentAt, status, terminal, record: exchange.json });
+        if (terminal) return exchange.json;
+      } else if (exchange.status !== 429 && exchange.status < 500) {
+        throw new PrerequisiteError(`reading the ${job.label} ${id} answered ${exchange.status}: ${exchange.bodyText.slice(0, 200)}`);
+      }
+      if (now() + delay > deadline) {
+        const seen = [...new Set(job.polls.map((poll) => poll.status || '(no state)'))].join(' → ') || 'nothing';
+        throw new PrerequisiteError(`the ${job.label} ${id} did not reach ${shape.nameOf('ready')} or ${shape.nameOf('failed')} within ${options.jobTimeoutSeconds} s (states seen: ${seen})`);
+      }
+      await sleep(delay);
+      delay = Math.min(options.pollMaxDelayMs, Math.round(delay * 1.5));
+    }
+  }
+
   async #send(key: KeyName, method: 'GET' | 'POST', path: string, json: unknown, note: string): Promise<Exchange> {
     return this.#deps.http.send({ key, method, path, ...(json === undefined ? {} : { json }), note });
+  }
+
+  #has(key: KeyName): boolean {
+    return this.#deps.keys.includes(key);
   }
 
   #once<T>(name: string, work: () => Promise<T>): Promise<T> {
@@ -320,21 +355,3 @@ export function isJson(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-export function idOf(value: unknown): string | undefined {
-  return isJson(value) && typeof value.id === 'string' && value.id ? value.id : undefined;
-}
-
-export function statusOf(value: unknown): string | undefined {
-  return isJson(value) && typeof value.status === 'string' ? value.status : undefined;
-}
-
-/** The credit balance /v1/me shows, when it shows one in the contract's shape (ND-ME). */
-export function balanceOf(exchange: Exchange | undefined): Balance | undefined {
-  const credits = exchange && exchange.status === 200 && isJson(exchange.json) ? exchange.json.credits : undefined;
-  if (!isJson(credits)) return undefined;
-  const { quota, used, reserved, available } = credits;
-  if ([quota, used, reserved, available].every((n) => typeof n === 'number')) {
-    return { quota: quota as number, used: used as number, reserved: reserved as number, available: available as number };
-  }
-  return undefined;
-}

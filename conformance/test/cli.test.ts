@@ -7,9 +7,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startIndependent } from './fixtures/independent.ts';
 import { SECRET, startFixture, type Fixture } from './fixtures/reference.ts';
 
 const CLI = new URL('../src/cli.ts', import.meta.url).pathname;
+const EXAMPLE_PROFILE = new URL('../examples/independent.profile.yaml', import.meta.url).pathname;
+const INDEPENDENT_OPENAPI = new URL('./fixtures/independent.openapi.yaml', import.meta.url).pathname;
 const LAST_LINE = /^\d+ passed, \d+ failed, \d+ skipped$/;
 
 function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string; last: string }> {
@@ -59,6 +62,58 @@ describe('conformance CLI', () => {
     expect(result.stdout).toContain('| RL-429 | 4.1.4, 7 | B | rate-limits.over-limit-429, rate-limits.retry-after-admits |');
     expect(result.stdout).toContain('| WH-RECEIVER-VERIFY | 6.4.3 | C | (client: client/test/verify.test.ts) |');
   });
+
+  it('when asked for --list, then each clause is followed by what its checks assert', async () => {
+    const result = await cli(['--list']);
+    expect(result.stdout).toContain('## RL-HEADERS (§ 8.1): Successes and 429s carry RateLimit-Limit, -Remaining and -Reset for the active window.');
+    expect(result.stdout).toMatch(/- `rate-limits.headers-on-answers`: .*Reset is a number of seconds no longer than the window/);
+  });
+
+  it('when the implementation profile breaks a rule, then it exits 2 naming the member before any request', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conformance-profile-'));
+    const file = join(dir, 'bad.profile.yaml');
+    writeFileSync(file, 'profile: 1\nrecords:\n  status: state\n');
+    const result = await cli(['--base-url', 'http://127.0.0.1:9', '--api-key', 'k', '--implementation', file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`${file} is not a valid implementation profile: records.status: must match pattern`);
+    expect(result.last).toMatch(LAST_LINE);
+    noStackTrace(result.stderr);
+  });
+
+  it('when an implementation profile is given with the contract profile, then it exits 2 saying which profiles take one', async () => {
+    const result = await cli(['--base-url', 'http://127.0.0.1:9', '--api-key', 'k', '--implementation', EXAMPLE_PROFILE, '--profile', 'contract']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('an implementation profile is for the core and production profiles');
+  });
+
+  it('when asked to draft a profile from an OpenAPI document, then it prints YAML and lists what to review', async () => {
+    const result = await cli(['draft-profile', INDEPENDENT_OPENAPI]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('header: X-Api-Key');
+    expect(result.stdout).toContain('# review:');
+    expect(result.stderr).toMatch(/^review: prices: /m);
+    expect(result.stderr).toMatch(/^review: failure: /m);
+  });
+
+  it('when an implementation that chose otherwise is run with its profile file, then it passes and exits 0', async () => {
+    const independent = await startIndependent();
+    try {
+      const { limits, retryDelaysMs, signingSecret } = independent.config;
+      const result = await cli([
+        '--base-url', independent.baseUrl,
+        '--implementation', EXAMPLE_PROFILE,
+        '--api-key', independent.keys.main, '--second-key', independent.keys.second, '--empty-key', independent.keys.empty, '--signing-secret', signingSecret,
+        '--expect-generation-limits', String(limits.generation), '--expect-read-limits', String(limits.read), '--expect-windows', String(limits.windowMs / 1000),
+        '--job-timeout', '10', '--webhook-first-retry', String(retryDelaysMs[0]! / 1000), '--webhook-retry-timeout', '3',
+      ]);
+      expect(result.code, result.stdout).toBe(0);
+      expect(result.stdout).toContain('read through Independent avatars (test implementation)');
+      expect(result.last).toMatch(/^\d+ passed, 0 failed, 3 skipped$/);
+      expect(result.stdout).not.toContain(independent.keys.main);
+    } finally {
+      await independent.close();
+    }
+  }, 60_000);
 
   it('when --api-key is missing, then it exits 2 with a usage line', async () => {
     const result = await cli(['--base-url', fixture.baseUrl]);

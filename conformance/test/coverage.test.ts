@@ -57,6 +57,21 @@ describe('the checks', () => {
     }
   });
 
+  it('when a check is registered, then it says in a sentence what holding means, not only its name', () => {
+    for (const check of CHECKS) {
+      expect(check.asserts.length, check.id).toBeGreaterThan(60);
+      expect(check.asserts, check.id).not.toBe(check.title);
+    }
+  });
+
+  it('when --list prints what the checks assert, then each black-box clause is followed by the assertion of every check that proves it', () => {
+    const text = listMatrix(CHECKS);
+    for (const clause of CLAUSES.filter((c) => (c.observe as readonly string[]).includes('B'))) {
+      const section = text.split(`## ${clause.id} `)[1]?.split('\n## ')[0] ?? '';
+      for (const check of CHECKS.filter((c) => (c.clauses as readonly string[]).includes(clause.id))) expect(section, clause.id).toContain(`\`${check.id}\`: ${check.asserts}`);
+    }
+  });
+
   it('when --list prints the matrix, then every clause and every check appears', () => {
     const text = listMatrix(CHECKS);
     for (const clause of CLAUSES) expect(text).toContain(`| ${clause.id} |`);

@@ -1,8 +1,10 @@
 // Runs the runner in process against a fixture, with timings scaled to the fixture.
-import type { Profile } from '../src/check.ts';
+import { loadProfile } from '../src/implementation/profile.ts';
 import type { RunOptions } from '../src/options.ts';
+import type { Profile } from '../src/outcome.ts';
 import { runConformance } from '../src/run.ts';
 import type { Report } from '../src/report/model.ts';
+import type { IndependentFixture } from './fixtures/independent.ts';
 import { SECRET, type Fixture } from './fixtures/reference.ts';
 
 export function optionsFor(fixture: Fixture, profile: Profile, extra: Partial<RunOptions> = {}): RunOptions {
@@ -20,6 +22,7 @@ export function optionsFor(fixture: Fixture, profile: Profile, extra: Partial<Ru
     webhookFirstRetrySeconds: fixture.config.webhookRetryDelaysMs[0]! / 1000,
     webhookRetryTimeoutSeconds: 3,
     expectedLimits: { generation: [fixture.config.limits.generation, 300], read: [fixture.config.limits.read, 10_000] },
+    windowSeconds: [fixture.config.limits.windowMs / 1000, 86_400],
     // Production refuses the runner's loopback receiver and has no fail trigger: leave
     // out what needs them (a real production run passes --receiver-public-url instead).
     ...(profile === 'production' ? { skip: ['receiver', 'fail-trigger'] } : {}),
@@ -38,4 +41,30 @@ export function failures(report: Report): string[] {
 
 export function outcomes(report: Report, outcome: string): string[] {
   return report.results.filter((r) => r.outcome === outcome).map((r) => `${r.id}${r.reason ? `: ${r.reason}` : ''}`);
+}
+
+/** The independent implementation, driven through its profile file and nothing else. */
+export const INDEPENDENT_PROFILE = loadProfile(new URL('../examples/independent.profile.yaml', import.meta.url).pathname);
+
+export function optionsForIndependent(fixture: IndependentFixture, profile: Profile, extra: Partial<RunOptions> = {}): RunOptions {
+  const { limits, retryDelaysMs } = fixture.config;
+  return {
+    baseUrl: fixture.baseUrl,
+    apiKey: fixture.keys.main,
+    secondKey: fixture.keys.second,
+    emptyKey: fixture.keys.empty,
+    signingSecret: fixture.config.signingSecret,
+    profile,
+    implementation: INDEPENDENT_PROFILE,
+    jobTimeoutSeconds: 10,
+    pollInitialDelayMs: 50,
+    pollMaxDelayMs: 200,
+    terminalObserveSeconds: 0.6,
+    webhookFirstRetrySeconds: retryDelaysMs[0]! / 1000,
+    webhookRetryTimeoutSeconds: 3,
+    expectedLimits: { generation: [limits.generation], read: [limits.read] },
+    windowSeconds: [limits.windowMs / 1000],
+    ...(profile === 'production' ? { skip: ['receiver', 'fail-trigger'] } : {}),
+    ...extra,
+  };
 }

@@ -1,27 +1,32 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAvatarClient } from '../../client/src/index.ts';
 import { CHECKS } from '../src/checks/index.ts';
-import { bucketOf, excerpt, Http } from '../src/http.ts';
-import { selectChecks } from '../src/run.ts';
+import { ContractValidator } from '../src/contract.ts';
+import { excerpt, Http } from '../src/http.ts';
+import { selectChecks } from '../src/selection.ts';
 
 describe('Http', () => {
+  const validator = ContractValidator.load();
   const server = createServer((req, res) => {
     res.writeHead(req.url === '/v1/me' ? 200 : 404, { 'content-type': 'application/json', 'ratelimit-limit': '5', 'ratelimit-remaining': '4', 'ratelimit-reset': '9' });
-    res.end(JSON.stringify({ ok: true, auth: req.headers.authorization ?? null }));
+    res.end(JSON.stringify({ ok: true, auth: req.headers.authorization ?? null, apiKey: req.headers['x-api-key'] ?? null }));
   });
+  let baseUrl: string;
   let http: Http;
+  const options = () => ({
+    baseUrl,
+    keys: { main: 'sk_test_secretvalue123' },
+    requestTimeoutMs: 5000,
+    maxRateLimitWaitSeconds: 10,
+    now: Date.now,
+    sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
+    bucketOf: (method: string, path: string) => validator.match(method, path)?.bucket,
+  });
   beforeAll(async () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    http = new Http({
-      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-      keys: { main: 'sk_test_secretvalue123' },
-      requestTimeoutMs: 5000,
-      maxRateLimitWaitSeconds: 10,
-      now: Date.now,
-      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-    });
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    http = new Http(options());
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
@@ -34,11 +39,12 @@ describe('Http', () => {
     expect(http.pacer.gate('main', 'read').remaining).toBe(4);
   });
 
-  it('when the typed client calls through the adapter, then its requests are recorded and attributed to the key', async () => {
-    const client = createAvatarClient({ baseUrl: http.baseUrl, apiKey: 'sk_test_secretvalue123', retry: false, fetch: http.fetchAdapter });
-    const { response } = await client.getMe();
-    expect(http.exchangeOf(response)?.key).toBe('main');
-    expect(http.log.at(-1)?.path).toBe('/v1/me');
+  it('when the profile presents the key in its own header, then that header carries it and is redacted', async () => {
+    const custom = new Http({ ...options(), credential: (token) => ['X-Api-Key', token] });
+    const exchange = await custom.send({ key: 'main', method: 'GET', path: '/v1/me' });
+    expect(exchange.json).toMatchObject({ auth: null, apiKey: 'sk_test_secretvalue123' });
+    expect(exchange.requestHeaders['x-api-key']).toBe('sk_test_…(redacted)');
+    expect(excerpt(exchange, custom.secrets)).not.toContain('secretvalue');
   });
 
   it.each([
@@ -47,8 +53,9 @@ describe('Http', () => {
     ['GET', '/v1/me', 'read'],
     ['GET', '/v1/avatar-videos/vid_1', 'read'],
     ['GET', '/me', undefined],
-  ] as const)('when %s %s, then the bucket is %s', (method, path, bucket) => {
-    expect(bucketOf(method, path)).toBe(bucket);
+  ] as const)('when %s %s, then the bucket is the contract\'s: %s', async (method, path, bucket) => {
+    const exchange = await http.send({ key: 'main', method, path, ...(method === 'POST' ? { json: {} } : {}), on429: 'return' });
+    expect(exchange.bucket).toBe(bucket);
   });
 });
 

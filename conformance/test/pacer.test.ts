@@ -51,4 +51,14 @@ describe('Gate', () => {
     gate.observe(200, window(5, 30), undefined);
     expect(gate.remaining).toBe(3);
   });
+
+  it('when a service announces a wait longer than the window of its limit, then the gate waits no longer than that window', async () => {
+    const time = clock();
+    // A limit of 10 belongs to a 60 s window; Reset and Retry-After claim an hour.
+    const gate = new Gate(time.now, time.sleep, (limit) => (limit === 10 ? 60 : 86_400));
+    gate.observe(429, window(0, 3600), 3600);
+    await gate.acquire();
+    expect(time.sleeps).toHaveLength(1);
+    expect(time.sleeps[0]).toBeLessThanOrEqual(60_000 + 150);
+  });
 });

@@ -1,4 +1,4 @@
-// `npm run bench`: issue 7's benchmark in one run, so that ratios hold on a noisy
+// `npm run bench`: the whole benchmark in one run, so that ratios hold on a noisy
 // machine. Each part starts what it needs (servers as child processes, isolated
 // stores, a webhook receiver) and removes it; the whole run is bounded in time and
 // stops by itself. Writes latest.md, latest.json and read-throughput.svg.

@@ -1,4 +1,4 @@
-// The targets of issue 7, checked against one run's figures. A missed target says by
+// The benchmark's targets, checked against one run's figures. A missed target says by
 // how much and why, from what the same run measured (diagnostic loads, CPU profiles,
 // the runner's idle claim); nothing here is asserted by a test.
 import type { Attribution } from './profile.ts';

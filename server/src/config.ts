@@ -3,7 +3,7 @@
 import { resolve } from 'node:path';
 import type { ServiceMode } from './domain/webhookUrl.ts';
 
-/** Which halves of the service a process runs (issue 6): the HTTP API, the workers, or both. */
+/** Which halves of the service a process runs: the HTTP API, the workers, or both. */
 export type Role = 'all' | 'api' | 'worker';
 
 export interface Config {

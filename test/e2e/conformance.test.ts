@@ -1,5 +1,5 @@
 // The conformance runner against this project's own server, on the embedded store, in
-// the core and the contract profiles (issue 5): every required check passes. The two
+// the core and the contract profiles: every required check passes. The two
 // runs share one server and use separate accounts, so their limits do not meet.
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { runConformance } from '../../conformance/src/run.ts';

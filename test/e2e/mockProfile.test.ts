@@ -1,5 +1,5 @@
-// The conformance runner against the Prism mock of the contract, in the mock profile
-// (issue 5): what a stateless mock can satisfy passes; the stateful checks are reported
+// The conformance runner against the Prism mock of the contract, in the mock profile:
+// what a stateless mock can satisfy passes; the stateful checks are reported
 // not applicable rather than failed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runConformance } from '../../conformance/src/run.ts';

@@ -1,19 +1,22 @@
-// The runner's built-in webhook receiver (issue 5 item 9). Each job of a run gets its
-// own URL, so every delivery is tied to the job it is about even when its body is
-// broken. The receiver verifies each delivery with the client's verifier, records it
-// for the checks and the report, and answers as the job's mode says: `ok` acknowledges,
-// `fail-first` answers 500 to the first delivery (to observe a retry), `always-fail`
-// answers 500 to every one (to observe that delivery failures change nothing).
-import { randomBytes } from 'node:crypto';
+// The runner's built-in webhook receiver. Each job of a run gets its own URL, so every
+// delivery is tied to the job it is about even when its body is broken. The receiver
+// verifies what the source fixes for every implementation (the signature over
+// `${timestamp}.${rawBody}`, a timestamp of the present), never an envelope of its own
+// choosing, records each delivery for the checks and the report, and answers as the
+// job's mode says: `ok` acknowledges, `fail-first` answers 500 to the first attempt (to
+// observe a retry), `always-fail` answers 500 to every one (to observe that delivery
+// failures change nothing). A duplicate of an attempt is answered like the attempt.
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { WebhookVerificationError, verifyWebhook, type WebhookEvent } from '../../../client/src/verify.ts';
+import { signWebhook, WEBHOOK_TOLERANCE_SECONDS } from '../../../client/src/signature.ts';
 
 export type ReceiverMode = 'ok' | 'fail-first' | 'always-fail';
 
-export type Verification =
-  | { ok: true; event: WebhookEvent }
-  | { ok: false; reason: string; message: string };
+export type Verification = { ok: true } | { ok: false; reason: 'missing-header' | 'bad-signature' | 'stale'; message: string };
+
+/** A delivery that repeats an earlier one byte for byte within this long is its duplicate, not a retry. */
+export const DUPLICATE_WINDOW_MS = 250;
 
 export interface Delivery {
   seq: number;
@@ -28,6 +31,12 @@ export interface Delivery {
   json: unknown;
   verification: Verification;
   answered: number;
+  /**
+   * The same event, timestamp and signature as the delivery before it, moments apart:
+   * the source lets senders deliver an event twice (receivers deduplicate), so it is a
+   * copy of that attempt, not a new attempt.
+   */
+  duplicate: boolean;
 }
 
 export interface ReceiverOptions {
@@ -92,10 +101,15 @@ export class WebhookReceiver {
     return label === undefined ? [...this.#deliveries] : this.#deliveries.filter((d) => d.label === label);
   }
 
-  /** Resolves once `label` has `count` deliveries, or at the timeout with what there is. */
+  /** The delivery attempts for `label`: its deliveries without the duplicates of an attempt. */
+  attempts(label: string): Delivery[] {
+    return this.deliveries(label).filter((d) => !d.duplicate);
+  }
+
+  /** Resolves once `label` has `count` attempts, or at the timeout with what there is. */
   async waitFor(label: string, count: number, timeoutMs: number): Promise<Delivery[]> {
-    const done = () => this.deliveries(label).length >= count;
-    if (done()) return this.deliveries(label);
+    const done = () => this.attempts(label).length >= count;
+    if (done()) return this.attempts(label);
     await new Promise<void>((resolve) => {
       const timer = setTimeout(finish, timeoutMs);
       const listener = () => {
@@ -109,7 +123,7 @@ export class WebhookReceiver {
       const receiverListeners = this.#listeners;
       receiverListeners.add(listener);
     });
-    return this.deliveries(label);
+    return this.attempts(label);
   }
 
   async close(): Promise<void> {
@@ -136,23 +150,23 @@ export class WebhookReceiver {
     for (const [name, value] of Object.entries(req.headers)) {
       if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
     }
-    let verification: Verification;
-    try {
-      verification = { ok: true, event: verifyWebhook({ rawBody: raw, headers, secret: this.#options.secret, now: Math.floor(receivedAt / 1000) }) };
-    } catch (error) {
-      verification =
-        error instanceof WebhookVerificationError
-          ? { ok: false, reason: error.reason, message: error.message }
-          : { ok: false, reason: 'error', message: String(error) };
-    }
+    const verification = this.#verify(raw, headers, receivedAt);
     let json: unknown;
     try {
       json = JSON.parse(raw.toString('utf8'));
     } catch {
       json = undefined;
     }
-    const earlier = this.deliveries(label).length;
-    const answered = !verification.ok ? 400 : mode === 'always-fail' || (mode === 'fail-first' && earlier === 0) ? 500 : 200;
+    const rawBody = raw.toString('utf8');
+    const previous = this.deliveries(label).at(-1);
+    const duplicate =
+      previous !== undefined &&
+      receivedAt - previous.receivedAt <= DUPLICATE_WINDOW_MS &&
+      previous.rawBody === rawBody &&
+      ['x-service-event-id', 'x-service-timestamp', 'x-service-signature'].every((name) => previous.headers[name] === headers[name]);
+    const attemptsBefore = this.attempts(label).length;
+    const failing = mode === 'always-fail' || (mode === 'fail-first' && (duplicate ? attemptsBefore === 1 : attemptsBefore === 0));
+    const answered = !verification.ok ? 400 : failing ? 500 : 200;
     this.#deliveries.push({
       seq: this.#deliveries.length + 1,
       label,
@@ -160,12 +174,27 @@ export class WebhookReceiver {
       receivedAt,
       method: req.method ?? '',
       headers,
-      rawBody: raw.toString('utf8'),
+      rawBody,
       json,
       verification,
       answered,
+      duplicate,
     });
     this.#listeners.forEach((listener) => listener());
     return answered;
+  }
+
+  /** The source's scheme (section 6.4): v1= hex HMAC-SHA256 of `${timestamp}.${rawBody}`, with a present timestamp. */
+  #verify(raw: Buffer, headers: Record<string, string>, receivedAt: number): Verification {
+    const timestamp = headers['x-service-timestamp']?.trim();
+    const signature = headers['x-service-signature']?.trim();
+    if (!timestamp || !signature) return { ok: false, reason: 'missing-header', message: 'X-Service-Timestamp or X-Service-Signature is missing' };
+    const seconds = Number(timestamp);
+    if (!/^\d+$/.test(timestamp) || !Number.isSafeInteger(seconds)) return { ok: false, reason: 'stale', message: `X-Service-Timestamp ${timestamp} is not Unix seconds` };
+    const expected = Buffer.from(signWebhook(this.#options.secret, seconds, raw));
+    const given = Buffer.from(signature);
+    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return { ok: false, reason: 'bad-signature', message: 'the signature does not verify with the signing secret' };
+    if (Math.abs(seconds - receivedAt / 1000) > WEBHOOK_TOLERANCE_SECONDS) return { ok: false, reason: 'stale', message: `the timestamp is more than ${WEBHOOK_TOLERANCE_SECONDS} s from the receiver's clock` };
+    return { ok: true };
   }
 }

@@ -24,7 +24,7 @@ export function consoleProgress(options: ConsoleOptions): (event: ProgressEvent)
   return (event) => {
     if (event.type === 'start') {
       total = event.total;
-      stream.write(`Conformance run: ${event.baseUrl}, profile ${event.profile}, ${event.total} checks\n`);
+      stream.write(`Conformance run: ${event.baseUrl}, profile ${event.profile}, ${event.total} checks, read through ${event.implementation}\n`);
     } else if (event.type === 'note') {
       if (verbose) stream.write(paint(color, 90, `    … ${event.message}\n`));
     } else if (event.type === 'check-end') {

@@ -2,7 +2,8 @@
 // checks that prove it and how they came out in this run; then the contract decisions.
 import type { Check } from '../check.ts';
 import { CLAUSES } from '../clauses.ts';
-import { decisionMatrix, isRequired } from '../run.ts';
+import { isRequired } from '../selection.ts';
+import { decisionMatrix } from './build.ts';
 import type { Report } from './model.ts';
 
 const ICON: Record<string, string> = { passed: '✅ passed', failed: '❌ failed', skipped: '⚠️ skipped', not_applicable: '· n/a', uncovered: '❗ no check', client: '🧩 client' };
@@ -15,7 +16,7 @@ export function toMarkdown(report: Report): string {
   const lines = [
     `# Conformance report: ${report.baseUrl}`,
     '',
-    `Profile **${report.profile}**, ${report.startedAt}, ${(report.durationMs / 1000).toFixed(1)} s, ${report.requests} requests. Verdict: **${report.verdict.toUpperCase()}**.`,
+    `Profile **${report.profile}**, implementation profile: ${report.implementation}, ${report.startedAt}, ${(report.durationMs / 1000).toFixed(1)} s, ${report.requests} requests. Verdict: **${report.verdict.toUpperCase()}**.`,
     '',
     `${report.counts.passed} passed, ${report.counts.failed} failed, ${report.counts.skipped} skipped, ${report.counts.notApplicable} not applicable.`,
     '',
@@ -48,9 +49,23 @@ export function toMarkdown(report: Report): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** For --list: which checks prove which clause, and each check's profiles. */
+/**
+ * For --list: per clause, what each check that proves it asserts (what "holds" means
+ * when observed from outside); then which checks prove which clause and decision, and
+ * each check's profiles.
+ */
 export function listMatrix(checks: readonly Check[]): string {
-  const lines = ['| clause | § | observe | checks |', '|---|---|---|---|'];
+  const lines = ['# What each check asserts, by clause', ''];
+  for (const clause of CLAUSES) {
+    lines.push(`## ${clause.id} (§ ${clause.sections}): ${clause.rule}`, '');
+    const proving = checks.filter((c) => (c.clauses as readonly string[]).includes(clause.id));
+    if (proving.length === 0) lines.push('provenBy' in clause ? `Not observable over HTTP; the client proves it in ${clause.provenBy}.` : 'No check observes it.');
+    for (const check of proving) lines.push(`- \`${check.id}\`: ${check.asserts}`);
+    lines.push('');
+  }
+  lines.push('## Contract decisions (contract profile only)', '');
+  for (const check of checks.filter((c) => c.clauses.length === 0)) lines.push(`- \`${check.id}\` (${(check.decisions ?? []).join(', ')}): ${check.asserts}`);
+  lines.push('', '# Matrices', '', '| clause | § | observe | checks |', '|---|---|---|---|');
   for (const clause of CLAUSES) {
     const ids = checks.filter((c) => (c.clauses as readonly string[]).includes(clause.id)).map((c) => c.id);
     const proven = 'provenBy' in clause ? `(client: ${clause.provenBy})` : '(none)';

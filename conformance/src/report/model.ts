@@ -1,5 +1,5 @@
 // The report of a run, as runConformance returns it and every reporter renders it.
-import type { Outcome, Phase, Profile } from '../check.ts';
+import type { Outcome, Phase, Profile } from '../outcome.ts';
 
 export interface FailureReport {
   clause: string;
@@ -43,6 +43,8 @@ export interface Report {
   tool: string;
   version: string;
   profile: Profile;
+  /** The implementation profile the run read the service through (its name). */
+  implementation: string;
   baseUrl: string;
   startedAt: string;
   finishedAt: string;

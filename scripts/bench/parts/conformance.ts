@@ -1,4 +1,4 @@
-// Item 6 of issue 7: the wall time of the conformance runner's core profile against a
+// The wall time of the conformance runner's core profile against a
 // local server as `npm start` runs it (embedded store, default engine timings and
 // limits), with the three keys and the signing secret the runner asks for.
 import { existsSync } from 'node:fs';

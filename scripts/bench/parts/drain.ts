@@ -1,4 +1,4 @@
-// Item 5c of issue 7: a backlog of queued webhook events (outbox rows written straight
+// A backlog of queued webhook events (outbox rows written straight
 // into a fresh store) and the time the dispatcher takes to deliver them all to a local
 // receiver once the server starts.
 import { watchCpu } from '../cpu.ts';

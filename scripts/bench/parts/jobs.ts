@@ -1,4 +1,4 @@
-// Items 3 and 4 of issue 7 on a server whose built-in engine does no work
+// Throughput on a server whose built-in engine does no work
 // (ENGINE_AVATAR_MS=0): jobs completed per second draining a queued backlog, the time
 // from create to ready one job at a time, and live webhook deliveries with their lag.
 import { loadConfig } from '../../../server/src/config.ts';

@@ -1,4 +1,4 @@
-// Item 5b of issue 7: the server's memory with few and with many active keys. Keys are
+// The server's memory with few and with many active keys. Keys are
 // written in bulk into a fresh store; the same number of reads is then spread
 // round-robin over them, so that every key authenticates and is counted by the limiter.
 import { bearer, sleep, startBenchServer, type Context } from '../harness.ts';

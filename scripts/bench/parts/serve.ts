@@ -1,4 +1,4 @@
-// Items 1, 2, 5a and 7 of issue 7: the read comparison (bare Koa, the server on each
+// The read comparison (bare Koa, the server on each
 // store, Prism), peak RSS under it, read p99 as the store grows from 1,000 to
 // 1,000,000 avatars, and the write path. They share the servers started here.
 import { writeFileSync } from 'node:fs';

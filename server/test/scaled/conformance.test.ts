@@ -1,4 +1,4 @@
-// The conformance runner against the scaled deployment (issue 6): two API processes
+// The conformance runner against the scaled deployment: two API processes
 // behind a round-robin balancer and two workers, on PostgreSQL + Redis, in the core
 // and the contract profiles.
 import { spawn, type ChildProcess } from 'node:child_process';

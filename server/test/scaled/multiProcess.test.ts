@@ -1,4 +1,4 @@
-// Two API processes and two workers on one PostgreSQL + Redis (issue 6): limits and
+// Two API processes and two workers on one PostgreSQL + Redis: limits and
 // credits hold across processes, each job runs once, a killed worker's job is finished
 // by the other and charged once, and every webhook keeps one event ID.
 import { spawn, type ChildProcess } from 'node:child_process';

@@ -1,4 +1,4 @@
-// PostgreSQL or Redis going away (issue 6): requests get a clear 503 with Retry-After,
+// PostgreSQL or Redis going away: requests get a clear 503 with Retry-After,
 // never a hang or a 500; workers pause and resume; nothing accepted before is lost.
 import { afterEach, describe, expect, it } from 'vitest';
 import { promptAvatar, startTestService, type TestService } from '../support/harness.ts';

@@ -1,6 +1,7 @@
-import { ALL, defineCheck, fail } from '../../check.ts';
+import { ALL, defineCheck } from '../../check.ts';
 import { describe, expectProblem, validPromptAvatar } from '../../expect.ts';
 import type { SendRequest } from '../../http.ts';
+import { fail } from '../../outcome.ts';
 
 /** A key no deployment issued; its prefix looks like a sandbox key. */
 const MADE_UP_KEY = 'sk_test_conformanceRunnerUnknownKey0000';
@@ -9,16 +10,17 @@ const SOME_AVATAR = '/v1/avatars/av_3k9x2m7q4w8e1r5t6y0u2i4o';
 export default defineCheck({
   id: 'auth.key-required',
   title: 'Requests without a valid API key are refused',
+  asserts: 'A request without a key, or with a key nobody issued, is refused with 401 or 403 on every endpoint (the contract: 401 unauthorized with WWW-Authenticate: Bearer); nothing is read, created or counted for it.',
   clauses: ['AUTH-KEY'],
   decisions: ['ND-AUTH-PRESENTATION', 'ND-ERROR-BODY'],
   profiles: ALL,
   lane: 'requests',
   async run(ctx) {
     const cases: { what: string; request: SendRequest }[] = [
-      { what: 'GET /v1/me without Authorization', request: { key: null, method: 'GET', path: '/v1/me' } },
-      { what: 'POST /v1/avatars without Authorization', request: { key: null, method: 'POST', path: '/v1/avatars', json: validPromptAvatar() } },
-      { what: 'GET /v1/avatars/{id} without Authorization', request: { key: null, method: 'GET', path: SOME_AVATAR } },
-      { what: 'GET /v1/avatar-videos/{id} without Authorization', request: { key: null, method: 'GET', path: '/v1/avatar-videos/vid_8f2k4m6n1p3q5r7s9t0v2w4x' } },
+      { what: 'GET /v1/me without a key', request: { key: null, method: 'GET', path: '/v1/me' } },
+      { what: 'POST /v1/avatars without a key', request: { key: null, method: 'POST', path: '/v1/avatars', json: validPromptAvatar() } },
+      { what: 'GET /v1/avatars/{id} without a key', request: { key: null, method: 'GET', path: SOME_AVATAR } },
+      { what: 'GET /v1/avatar-videos/{id} without a key', request: { key: null, method: 'GET', path: '/v1/avatar-videos/vid_8f2k4m6n1p3q5r7s9t0v2w4x' } },
     ];
     // A stateless mock checks that a key is present, not that it exists.
     if (ctx.profile !== 'mock') {

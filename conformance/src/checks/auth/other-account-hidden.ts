@@ -1,11 +1,13 @@
-import { defineCheck, fail, STATEFUL } from '../../check.ts';
+import { defineCheck, STATEFUL } from '../../check.ts';
 import type { ClauseId, DecisionId } from '../../clauses.ts';
 import { describe, expectProblem, isSuccess } from '../../expect.ts';
 import type { Exchange } from '../../http.ts';
+import { fail } from '../../outcome.ts';
 
 export default defineCheck({
   id: 'auth.other-account-hidden',
   title: "Another account's key can neither read nor use this account's avatars and videos",
+  asserts: 'A key of another account can neither read this account\'s avatar and video (403 or 404, never the record) nor make a video from its avatar.',
   clauses: ['AUTH-ACCOUNT'],
   decisions: ['ND-ERRORS'],
   profiles: STATEFUL,
@@ -37,7 +39,7 @@ export default defineCheck({
       key: 'second',
       method: 'POST',
       path: '/v1/avatar-videos',
-      json: { avatar_id: avatar.id, script: 'A video from an avatar of another account.' },
+      json: ctx.shape.videoBody(avatar.id!, 'A video from an avatar of another account.'),
       note: "a video from another account's avatar",
     });
     if (isSuccess(use)) ctx.world.trackUnexpected('unexpected-video-from-other-account', 'avatar_video', 'second', use);

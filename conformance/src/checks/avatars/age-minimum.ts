@@ -1,9 +1,11 @@
-import { ALL, defineCheck, fail } from '../../check.ts';
+import { ALL, defineCheck } from '../../check.ts';
 import { describe, expectInvalid, isSuccess, validPropsAvatar } from '../../expect.ts';
+import { fail } from '../../outcome.ts';
 
 export default defineCheck({
   id: 'avatars.age-minimum',
   title: 'age is an integer of at least 20',
+  asserts: 'A props avatar aged 19, 20.5 or "30" is refused as invalid with a validation status the implementation declares, and one aged exactly 20 is accepted.',
   clauses: ['AV-AGE'],
   decisions: ['ND-ERRORS', 'ND-ERROR-BODY'],
   profiles: ALL,

@@ -1,10 +1,11 @@
-import { defineCheck, fail, STATEFUL } from '../../check.ts';
-import { skip } from '../../context.ts';
+import { defineCheck, STATEFUL } from '../../check.ts';
 import { isJson } from '../../world.ts';
+import { fail, skip } from '../../outcome.ts';
 
 export default defineCheck({
   id: 'avatars.failed-has-error',
   title: 'A failed avatar carries an error object',
+  asserts: 'An avatar made to fail with the implementation\'s failure trigger ends in its failed state and its record then has an error object.',
   clauses: ['AV-FAILED-ERROR'],
   decisions: ['ND-SANDBOX-FAILURE', 'ND-AVATAR-FIELDS'],
   profiles: STATEFUL,
@@ -12,11 +13,12 @@ export default defineCheck({
   async run(ctx) {
     const job = await ctx.world.kickoffJob('failed-avatar');
     const record = await job.settled;
-    if (record.status !== 'failed') {
+    if (job.ended !== 'failed') {
+      const ended = String(ctx.shape.state(record));
       if (ctx.contract) {
-        fail({ clause: 'ND-SANDBOX-FAILURE', message: `an avatar named with ${ctx.options.failMarker} ended ${String(record.status)}`, expected: 'status failed', received: `status ${String(record.status)}`, fix: 'With a sandbox key, fail jobs whose avatar name contains the marker.', exchanges: [job.create] });
+        fail({ clause: 'ND-SANDBOX-FAILURE', message: `an avatar requested with the failure trigger ended ${ended}`, expected: 'status failed', received: `status ${ended}`, fix: 'With a sandbox key, fail jobs whose avatar name contains the marker.', exchanges: [job.create] });
       }
-      skip(`the fail marker ${ctx.options.failMarker} did not make the avatar fail (it ended ${String(record.status)}); pass --fail-marker`);
+      skip(`the failure trigger of the implementation profile did not make the avatar fail (it ended ${ended}); correct failure.avatar`);
     }
     if (!isJson(record.error)) {
       fail({ clause: 'AV-FAILED-ERROR', message: `failed avatar ${job.id} has no error object`, expected: 'an error object', received: `error: ${JSON.stringify(record.error)}`, fix: 'Set error on every failed avatar: say why it failed.' });

@@ -4,6 +4,7 @@ import { expectInvalid, validPromptAvatar, validPropsAvatar, without } from '../
 export default defineCheck({
   id: 'avatars.name-required',
   title: 'name is required for every type',
+  asserts: 'An avatar request without name (or with an empty one) is refused as invalid, whatever its type.',
   clauses: ['AV-NAME'],
   decisions: ['ND-ERRORS', 'ND-ERROR-BODY'],
   profiles: ALL,

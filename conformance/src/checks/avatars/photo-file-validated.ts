@@ -7,6 +7,7 @@ const PORTRAIT = 'https://images.example.com/portraits/never-fetched.jpg';
 export default defineCheck({
   id: 'avatars.photo-file-validated',
   title: 'A photo avatar needs file = {type: "url", url}',
+  asserts: 'A photo avatar without file, with a file.type other than url, or without file.url is refused as invalid.',
   clauses: ['AV-PHOTO'],
   decisions: ['ND-ERRORS', 'ND-ERROR-BODY'],
   profiles: ALL,

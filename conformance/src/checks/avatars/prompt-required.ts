@@ -4,6 +4,7 @@ import { expectInvalid, validPromptAvatar, without } from '../../expect.ts';
 export default defineCheck({
   id: 'avatars.prompt-required',
   title: 'A prompt avatar needs a prompt',
+  asserts: 'A prompt avatar without prompt (or with an empty one) is refused as invalid.',
   clauses: ['AV-PROMPT'],
   decisions: ['ND-ERRORS', 'ND-ERROR-BODY'],
   profiles: ALL,

@@ -1,9 +1,11 @@
-import { ALL, defineCheck, fail } from '../../check.ts';
+import { ALL, defineCheck } from '../../check.ts';
 import { describe, expectInvalid, validPropsAvatar, without } from '../../expect.ts';
+import { fail } from '../../outcome.ts';
 
 export default defineCheck({
   id: 'avatars.props-validated',
   title: 'A props avatar needs ethnicity, sex and age from the allowed values',
+  asserts: 'A props avatar missing ethnicity, sex or age, or with an ethnicity or sex outside the listed values, is refused as invalid.',
   clauses: ['AV-PROPS'],
   decisions: ['ND-ERRORS', 'ND-ERROR-BODY'],
   profiles: ALL,

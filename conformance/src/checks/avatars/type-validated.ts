@@ -1,9 +1,11 @@
-import { ALL, defineCheck, fail } from '../../check.ts';
+import { ALL, defineCheck } from '../../check.ts';
 import { describe, expectInvalid, isSuccess, validPromptAvatar, without } from '../../expect.ts';
+import { fail } from '../../outcome.ts';
 
 export default defineCheck({
   id: 'avatars.type-validated',
   title: 'type must be prompt, photo or props',
+  asserts: 'An avatar request whose type is missing or not exactly prompt, photo or props is refused as invalid, and the three valid types are accepted.',
   clauses: ['AV-TYPES'],
   decisions: ['ND-ERRORS', 'ND-ERROR-BODY'],
   profiles: ALL,

@@ -1,9 +1,11 @@
-import { defineCheck, fail } from '../../check.ts';
-import { contractViolations } from './violations.ts';
+import { defineCheck } from '../../check.ts';
+import { contractViolations } from '../../observe/violations.ts';
+import { fail } from '../../outcome.ts';
 
 export default defineCheck({
   id: 'contract.bodies-match-schemas',
   title: 'Every body has a documented media type and matches its schema',
+  asserts: 'Contract only: every answer\'s body matches the schema the contract documents for its operation and status.',
   clauses: [],
   decisions: ['ND-AVATAR-FIELDS', 'ND-VIDEO-FIELDS', 'ND-ME', 'ND-ERROR-BODY'],
   profiles: ['contract', 'mock'],

@@ -1,9 +1,11 @@
-import { defineCheck, fail } from '../../check.ts';
-import { contractViolations } from './violations.ts';
+import { defineCheck } from '../../check.ts';
+import { contractViolations } from '../../observe/violations.ts';
+import { fail } from '../../outcome.ts';
 
 export default defineCheck({
   id: 'contract.headers-documented',
   title: 'Documented response headers are present and valid',
+  asserts: 'Contract only: the headers the contract documents for an answer are present with valid values.',
   clauses: [],
   decisions: ['ND-CREATE-RESPONSE', 'ND-AUTH-PRESENTATION'],
   profiles: ['contract', 'mock'],

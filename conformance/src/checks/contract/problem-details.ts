@@ -1,10 +1,12 @@
-import { CONTRACT_ONLY, defineCheck, fail } from '../../check.ts';
+import { CONTRACT_ONLY, defineCheck } from '../../check.ts';
 import { mediaType, problemCode } from '../../expect.ts';
 import { isJson } from '../../world.ts';
+import { fail } from '../../outcome.ts';
 
 export default defineCheck({
   id: 'contract.problem-details',
   title: 'Every error is application/problem+json with code, status and request_id',
+  asserts: 'Contract only: every error is an application/problem+json document with code, status equal to the HTTP status, and request_id.',
   clauses: [],
   decisions: ['ND-ERROR-BODY'],
   profiles: CONTRACT_ONLY,

@@ -1,9 +1,11 @@
-import { defineCheck, fail } from '../../check.ts';
-import { contractViolations } from './violations.ts';
+import { defineCheck } from '../../check.ts';
+import { contractViolations } from '../../observe/violations.ts';
+import { fail } from '../../outcome.ts';
 
 export default defineCheck({
   id: 'contract.status-documented',
   title: 'Every status answered is documented for its operation',
+  asserts: 'Contract only: every status the service answered is documented for its operation.',
   clauses: [],
   decisions: ['ND-ERRORS', 'ND-CREATE-RESPONSE'],
   profiles: ['contract', 'mock'],

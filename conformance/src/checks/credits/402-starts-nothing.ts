@@ -1,11 +1,11 @@
-import { defineCheck, fail, STATEFUL } from '../../check.ts';
-import { skip } from '../../context.ts';
-import { balanceOf } from '../../world.ts';
-import { show } from './ledger.ts';
+import { defineCheck, STATEFUL } from '../../check.ts';
+import { show } from '../../observe/ledger.ts';
+import { fail, skip } from '../../outcome.ts';
 
 export default defineCheck({
   id: 'credits.402-starts-nothing',
   title: 'After a 402 no job exists and nothing was reserved or charged',
+  asserts: 'After a 402, no Location points at a new record, no webhook for the refused request ever arrives, and (where /v1/me shows credits) nothing was reserved or charged.',
   clauses: ['CR-402-NO-JOB'],
   profiles: STATEFUL,
   needs: ['empty-key'],
@@ -16,8 +16,8 @@ export default defineCheck({
       fail({ clause: 'CR-402-NO-JOB', message: 'the 402 answer points at a new record', expected: 'no Location header', received: `Location: ${exchange.responseHeaders.location}`, fix: 'Create nothing when credits are short.', exchanges: [exchange] });
     }
     await ctx.world.allSettled();
-    const before = balanceOf(ctx.world.snapshots.get('empty:before'));
-    const after = balanceOf(ctx.world.snapshots.get('empty:after'));
+    const before = ctx.shape.balance(ctx.world.snapshots.get('empty:before'));
+    const after = ctx.shape.balance(ctx.world.snapshots.get('empty:after'));
     if (before && after && (after.reserved !== before.reserved || after.used !== before.used)) {
       fail({ clause: 'CR-402-NO-JOB', message: 'the account without credits shows credits held or charged after its 402', expected: `reserved ${before.reserved} and used ${before.used}, unchanged`, received: `before: ${show(before)}; after: ${show(after)}`, fix: 'Reserve nothing for a refused request.', exchanges: [exchange] });
     }
@@ -26,7 +26,7 @@ export default defineCheck({
     if (ctx.receiver) {
       const deliveries = await ctx.receiver.waitFor('refused-402', 1, ctx.world.settleGraceMs(exchange.startedAt));
       if (deliveries.length > 0) {
-        fail({ clause: 'CR-402-NO-JOB', message: 'a webhook arrived for the request that was refused with 402: a job was started anyway', expected: 'no event for a refused request', received: `${deliveries.length} delivery(ies), type ${JSON.stringify((deliveries[0]?.json as { type?: unknown } | undefined)?.type)}`, fix: 'Start the job only after the credit reservation succeeded.', exchanges: [exchange] });
+        fail({ clause: 'CR-402-NO-JOB', message: 'a webhook arrived for the request that was refused with 402: a job was started anyway', expected: 'no event for a refused request', received: `${deliveries.length} delivery(ies), type ${JSON.stringify(ctx.shape.eventType(deliveries[0]!))}`, fix: 'Start the job only after the credit reservation succeeded.', exchanges: [exchange] });
       }
     }
   },

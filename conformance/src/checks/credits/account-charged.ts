@@ -1,10 +1,11 @@
-import { defineCheck, fail, STATEFUL } from '../../check.ts';
-import { isJson } from '../../world.ts';
-import { balances, chargedFor, show } from './ledger.ts';
+import { defineCheck, STATEFUL } from '../../check.ts';
+import { balances, chargedFor, show } from '../../observe/ledger.ts';
+import { fail } from '../../outcome.ts';
 
 export default defineCheck({
   id: 'credits.account-charged',
   title: "Jobs are paid by the key's own account and no other",
+  asserts: 'Where /v1/me shows balances: the jobs of the --api-key account lower its own available credits, and the other account\'s used and reserved credits move only by its own jobs; the two keys report different accounts.',
   clauses: ['CR-ACCOUNT', 'AUTH-ACCOUNT'],
   decisions: ['ND-ME'],
   profiles: STATEFUL,
@@ -12,13 +13,13 @@ export default defineCheck({
   optionalIn: ['core', 'production'],
   async run(ctx) {
     const jobs = await ctx.world.allSettled();
-    const main = balances(ctx.world, 'main', 'before', 'after');
-    const second = balances(ctx.world, 'second', 'before', 'after');
-    const mainCharged = chargedFor(jobs, 'main');
+    const main = balances(ctx, 'main', 'before', 'after');
+    const second = balances(ctx, 'second', 'before', 'after');
+    const mainCharged = chargedFor(ctx.shape, jobs, 'main');
     if (mainCharged.count > 0 && !(main.after.available < main.before.available)) {
       fail({ clause: 'CR-ACCOUNT', message: `${mainCharged.count} jobs of the --api-key account reached ready, but its balance did not go down`, expected: `available below ${main.before.available}`, received: show(main.after), fix: "Charge each job to the account its key belongs to." });
     }
-    const secondCharged = chargedFor(jobs, 'second');
+    const secondCharged = chargedFor(ctx.shape, jobs, 'second');
     const moved = second.after.used - second.before.used;
     if (second.after.reserved !== second.before.reserved || (secondCharged.known && moved !== secondCharged.total)) {
       fail({
@@ -29,12 +30,7 @@ export default defineCheck({
         fix: "Charge each job to the account its key belongs to, never to another.",
       });
     }
-    if (ctx.contract) {
-      const id = (key: 'main' | 'second') => {
-        const json = ctx.world.snapshots.get(`${key}:before`)?.json;
-        return isJson(json) ? json.account_id : undefined;
-      };
-      if (id('main') === id('second')) fail({ clause: 'AUTH-ACCOUNT', message: 'both keys report the same account_id', received: String(id('main')) });
-    }
+    const id = (key: 'main' | 'second') => ctx.shape.accountId(ctx.world.snapshots.get(`${key}:before`)?.json);
+    if (id('main') !== undefined && id('main') === id('second')) fail({ clause: 'AUTH-ACCOUNT', message: 'both keys report the same account', expected: 'two accounts', received: String(id('main')) });
   },
 });

@@ -1,19 +1,20 @@
-import { CONTRACT_ONLY, defineCheck, fail } from '../../check.ts';
+import { CONTRACT_ONLY, defineCheck } from '../../check.ts';
 import { isJson } from '../../world.ts';
-import { creditsOf } from './ledger.ts';
+import { fail } from '../../outcome.ts';
 
 const COST = { avatar: 10, avatar_video: 20 } as const;
 
 export default defineCheck({
   id: 'credits.cost',
   title: 'An avatar costs 10 credits and a video 20',
+  asserts: 'Contract only: an avatar costs 10 credits and a video 20, as the records and the 402 state.',
   clauses: [],
   decisions: ['ND-CREDIT-COST'],
   profiles: CONTRACT_ONLY,
   async run(ctx) {
     const jobs = await ctx.world.allSettled();
     for (const job of jobs.filter((j) => j.createdRecord)) {
-      const credits = creditsOf(job);
+      const credits = ctx.shape.creditsOf(job.terminal ?? job.createdRecord);
       if (credits !== COST[job.kind]) {
         fail({ clause: 'ND-CREDIT-COST', message: `${job.label} ${job.id} costs ${String(credits)} credits`, expected: String(COST[job.kind]), received: String(credits), fix: 'Charge 10 credits per avatar and 20 per video, and state it in credits.', exchanges: [job.create] });
       }

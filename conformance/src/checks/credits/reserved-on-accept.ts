@@ -1,10 +1,11 @@
-import { defineCheck, fail, STATEFUL } from '../../check.ts';
-import { PrerequisiteError } from '../../context.ts';
-import { balances, creditsOf, show } from './ledger.ts';
+import { defineCheck, STATEFUL } from '../../check.ts';
+import { balances, costOf, show } from '../../observe/ledger.ts';
+import { fail, PrerequisiteError } from '../../outcome.ts';
 
 export default defineCheck({
   id: 'credits.reserved-on-accept',
   title: "An accepted job holds its credits at once (seen in GET /v1/me)",
+  asserts: 'Where /v1/me shows balances: right after an avatar is accepted, available has gone down and reserved plus used up by at least its price.',
   clauses: ['CR-RESERVE'],
   decisions: ['ND-ME', 'ND-CREDIT-COST'],
   profiles: STATEFUL,
@@ -14,8 +15,8 @@ export default defineCheck({
     await ctx.world.kickoff();
     const job = ctx.world.job('prompt-avatar');
     if (!job?.id) throw new PrerequisiteError('the prompt avatar was not created');
-    const { before, after } = balances(ctx.world, 'main', 'before', 'after-first');
-    const cost = creditsOf(job) ?? 1;
+    const { before, after } = balances(ctx, 'main', 'before', 'after-first');
+    const cost = costOf(ctx.shape, job) ?? 1;
     const held = after.reserved + after.used - (before.reserved + before.used);
     const spent = before.available - after.available;
     // At least the job's cost: a job that already finished moved it from reserved to used.

@@ -1,11 +1,11 @@
-import { defineCheck, fail, STATEFUL } from '../../check.ts';
-import { PrerequisiteError, skip } from '../../context.ts';
-import { balanceOf, statusOf } from '../../world.ts';
-import { chargedFor, show } from './ledger.ts';
+import { defineCheck, STATEFUL } from '../../check.ts';
+import { chargedFor, show } from '../../observe/ledger.ts';
+import { fail, PrerequisiteError, skip } from '../../outcome.ts';
 
 export default defineCheck({
   id: 'credits.webhook-failures-change-nothing',
   title: 'Failing webhook deliveries change neither the job state nor its charge',
+  asserts: 'An avatar whose every delivery is answered 500 keeps the final state it reached, and (where /v1/me shows balances) the account is charged for every ready job and holds nothing reserved once all jobs are done.',
   clauses: ['CR-WEBHOOK-INDEPENDENT'],
   decisions: ['ND-ME'],
   profiles: STATEFUL,
@@ -19,14 +19,16 @@ export default defineCheck({
     const attempts = await ctx.receiver!.waitFor(job.label, 2, (ctx.options.webhookFirstRetrySeconds * 1.2 + 2) * 1000);
     if (attempts.length === 0) skip('no delivery attempt arrived for the photo avatar (see webhooks.event-type-matches-state)');
     const exchange = await ctx.http.send({ key: 'main', method: 'GET', path: `/v1/avatars/${job.id}`, note: 'state after failed deliveries' });
-    if (statusOf(exchange.json) !== record.status) {
-      fail({ clause: 'CR-WEBHOOK-INDEPENDENT', message: `after ${attempts.length} failed deliveries avatar ${job.id} reads ${statusOf(exchange.json) ?? exchange.status}, not ${String(record.status)}`, expected: String(record.status), received: String(statusOf(exchange.json)), fix: 'Never let delivery outcomes touch the job.', exchanges: [exchange] });
+    const ended = ctx.shape.state(record);
+    const now = ctx.shape.state(exchange.json);
+    if (now !== ended) {
+      fail({ clause: 'CR-WEBHOOK-INDEPENDENT', message: `after ${attempts.length} failed deliveries avatar ${job.id} reads ${now ?? exchange.status}, not ${String(ended)}`, expected: String(ended), received: String(now), fix: 'Never let delivery outcomes touch the job.', exchanges: [exchange] });
     }
     const jobs = await ctx.world.allSettled();
-    const before = balanceOf(ctx.world.snapshots.get('main:before'));
-    const after = balanceOf(ctx.world.snapshots.get('main:after'));
+    const before = ctx.shape.balance(ctx.world.snapshots.get('main:before'));
+    const after = ctx.shape.balance(ctx.world.snapshots.get('main:after'));
     if (!before || !after) return;
-    const charged = chargedFor(jobs, 'main');
+    const charged = chargedFor(ctx.shape, jobs, 'main');
     if (after.reserved !== before.reserved || (charged.known && after.used - before.used < charged.total)) {
       fail({
         clause: 'CR-WEBHOOK-INDEPENDENT',

@@ -1,11 +1,12 @@
-import { defineCheck, fail, STATEFUL } from '../../check.ts';
-import { skip } from '../../context.ts';
+import { defineCheck, STATEFUL } from '../../check.ts';
 import { describe, isSuccess } from '../../expect.ts';
-import { exhaust, refuseNow } from './exhaustion.ts';
+import { exhaust, refuseNow } from '../../observe/exhaustion.ts';
+import { fail, skip } from '../../outcome.ts';
 
 export default defineCheck({
   id: 'rate-limits.both-checks',
   title: 'A job is accepted only within the rate limit and with enough credits',
+  asserts: 'A valid request with credits but over the rate limit is refused with 429 and starts no job (no webhook ever comes for it); a valid request within the limit but without credits is refused too.',
   clauses: ['RL-BOTH-CHECKS'],
   profiles: STATEFUL,
   phase: 'exhaust',
@@ -15,7 +16,7 @@ export default defineCheck({
     if (!exhaustion.refused) skip('the key could not be taken over its limit again');
     // Credits but no room: a valid request right after the 429 must be refused too.
     const url = ctx.world.webhookUrl('refused-429', 'ok');
-    const body = { type: 'prompt', name: 'Conformance over the limit', prompt: 'A presenter that must never be generated.', ...(url ? { webhook_url: url } : {}) };
+    const body = ctx.shape.avatarBody({ type: 'prompt', name: 'Conformance over the limit', prompt: 'A presenter that must never be generated.' }, { webhookUrl: url });
     const sentAt = ctx.now();
     const exchange = await ctx.http.send({ key: exhaustion.key, method: 'POST', path: '/v1/avatars', json: body, on429: 'return', pace: false, note: 'valid request over the rate limit' });
     const retryAfter = Number(exhaustion.refused.responseHeaders['retry-after'] ?? exhaustion.refused.responseHeaders['ratelimit-reset'] ?? NaN);

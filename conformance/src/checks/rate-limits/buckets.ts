@@ -1,12 +1,13 @@
-import { defineCheck, fail, STATEFUL } from '../../check.ts';
-import { skip } from '../../context.ts';
+import { defineCheck, STATEFUL } from '../../check.ts';
 import { describe } from '../../expect.ts';
 import { isJson } from '../../world.ts';
-import { exhaust, refuseNow, stillRefused } from './exhaustion.ts';
+import { exhaust, refuseNow, stillRefused } from '../../observe/exhaustion.ts';
+import { fail, skip } from '../../outcome.ts';
 
 export default defineCheck({
   id: 'rate-limits.buckets',
   title: 'Reads and generation requests have separate buckets with the documented limits',
+  asserts: 'Reads and generation requests count against separate buckets: a key with its generation window used up still reads; each bucket advertises one of its expected limits (the minute\'s or the day\'s).',
   clauses: ['RL-BUCKETS'],
   decisions: ['ND-ME'],
   profiles: STATEFUL,

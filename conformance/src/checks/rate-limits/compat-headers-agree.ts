@@ -1,5 +1,6 @@
-import { ALL, defineCheck, fail } from '../../check.ts';
-import { limitedAnswers } from './headers-on-answers.ts';
+import { ALL, defineCheck } from '../../check.ts';
+import { limitedAnswers } from '../../observe/rate-limit-headers.ts';
+import { fail } from '../../outcome.ts';
 
 const PAIRS = [
   ['ratelimit-limit', 'x-ratelimit-limit'],
@@ -10,6 +11,7 @@ const PAIRS = [
 export default defineCheck({
   id: 'rate-limits.compat-headers-agree',
   title: 'X-RateLimit-* repeat the RateLimit-* values',
+  asserts: 'On every answer that carries them, X-RateLimit-Limit, -Remaining and -Reset say exactly what RateLimit-Limit, -Remaining and -Reset say (absent together or equal).',
   clauses: ['RL-HEADERS-COMPAT'],
   profiles: ALL,
   phase: 'passive',

@@ -1,12 +1,13 @@
-import { defineCheck, fail, STATEFUL } from '../../check.ts';
-import { skip } from '../../context.ts';
+import { defineCheck, STATEFUL } from '../../check.ts';
 import { describe, validPromptAvatar, without } from '../../expect.ts';
 import type { KeyName } from '../../http.ts';
-import { exhaust, refuseNow, stillRefused } from './exhaustion.ts';
+import { exhaust, refuseNow, stillRefused } from '../../observe/exhaustion.ts';
+import { fail, skip } from '../../outcome.ts';
 
 export default defineCheck({
   id: 'rate-limits.per-key',
   title: "One key over its limit leaves the other keys' limits alone",
+  asserts: 'While one key is over its generation limit, another account\'s key is admitted: its request is answered on its merits, not with 429.',
   clauses: ['RL-PER-KEY'],
   profiles: STATEFUL,
   phase: 'exhaust',

@@ -1,11 +1,13 @@
-import { defineCheck, fail, STATEFUL } from '../../check.ts';
-import { skip } from '../../context.ts';
+import { defineCheck, STATEFUL } from '../../check.ts';
 import { describe, validPromptAvatar, without } from '../../expect.ts';
-import { exhaust, refuseNow } from './exhaustion.ts';
+import { exhaust, refuseNow } from '../../observe/exhaustion.ts';
+import { advertised, windowFor } from '../../observe/rate-limit-headers.ts';
+import { fail, skip } from '../../outcome.ts';
 
 export default defineCheck({
   id: 'rate-limits.retry-after-admits',
   title: 'Waiting Retry-After seconds is enough to be admitted again',
+  asserts: 'A key refused with 429 that waits the Retry-After seconds it was given is admitted again: waiting the announced time is enough.',
   clauses: ['RL-429'],
   profiles: STATEFUL,
   phase: 'exhaust',
@@ -16,6 +18,9 @@ export default defineCheck({
     const header = refused.responseHeaders['retry-after'];
     if (header === undefined || !/^\s*\d+\s*$/.test(header)) skip('the 429 carried no Retry-After seconds to honour (see rate-limits.over-limit-429)');
     const seconds = Number(header);
+    const window = windowFor(ctx.options, 'generation', advertised(refused)?.limit ?? ctx.http.pacer.gate(key, 'generation').limit);
+    // Never wait on a value that is already wrong: over-limit-429 reports it.
+    if (seconds > window + 1) skip(`Retry-After is ${seconds} s, longer than the ${window} s window (see rate-limits.over-limit-429)`);
     if (seconds > ctx.options.maxRateLimitWaitSeconds) skip(`Retry-After is ${seconds} s, beyond the ${ctx.options.maxRateLimitWaitSeconds} s this run may wait`);
     // Retry-After counts from the answer; a quarter second covers the whole-second rounding.
     const waitUntil = refused.startedAt + refused.durationMs + seconds * 1000 + 250;

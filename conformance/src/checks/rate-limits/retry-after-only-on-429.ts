@@ -1,8 +1,10 @@
-import { ALL, defineCheck, fail } from '../../check.ts';
+import { ALL, defineCheck } from '../../check.ts';
+import { fail } from '../../outcome.ts';
 
 export default defineCheck({
   id: 'rate-limits.retry-after-only-on-429',
   title: 'Retry-After appears on 429 answers only',
+  asserts: 'Retry-After appears on 429 answers (and 503s, where HTTP gives it the same meaning) and on no other answer.',
   clauses: ['RL-RETRY-AFTER-ONLY-429'],
   profiles: ALL,
   phase: 'passive',

@@ -1,8 +1,10 @@
-import { defineCheck, fail, STATEFUL } from '../../check.ts';
+import { defineCheck, STATEFUL } from '../../check.ts';
+import { fail } from '../../outcome.ts';
 
 export default defineCheck({
   id: 'states.polling-tells-final-state',
   title: 'Polling alone takes every job of the run to ready or failed, webhook or not',
+  asserts: 'Every job of the run, with a webhook or without, reaches the implementation\'s ready or failed state when polled, within the job timeout.',
   clauses: ['ST-POLL-TRUTH'],
   profiles: STATEFUL,
   async run(ctx) {
@@ -15,7 +17,7 @@ export default defineCheck({
         fail({
           clause: 'ST-POLL-TRUTH',
           message: `polling ${job.label} ${job.id} never showed ready or failed within ${ctx.options.jobTimeoutSeconds} s (webhook: ${job.webhookMode ?? 'none'})`,
-          expected: 'status ready or failed',
+          expected: `status ${ctx.shape.nameOf('ready')} or ${ctx.shape.nameOf('failed')}`,
           received: `statuses seen: ${[...new Set(job.polls.map((p) => p.status))].join(' → ') || 'none'}`,
           fix: 'Finish every job and report its final state on GET; raise --job-timeout if jobs are just slow.',
         });

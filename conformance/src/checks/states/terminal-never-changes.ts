@@ -1,14 +1,16 @@
-import { defineCheck, fail, STATEFUL } from '../../check.ts';
-import type { Exchange, Http } from '../../http.ts';
-import { isJson, statusOf, type TrackedJob } from '../../world.ts';
+import { defineCheck, STATEFUL } from '../../check.ts';
+import type { CheckContext } from '../../context.ts';
+import type { Exchange } from '../../http.ts';
+import { isJson, type TrackedJob } from '../../world.ts';
+import { fail } from '../../outcome.ts';
 
-const TERMINAL = ['ready', 'failed'];
 /** Members that must not move once a job is terminal (contract: the record never changes). */
 const FROZEN = ['status', 'error', 'video_url', 'preview_image_url', 'credits', 'completed_at', 'updated_at'];
 
 export default defineCheck({
   id: 'states.terminal-never-changes',
   title: 'ready and failed are final: terminal records never change state',
+  asserts: 'Once GET shows a job ready or failed, every later GET shows the same state (the contract: the whole record stays as it was).',
   clauses: ['ST-TERMINAL'],
   decisions: ['ND-STATES'],
   profiles: STATEFUL,
@@ -20,13 +22,13 @@ export default defineCheck({
     for (let round = 0; round < 2; round++) {
       await ctx.sleep(half);
       for (const job of jobs) {
-        const exchange = await read(ctx.http, job);
-        compare(job, exchange, ctx.contract);
+        const exchange = await read(ctx, job);
+        compare(ctx, job, exchange);
       }
     }
     // Nothing polled after the first terminal record may differ either.
     for (const job of jobs) {
-      const first = job.polls.findIndex((poll) => TERMINAL.includes(poll.status));
+      const first = job.polls.findIndex((poll) => poll.terminal !== undefined);
       const moved = job.polls.slice(first + 1).find((poll) => poll.status !== job.polls[first]?.status);
       if (first >= 0 && moved) {
         fail({ clause: 'ST-TERMINAL', message: `${job.label} ${job.id} went from ${job.polls[first]?.status} to ${moved.status}`, expected: `status stays ${job.polls[first]?.status}`, received: moved.status, fix: 'Never move a job out of ready or failed.' });
@@ -35,30 +37,31 @@ export default defineCheck({
   },
 });
 
-function read(http: Http, job: TrackedJob): Promise<Exchange> {
+function read(ctx: CheckContext, job: TrackedJob): Promise<Exchange> {
   const path = job.kind === 'avatar' ? `/v1/avatars/${job.id}` : `/v1/avatar-videos/${job.id}`;
-  return http.send({ key: job.key, method: 'GET', path, note: `is ${job.label} still ${String(job.terminal?.status)}?` });
+  return ctx.http.send({ key: job.key, method: 'GET', path, note: `is ${job.label} still ${String(ctx.shape.state(job.terminal))}?` });
 }
 
-function compare(job: TrackedJob, exchange: Exchange, contract: boolean): void {
+function compare(ctx: CheckContext, job: TrackedJob, exchange: Exchange): void {
   const before = job.terminal!;
-  const now = statusOf(exchange.json);
-  if (exchange.status !== 200 || now !== before.status) {
+  const was = ctx.shape.state(before);
+  const now = ctx.shape.state(exchange.json);
+  if (exchange.status !== 200 || now !== was) {
     fail({
       clause: 'ST-TERMINAL',
-      message: `${job.label} ${job.id} was ${String(before.status)} and later read as ${now ?? `HTTP ${exchange.status}`}`,
-      expected: `status ${String(before.status)} for good`,
+      message: `${job.label} ${job.id} was ${String(was)} and later read as ${now ?? `HTTP ${exchange.status}`}`,
+      expected: `status ${String(was)} for good`,
       received: now ? `status ${now}` : `HTTP ${exchange.status}`,
       fix: 'ready and failed are terminal: nothing may change a job afterwards.',
       exchanges: [exchange],
     });
   }
-  if (!contract || !isJson(exchange.json)) return;
+  if (!ctx.contract || !isJson(exchange.json)) return;
   for (const member of FROZEN) {
     if (JSON.stringify(exchange.json[member]) !== JSON.stringify(before[member])) {
       fail({
         clause: 'ND-STATES',
-        message: `${job.label} ${job.id} changed ${member} after it was ${String(before.status)}`,
+        message: `${job.label} ${job.id} changed ${member} after it was ${String(was)}`,
         expected: JSON.stringify(before[member]),
         received: JSON.stringify(exchange.json[member]),
         fix: 'A terminal record never changes again (openapi/README.md, ND-STATES).',

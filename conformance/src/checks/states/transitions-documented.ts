@@ -1,4 +1,5 @@
-import { CONTRACT_ONLY, defineCheck, fail } from '../../check.ts';
+import { CONTRACT_ONLY, defineCheck } from '../../check.ts';
+import { fail } from '../../outcome.ts';
 
 /**
  * ND-STATES: queued → processing → ready | failed, and queued → failed. Polling samples
@@ -11,13 +12,16 @@ const NEXT: Record<string, string[]> = { queued: ['processing', 'ready', 'failed
 export default defineCheck({
   id: 'states.transitions-documented',
   title: 'Jobs move only along queued → processing → ready | failed',
+  asserts: 'Contract only: jobs move queued → processing → ready | failed, or queued → failed, and never back.',
   clauses: [],
   decisions: ['ND-STATES'],
   profiles: CONTRACT_ONLY,
   async run(ctx) {
     const jobs = (await ctx.world.allSettled()).filter((job) => job.polls.length > 0);
     for (const job of jobs) {
-      const path = job.polls.map((poll) => poll.status).filter((status, i, all) => i === 0 || all[i - 1] !== status);
+      // The create answer's record is where the job starts (ND-CREATE-RESPONSE: status queued).
+      const states = [ctx.shape.state(job.createdRecord) ?? '(none)', ...job.polls.map((poll) => poll.status)];
+      const path = states.filter((status, i, all) => i === 0 || all[i - 1] !== status);
       if (path[0] !== 'queued') {
         fail({ clause: 'ND-STATES', message: `${job.label} ${job.id} started as ${path[0]}`, expected: 'queued', received: String(path[0]), fix: 'A new job is queued.' });
       }

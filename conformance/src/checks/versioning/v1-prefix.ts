@@ -1,9 +1,11 @@
-import { ALL, defineCheck, fail } from '../../check.ts';
+import { ALL, defineCheck } from '../../check.ts';
 import { describe, isSuccess } from '../../expect.ts';
+import { fail } from '../../outcome.ts';
 
 export default defineCheck({
   id: 'versioning.v1-prefix',
   title: 'Every endpoint lives under /v1, and nothing answers without it',
+  asserts: 'Nothing answers outside /v1 (/me, /avatars/{id}, /v2/me are not served) and every Location the service hands out points under /v1/.',
   clauses: ['VER-PREFIX'],
   profiles: ALL,
   // Last, so that every Location header the run was given is looked at.

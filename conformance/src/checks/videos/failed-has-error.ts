@@ -1,10 +1,11 @@
-import { defineCheck, fail, STATEFUL } from '../../check.ts';
-import { skip } from '../../context.ts';
+import { defineCheck, STATEFUL } from '../../check.ts';
 import { isJson } from '../../world.ts';
+import { fail, skip } from '../../outcome.ts';
 
 export default defineCheck({
   id: 'videos.failed-has-error',
   title: 'A failed video carries an error object',
+  asserts: 'A video made to fail with the implementation\'s failure trigger ends in its failed state and its record then has an error object.',
   clauses: ['VID-FAILED-ERROR'],
   decisions: ['ND-SANDBOX-FAILURE', 'ND-VIDEO-FIELDS'],
   profiles: STATEFUL,
@@ -12,11 +13,12 @@ export default defineCheck({
   async run(ctx) {
     const job = await ctx.world.failedVideo();
     const record = await job.settled;
-    if (record.status !== 'failed') {
+    if (job.ended !== 'failed') {
+      const ended = String(ctx.shape.state(record));
       if (ctx.contract) {
-        fail({ clause: 'ND-SANDBOX-FAILURE', message: `a video whose script contains ${ctx.options.failMarker} ended ${String(record.status)}`, expected: 'status failed', received: `status ${String(record.status)}`, fix: 'With a sandbox key, fail videos whose script contains the marker.', exchanges: [job.create] });
+        fail({ clause: 'ND-SANDBOX-FAILURE', message: `a video requested with the failure trigger ended ${ended}`, expected: 'status failed', received: `status ${ended}`, fix: 'With a sandbox key, fail videos whose script contains the marker.', exchanges: [job.create] });
       }
-      skip(`the fail marker did not make the video fail (it ended ${String(record.status)})`);
+      skip(`the failure trigger of the implementation profile did not make the video fail (it ended ${ended}); correct failure.video`);
     }
     if (!isJson(record.error)) {
       fail({ clause: 'VID-FAILED-ERROR', message: `failed video ${job.id} has no error object`, expected: 'an error object', received: `error: ${JSON.stringify(record.error)}`, fix: 'Set error on every failed video: say why it failed.' });

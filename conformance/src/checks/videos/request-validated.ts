@@ -8,6 +8,7 @@ const base = { avatar_id: 'av_000000000000000000000000', script: 'Hello from the
 export default defineCheck({
   id: 'videos.request-validated',
   title: 'Video requests are validated before the avatar is looked up',
+  asserts: 'Contract only: a video request missing avatar_id or script, with an empty script, an unknown member or a bad aspect_ratio is refused with 422 naming the field.',
   clauses: [],
   decisions: ['ND-VIDEO-REQUEST', 'ND-ERRORS', 'ND-ERROR-BODY'],
   profiles: CONTRACT_ONLY,

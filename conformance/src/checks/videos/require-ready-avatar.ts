@@ -1,11 +1,12 @@
-import { defineCheck, fail, STATEFUL } from '../../check.ts';
-import { skip } from '../../context.ts';
+import { defineCheck, STATEFUL } from '../../check.ts';
 import { describe, expectProblem, isSuccess } from '../../expect.ts';
 import type { Exchange } from '../../http.ts';
+import { fail, skip } from '../../outcome.ts';
 
 export default defineCheck({
   id: 'videos.require-ready-avatar',
   title: 'A video is refused while its avatar is not ready (queued, processing or failed)',
+  asserts: 'A video requested from an avatar that GET still shows pending, or from a failed avatar, is refused with a client error (not 401, 402 or 429) and starts no job.',
   clauses: ['AV-READY-BEFORE-VIDEO'],
   decisions: ['ND-ERRORS'],
   profiles: STATEFUL,
@@ -14,10 +15,10 @@ export default defineCheck({
     const attempts: { exchange: Exchange; what: string }[] = [];
     const early = ctx.world.notReadyAttempt;
     // Conclusive only if the avatar was still pending after the attempt was answered.
-    if (early && early.statusAfter !== undefined && early.statusAfter !== 'ready' && early.statusAfter !== 'failed') {
+    if (early && ctx.shape.isPending(early.statusAfter)) {
       attempts.push({ exchange: early.exchange, what: `a video from an avatar still ${early.statusAfter}` });
     }
-    if (ctx.options.failMarker) {
+    if (ctx.shape.canFail()) {
       try {
         attempts.push({ exchange: await ctx.world.videoFromFailedAvatar(), what: 'a video from a failed avatar' });
       } catch (error) {

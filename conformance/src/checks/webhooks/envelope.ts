@@ -1,6 +1,6 @@
-import { CONTRACT_ONLY, defineCheck, fail } from '../../check.ts';
-import { skip } from '../../context.ts';
-import { arrivals, bodyOf, describeDelivery } from './arrivals.ts';
+import { CONTRACT_ONLY, defineCheck } from '../../check.ts';
+import { arrivals, bodyOf, describeDelivery } from '../../observe/arrivals.ts';
+import { fail, skip } from '../../outcome.ts';
 
 const SCHEMA: Record<string, string> = {
   'avatar.ready': 'AvatarReadyEvent',
@@ -12,6 +12,7 @@ const SCHEMA: Record<string, string> = {
 export default defineCheck({
   id: 'webhooks.envelope',
   title: 'Events follow the documented envelope {id, object, type, api_version, created_at, data.object}',
+  asserts: 'Contract only: every event is {id, object: "event", type, api_version, created_at, data.object} and its id equals X-Service-Event-Id.',
   clauses: [],
   decisions: ['ND-ENVELOPE'],
   profiles: CONTRACT_ONLY,

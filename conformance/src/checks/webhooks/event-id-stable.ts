@@ -1,12 +1,13 @@
-import { defineCheck, fail, STATEFUL } from '../../check.ts';
-import { skip } from '../../context.ts';
-import { arrivals, bodyOf, describeDelivery, retried } from './arrivals.ts';
+import { defineCheck, STATEFUL } from '../../check.ts';
+import { arrivals, bodyOf, describeDelivery, retried } from '../../observe/arrivals.ts';
+import { fail, skip } from '../../outcome.ts';
 
 const EVENT_ID = /^evt_[0-9a-f]{32}$/;
 
 export default defineCheck({
   id: 'webhooks.event-id-stable',
   title: 'A retried event keeps its X-Service-Event-Id',
+  asserts: 'Every attempt of one event carries the same X-Service-Event-Id, and events of different jobs carry different ones.',
   clauses: ['WH-EVENT-ID'],
   decisions: ['ND-ENVELOPE'],
   profiles: STATEFUL,

@@ -1,10 +1,11 @@
-import { defineCheck, fail, STATEFUL } from '../../check.ts';
-import { skip } from '../../context.ts';
-import { arrivals, bodyOf, describeDelivery } from './arrivals.ts';
+import { defineCheck, STATEFUL } from '../../check.ts';
+import { arrivals, bodyOf, describeDelivery } from '../../observe/arrivals.ts';
+import { fail, skip } from '../../outcome.ts';
 
 export default defineCheck({
   id: 'webhooks.event-type-matches-state',
   title: 'Reaching ready or failed sends the matching event (avatar.ready, avatar.failed, avatar_video.ready, avatar_video.failed)',
+  asserts: 'Each job with a webhook_url that reached a terminal state sends an event whose type, read where the implementation puts it, is <avatar|avatar_video>.<ready|failed> for the state it reached.',
   clauses: ['WH-TERMINAL'],
   profiles: STATEFUL,
   needs: ['receiver'],
@@ -13,20 +14,21 @@ export default defineCheck({
     if (all.length === 0) skip('no job of the run with a webhook reached a terminal state');
     const seen = new Set<string>();
     for (const { job, deliveries } of all) {
-      const expected = `${job.kind}.${String(job.terminal?.status)}`;
+      const expected = `${job.kind}.${String(job.ended)}`;
+      const ended = String(ctx.shape.state(job.terminal));
       if (deliveries.length === 0) {
         fail({
           clause: 'WH-TERMINAL',
-          message: `${job.label} ${job.id} reached ${String(job.terminal?.status)} but no ${expected} event arrived within ${ctx.options.webhookRetryTimeoutSeconds} s`,
+          message: `${job.label} ${job.id} reached ${ended} but no ${expected} event arrived within ${ctx.options.webhookRetryTimeoutSeconds} s`,
           expected: `a POST to its webhook_url with type ${expected}`,
           received: 'nothing',
           fix: 'Send one event when a job with webhook_url reaches ready or failed.',
           exchanges: [job.create],
         });
       }
-      const type = bodyOf(deliveries[0]!)?.type;
+      const type = ctx.shape.eventType(deliveries[0]!);
       if (type !== expected) {
-        fail({ clause: 'WH-TERMINAL', message: `${job.label} ${job.id} ended ${String(job.terminal?.status)} but its event is ${JSON.stringify(type)}`, expected, received: String(type), fix: 'Name the event after the resource and the state it reached.', evidence: [describeDelivery(deliveries[0]!)] });
+        fail({ clause: 'WH-TERMINAL', message: `${job.label} ${job.id} ended ${ended} but its event (${ctx.shape.describeEventType()}) is ${JSON.stringify(type)}`, expected, received: String(type), fix: 'Name the event after the resource and the state it reached.', evidence: [describeDelivery(deliveries[0]!)] });
       }
       seen.add(expected);
     }

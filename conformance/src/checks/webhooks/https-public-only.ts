@@ -16,6 +16,7 @@ const REFUSED: [string, string][] = [
 export default defineCheck({
   id: 'webhooks.https-public-only',
   title: 'In production, webhook_url must be https:// on a public host',
+  asserts: 'In production, a webhook_url that is http://, or https:// on a loopback, private, link-local or carrier-grade NAT host, is refused as invalid.',
   clauses: ['WH-HTTPS-PUBLIC'],
   decisions: ['ND-ERRORS'],
   profiles: ['production'],

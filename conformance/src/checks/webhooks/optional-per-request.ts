@@ -1,10 +1,12 @@
-import { defineCheck, fail, STATEFUL } from '../../check.ts';
+import { defineCheck, STATEFUL } from '../../check.ts';
 import { describe, isSuccess } from '../../expect.ts';
-import { arrivals } from './arrivals.ts';
+import { arrivals } from '../../observe/arrivals.ts';
+import { fail } from '../../outcome.ts';
 
 export default defineCheck({
   id: 'webhooks.optional-per-request',
   title: 'webhook_url is optional and accepted on both POSTs',
+  asserts: 'Both POSTs accept webhook_url and its job\'s event arrives there; a request without webhook_url is accepted and its job still completes.',
   clauses: ['WH-OPTIONAL'],
   decisions: ['ND-AVATAR-FIELDS', 'ND-VIDEO-FIELDS'],
   profiles: STATEFUL,

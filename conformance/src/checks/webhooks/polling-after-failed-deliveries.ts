@@ -1,10 +1,10 @@
-import { defineCheck, fail, STATEFUL } from '../../check.ts';
-import { PrerequisiteError, skip } from '../../context.ts';
-import { statusOf } from '../../world.ts';
+import { defineCheck, STATEFUL } from '../../check.ts';
+import { fail, PrerequisiteError, skip } from '../../outcome.ts';
 
 export default defineCheck({
   id: 'webhooks.polling-after-failed-deliveries',
   title: 'When deliveries keep failing, polling still tells the final state',
+  asserts: 'After several failed deliveries of an event, GET still answers 200 with the job\'s final state.',
   clauses: ['WH-GIVE-UP'],
   profiles: STATEFUL,
   needs: ['receiver'],
@@ -15,12 +15,13 @@ export default defineCheck({
     const attempts = await ctx.receiver!.waitFor(job.label, 2, (ctx.options.webhookFirstRetrySeconds * 1.2 + 1) * 1000 + ctx.options.webhookRetryTimeoutSeconds * 1000);
     if (attempts.length < 2) skip(`only ${attempts.length} delivery attempt(s) arrived for the always-failing receiver (see webhooks.retried-after-failure)`);
     const exchange = await ctx.http.send({ key: 'main', method: 'GET', path: `/v1/avatars/${job.id}`, note: 'polling after failed deliveries' });
-    const status = statusOf(exchange.json);
-    if (exchange.status !== 200 || status !== record.status) {
+    const status = ctx.shape.state(exchange.json);
+    const ended = ctx.shape.state(record);
+    if (exchange.status !== 200 || status !== ended) {
       fail({
         clause: 'WH-GIVE-UP',
-        message: `after ${attempts.length} failed deliveries, GET /v1/avatars/${job.id} answers ${status ?? exchange.status} instead of its final state ${String(record.status)}`,
-        expected: `200 with status ${String(record.status)}`,
+        message: `after ${attempts.length} failed deliveries, GET /v1/avatars/${job.id} answers ${status ?? exchange.status} instead of its final state ${String(ended)}`,
+        expected: `200 with status ${String(ended)}`,
         received: `${exchange.status}${status ? ` with status ${status}` : ''}`,
         fix: 'Keep serving the final state on GET whatever happens to the deliveries.',
         exchanges: [exchange],

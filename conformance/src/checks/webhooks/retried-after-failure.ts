@@ -1,10 +1,11 @@
-import { defineCheck, fail, STATEFUL } from '../../check.ts';
-import { describeDelivery, retried } from './arrivals.ts';
-import { skip } from '../../context.ts';
+import { defineCheck, STATEFUL } from '../../check.ts';
+import { describeDelivery, retried } from '../../observe/arrivals.ts';
+import { fail, skip } from '../../outcome.ts';
 
 export default defineCheck({
   id: 'webhooks.retried-after-failure',
   title: 'A delivery answered 500 is retried after a delay, and not after success',
+  asserts: 'A delivery answered 500 is attempted again after a pause, waits between attempts grow, and no attempt follows a 2xx. A copy of an attempt sent moments later (same event, timestamp and signature) is a duplicate the source allows, not a retry.',
   clauses: ['WH-RETRY'],
   decisions: ['ND-DELIVERY'],
   profiles: STATEFUL,
@@ -31,12 +32,12 @@ export default defineCheck({
     const acknowledged = deliveries.findIndex((d) => d.answered >= 200 && d.answered < 300);
     if (acknowledged >= 0) {
       await ctx.sleep(Math.min(2000, ctx.options.webhookFirstRetrySeconds * 1000));
-      const after = ctx.receiver!.deliveries(job.label).slice(acknowledged + 1);
+      const after = ctx.receiver!.attempts(job.label).slice(acknowledged + 1);
       if (after.length > 0) fail({ clause: 'WH-RETRY', message: `the event was sent again after the receiver acknowledged it with ${deliveries[acknowledged]!.answered}`, expected: 'no attempt after a 2xx', received: `${after.length} more`, fix: 'Any 2xx ends delivery.', evidence: after.slice(0, 1).map(describeDelivery) });
     }
     // Waits grow, where the always-failing receiver has seen three attempts already.
     const failing = ctx.world.job('photo-avatar');
-    const attempts = failing ? ctx.receiver!.deliveries(failing.label) : [];
+    const attempts = failing ? ctx.receiver!.attempts(failing.label) : [];
     if (attempts.length >= 3) {
       const gap1 = attempts[1]!.receivedAt - attempts[0]!.receivedAt;
       const gap2 = attempts[2]!.receivedAt - attempts[1]!.receivedAt;

@@ -1,13 +1,14 @@
 import { createHmac } from 'node:crypto';
 import { signWebhook } from '../../../../client/src/signature.ts';
-import { defineCheck, fail, STATEFUL } from '../../check.ts';
-import { skip } from '../../context.ts';
+import { defineCheck, STATEFUL } from '../../check.ts';
 import type { Delivery } from '../../receiver/server.ts';
-import { arrivals, describeDelivery } from './arrivals.ts';
+import { arrivals, describeDelivery } from '../../observe/arrivals.ts';
+import { fail, skip } from '../../outcome.ts';
 
 export default defineCheck({
   id: 'webhooks.signature',
   title: 'Every delivery is signed: v1= hex HMAC-SHA256(secret, timestamp.rawBody)',
+  asserts: 'Every delivery, retries and duplicates included, carries X-Service-Signature equal to v1= and the lower-case hex HMAC-SHA256, keyed by the integration\'s signing secret, of its X-Service-Timestamp, a dot and the exact body bytes.',
   clauses: ['WH-SIGNATURE', 'AUTH-SIGNING-SECRET'],
   profiles: STATEFUL,
   needs: ['receiver'],

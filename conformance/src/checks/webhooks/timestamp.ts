@@ -1,11 +1,17 @@
 import { WEBHOOK_TOLERANCE_SECONDS } from '../../../../client/src/signature.ts';
-import { defineCheck, fail, STATEFUL } from '../../check.ts';
-import { skip } from '../../context.ts';
-import { arrivals, describeDelivery, retried } from './arrivals.ts';
+import { defineCheck, STATEFUL } from '../../check.ts';
+import { arrivals, describeDelivery, retried } from '../../observe/arrivals.ts';
+import { fail, skip } from '../../outcome.ts';
+import type { Delivery } from '../../receiver/server.ts';
+
+/** How far the time between two stamps may differ from the time between their arrivals. */
+const DRIFT_SECONDS = 1.5;
 
 export default defineCheck({
   id: 'webhooks.timestamp',
   title: 'X-Service-Timestamp is the Unix time of the attempt, in seconds',
+  asserts:
+    'Every delivery carries X-Service-Timestamp as whole Unix seconds within 300 s of its arrival; and it is the time of that attempt: between two attempts of one event the stamps move as far as the arrivals do (within 1.5 s), so a retry is never sent with the first attempt\'s stamp.',
   clauses: ['WH-TIMESTAMP'],
   decisions: ['ND-TIMESTAMP-AGE'],
   profiles: STATEFUL,
@@ -15,9 +21,9 @@ export default defineCheck({
     await retried(ctx).catch(() => undefined);
     const deliveries = ctx.receiver!.deliveries();
     if (deliveries.length === 0) skip('no webhook arrived (see webhooks.event-type-matches-state)');
+    const fix = 'Send the Unix time of each attempt in whole seconds (10 digits today), taken when the attempt is signed.';
     for (const delivery of deliveries) {
       const value = delivery.headers['x-service-timestamp'];
-      const fix = 'Send the Unix time of each attempt in whole seconds (10 digits today), taken when the attempt is signed.';
       if (value === undefined || !/^\d{1,12}$/.test(value.trim())) {
         fail({ clause: 'WH-TIMESTAMP', message: `a delivery to ${delivery.label} has ${value === undefined ? 'no X-Service-Timestamp' : `X-Service-Timestamp ${JSON.stringify(value)}, not whole seconds`}`, expected: 'whole seconds, e.g. 1762074881', received: value ?? '(absent)', fix, evidence: [describeDelivery(delivery)] });
       }
@@ -26,11 +32,32 @@ export default defineCheck({
         fail({ clause: 'WH-TIMESTAMP', message: `a delivery to ${delivery.label} is stamped ${Math.round(skew)} s from the time it arrived; receivers refuse more than ${WEBHOOK_TOLERANCE_SECONDS} s`, expected: `within ${WEBHOOK_TOLERANCE_SECONDS} s of arrival`, received: value, fix, evidence: [describeDelivery(delivery)] });
       }
     }
+    // The time of the attempt: consecutive attempts of one event, stamp against arrival.
+    const labels = [...new Set(deliveries.map((d) => d.label))];
+    for (const label of labels) {
+      const attempts = ctx.receiver!.attempts(label);
+      for (let i = 1; i < attempts.length; i++) judgePair(attempts[i - 1]!, attempts[i]!, fix);
+    }
     // Each retry is stamped afresh (ND-TIMESTAMP-AGE: an old stamp on a late retry would be refused).
-    const { deliveries: attempts } = await retried(ctx).catch(() => ({ deliveries: [] }));
+    const { deliveries: attempts } = await retried(ctx).catch(() => ({ deliveries: [] as Delivery[] }));
     const [first, second] = attempts;
     if (ctx.contract && first && second && Number(second.headers['x-service-timestamp']) < Number(first.headers['x-service-timestamp'])) {
       fail({ clause: 'ND-TIMESTAMP-AGE', message: 'a retry carries an older timestamp than the first attempt', expected: 'a fresh timestamp per attempt', received: `${first.headers['x-service-timestamp']} then ${second.headers['x-service-timestamp']}`, evidence: [describeDelivery(first), describeDelivery(second)] });
     }
   },
 });
+
+function judgePair(earlier: Delivery, later: Delivery, fix: string): void {
+  const stamped = Number(later.headers['x-service-timestamp']) - Number(earlier.headers['x-service-timestamp']);
+  const arrived = (later.receivedAt - earlier.receivedAt) / 1000;
+  if (Math.abs(stamped - arrived) > DRIFT_SECONDS) {
+    fail({
+      clause: 'WH-TIMESTAMP',
+      message: `two attempts of one event to ${later.label} arrived ${arrived.toFixed(1)} s apart but their timestamps are ${stamped} s apart: the timestamp is not the time of the attempt`,
+      expected: `stamps about ${arrived.toFixed(1)} s apart (within ${DRIFT_SECONDS} s)`,
+      received: `${earlier.headers['x-service-timestamp']} then ${later.headers['x-service-timestamp']}`,
+      fix,
+      evidence: [describeDelivery(earlier), describeDelivery(later)],
+    });
+  }
+}

@@ -1,7 +1,7 @@
 // Every recorded answer checked against the contract once, shared by the contract checks.
-import type { ContractViolation } from '../../contract.ts';
-import type { CheckContext } from '../../context.ts';
-import type { Exchange } from '../../http.ts';
+import type { ContractViolation } from '../contract.ts';
+import type { CheckContext } from '../context.ts';
+import type { Exchange } from '../http.ts';
 
 export interface Found extends ContractViolation {
   exchange: Exchange;

@@ -1,9 +1,9 @@
 // Waiting for the webhooks of the run's jobs, shared by the webhook checks so that a
 // service that sends nothing costs the run one timeout, not one per check.
-import type { CheckContext } from '../../context.ts';
-import { skip } from '../../context.ts';
-import type { Delivery } from '../../receiver/server.ts';
-import type { TrackedJob } from '../../world.ts';
+import type { CheckContext } from '../context.ts';
+import type { Delivery } from '../receiver/server.ts';
+import type { TrackedJob } from '../world.ts';
+import { skip } from '../outcome.ts';
 
 export interface Arrival {
   job: TrackedJob;

@@ -3,9 +3,9 @@
 // counted, because every authenticated request counts against the bucket (contract).
 // Windows reopen while a run goes on, so each check asks for a fresh refusal right
 // before it observes anything; on a key still over its limit that costs one request.
-import type { CheckContext } from '../../context.ts';
-import { validPromptAvatar, without } from '../../expect.ts';
-import type { Exchange, KeyName } from '../../http.ts';
+import type { CheckContext } from '../context.ts';
+import { validPromptAvatar, without } from '../expect.ts';
+import type { Exchange, KeyName } from '../http.ts';
 
 export interface Refusal {
   key: KeyName;
@@ -42,7 +42,7 @@ export async function refuseNow(ctx: CheckContext, note = 'using up the generati
   if (!ctx.contract) {
     ctx.note('invalid requests did not use up the window; trying accepted ones');
     for (let i = 0; i < limit + 1; i++) {
-      const exchange = await attempt({ ...validPromptAvatar(), name: `Conformance rate limit ${i}` });
+      const exchange = await attempt(ctx.shape.avatarBody({ ...validPromptAvatar(), name: `Conformance rate limit ${i}` }));
       if (exchange.status === 429) return { key, sent, refused: exchange, limit, refusedAt: ctx.now() };
     }
   }

@@ -1,0 +1,275 @@
+// The implementation profile: how the implementation under test decided each item the
+// source leaves "not shown" that the runner depends on (request shapes, success
+// statuses, where the ID, the state and an error's code are, what /v1/me shows, the
+// event envelope, prices, the failure trigger). It is the one place the runner learns
+// an implementation's shape; checks read records, answers and events through it and
+// never through this project's own choices. The default profile is this project's
+// contract (openapi/README.md), so a run without a profile file judges it as before.
+import { readFileSync } from 'node:fs';
+import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import jsonpointer from 'jsonpointer';
+import { parse as parseYaml } from 'yaml';
+
+export type Json = Record<string, unknown>;
+export type JobKind = 'avatar' | 'avatar_video';
+
+export interface ImplementationProfile {
+  /** Shown in reports: "this project's contract" for the default. */
+  name: string;
+  /** True when this is the default: this project's contract. */
+  isContract: boolean;
+  auth: { header: string; scheme: string | null };
+  create: {
+    avatar: { statuses: number[]; id: string; extra: Json };
+    video: { statuses: number[]; id: string; body: Json };
+  };
+  records: {
+    status: string;
+    states: { pending: string[]; ready: string; failed: string };
+    credits: string | null;
+  };
+  errors: { code: string | null; validation: number[] };
+  account: {
+    id: string | null;
+    credits: { available: string; reserved: string; used: string } | null;
+    generationWindows: { limit: string; remaining: string; reset: string }[];
+  };
+  events: { type: { pointer: string } | { header: string } };
+  prices: Record<JobKind, number> | null;
+  failure: { avatar: Json; video: Json } | null;
+}
+
+/** The placeholders each template may use; a request fills them with its own values. */
+export const PLACEHOLDERS = {
+  'create.video.body': ['avatar_id', 'script', 'webhook_url'],
+  'failure.avatar': ['name', 'prompt'],
+  'failure.video': ['avatar_id', 'script'],
+} as const;
+
+/** The contract's sandbox failure trigger (ND-SANDBOX-FAILURE). */
+export const CONTRACT_FAIL_MARKER = '[sandbox:fail]';
+
+export const CONTRACT_PROFILE: ImplementationProfile = {
+  name: "this project's contract",
+  isContract: true,
+  auth: { header: 'Authorization', scheme: 'Bearer' },
+  create: {
+    avatar: { statuses: [202], id: '/id', extra: {} },
+    video: { statuses: [202], id: '/id', body: { avatar_id: '{{avatar_id}}', script: '{{script}}' } },
+  },
+  records: { status: '/status', states: { pending: ['queued', 'processing'], ready: 'ready', failed: 'failed' }, credits: '/credits' },
+  errors: { code: '/code', validation: [400, 422] },
+  account: {
+    id: '/account_id',
+    credits: { available: '/credits/available', reserved: '/credits/reserved', used: '/credits/used' },
+    generationWindows: [
+      { limit: '/rate_limits/generation/minute/limit', remaining: '/rate_limits/generation/minute/remaining', reset: '/rate_limits/generation/minute/reset' },
+      { limit: '/rate_limits/generation/day/limit', remaining: '/rate_limits/generation/day/remaining', reset: '/rate_limits/generation/day/reset' },
+    ],
+  },
+  events: { type: { pointer: '/type' } },
+  prices: { avatar: 10, avatar_video: 20 },
+  failure: { avatar: { name: `{{name}} ${CONTRACT_FAIL_MARKER}` }, video: { script: `{{script}} ${CONTRACT_FAIL_MARKER}` } },
+};
+
+/** A profile file that cannot be used: every message names the member and the rule. */
+export class ProfileError extends Error {
+  override name = 'ProfileError';
+  readonly problems: string[];
+  constructor(file: string, problems: string[]) {
+    super(`${file} is not a valid implementation profile: ${problems.join('; ')}`);
+    this.problems = problems;
+  }
+}
+
+export const PROFILE_SCHEMA_PATH = new URL('./profile.schema.json', import.meta.url);
+
+let validator: ReturnType<Ajv2020['compile']> | undefined;
+function validate(value: unknown): ErrorObject[] {
+  if (!validator) {
+    const schema = JSON.parse(readFileSync(PROFILE_SCHEMA_PATH, 'utf8')) as Json;
+    validator = new Ajv2020({ allErrors: true, strict: true }).compile(schema);
+  }
+  return validator(value) ? [] : [...(validator.errors ?? [])];
+}
+
+/** Reads a profile file (YAML or JSON), validates it and fills in the contract's defaults. */
+export function loadProfile(file: string): ImplementationProfile {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ProfileError(file, [`cannot be read (${error instanceof Error ? error.message : String(error)})`]);
+  }
+  let value: unknown;
+  try {
+    value = parseYaml(text);
+  } catch (error) {
+    throw new ProfileError(file, [`is neither YAML nor JSON (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`]);
+  }
+  return parseProfile(value, file);
+}
+
+/** Validates an already parsed profile and fills in the contract's defaults. */
+export function parseProfile(value: unknown, file = 'the profile'): ImplementationProfile {
+  const errors = validate(value);
+  if (errors.length > 0) throw new ProfileError(file, describeErrors(errors));
+  const raw = value as RawProfile;
+  const base = CONTRACT_PROFILE;
+  const profile: ImplementationProfile = {
+    name: raw.name ?? file,
+    isContract: false,
+    auth: { header: raw.auth?.header ?? base.auth.header, scheme: raw.auth?.scheme === undefined ? base.auth.scheme : raw.auth.scheme },
+    create: {
+      avatar: {
+        statuses: raw.create?.avatar?.statuses ?? base.create.avatar.statuses,
+        id: raw.create?.avatar?.id ?? base.create.avatar.id,
+        extra: raw.create?.avatar?.extra ?? {},
+      },
+      video: {
+        statuses: raw.create?.video?.statuses ?? base.create.video.statuses,
+        id: raw.create?.video?.id ?? base.create.video.id,
+        body: raw.create?.video?.body ?? base.create.video.body,
+      },
+    },
+    records: {
+      status: raw.records?.status ?? base.records.status,
+      states: { ...base.records.states, ...raw.records?.states },
+      credits: raw.records?.credits === undefined ? base.records.credits : raw.records.credits,
+    },
+    errors: {
+      code: raw.errors?.code === undefined ? base.errors.code : raw.errors.code,
+      validation: raw.errors?.validation ?? base.errors.validation,
+    },
+    account: {
+      id: raw.account?.id === undefined ? base.account.id : raw.account.id,
+      credits: raw.account?.credits === undefined ? base.account.credits : raw.account.credits,
+      generationWindows: raw.account?.generation_windows ?? base.account.generationWindows,
+    },
+    events: { type: raw.events?.type === undefined ? base.events.type : typeof raw.events.type === 'string' ? { pointer: raw.events.type } : raw.events.type },
+    prices: raw.prices === undefined ? base.prices : raw.prices,
+    failure: raw.failure === undefined ? base.failure : raw.failure,
+  };
+  const problems = placeholderProblems(profile);
+  const { states } = profile.records;
+  if (states.pending.includes(states.ready) || states.pending.includes(states.failed) || states.ready === states.failed) {
+    problems.push('records.states: ready, failed and the pending states must all be different names (distinct)');
+  }
+  if (problems.length > 0) throw new ProfileError(file, problems);
+  return profile;
+}
+
+interface RawProfile {
+  profile: 1;
+  name?: string;
+  auth?: { header?: string; scheme?: string | null };
+  create?: {
+    avatar?: { statuses?: number[]; id?: string; extra?: Json };
+    video?: { statuses?: number[]; id?: string; body?: Json };
+  };
+  records?: { status?: string; states?: Partial<ImplementationProfile['records']['states']>; credits?: string | null };
+  errors?: { code?: string | null; validation?: number[] };
+  account?: { id?: string | null; credits?: ImplementationProfile['account']['credits']; generation_windows?: ImplementationProfile['account']['generationWindows'] };
+  events?: { type?: string | { header: string } };
+  prices?: ImplementationProfile['prices'];
+  failure?: ImplementationProfile['failure'];
+}
+
+/** "member: message (rule)", one per broken rule, without the noise of oneOf's other branches. */
+function describeErrors(errors: ErrorObject[]): string[] {
+  const member = (error: ErrorObject) => {
+    const path = error.instancePath
+      .split('/')
+      .slice(1)
+      .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+      .reduce((out, part) => (/^\d+$/.test(part) ? `${out}[${part}]` : out ? `${out}.${part}` : part), '');
+    const extra = error.keyword === 'additionalProperties' ? (error.params as { additionalProperty: string }).additionalProperty : error.keyword === 'required' ? (error.params as { missingProperty: string }).missingProperty : undefined;
+    return [path, extra].filter(Boolean).join('.') || '(the file)';
+  };
+  const specific = errors.filter((error) => error.keyword !== 'oneOf' && !(error.keyword === 'type' && (error.params as { type?: unknown }).type === 'null'));
+  const chosen = specific.length > 0 ? specific : errors;
+  const lines = chosen.map((error) => {
+    const rule = error.keyword === 'additionalProperties' ? 'is not a member of the profile format' : error.keyword === 'required' ? 'is required' : error.message ?? 'is invalid';
+    return `${member(error)}: ${rule} (${error.keyword})`;
+  });
+  return [...new Set(lines)];
+}
+
+function placeholderProblems(profile: ImplementationProfile): string[] {
+  const problems: string[] = [];
+  const templates: [keyof typeof PLACEHOLDERS, Json | undefined][] = [
+    ['create.video.body', profile.create.video.body],
+    ['failure.avatar', profile.failure?.avatar],
+    ['failure.video', profile.failure?.video],
+  ];
+  for (const [where, template] of templates) {
+    if (!template) continue;
+    const allowed: readonly string[] = PLACEHOLDERS[where];
+    for (const name of placeholdersIn(template)) {
+      if (!allowed.includes(name)) problems.push(`${where}: {{${name}}} is not a placeholder here; use ${allowed.map((p) => `{{${p}}}`).join(', ')} (placeholder)`);
+    }
+  }
+  if (!placeholdersIn(profile.create.video.body).includes('avatar_id')) problems.push('create.video.body: must use {{avatar_id}} somewhere, or no video can name its avatar (placeholder)');
+  return problems;
+}
+
+const PLACEHOLDER = /\{\{\s*([A-Za-z_]+)\s*\}\}/g;
+
+function placeholdersIn(value: unknown): string[] {
+  if (typeof value === 'string') return [...value.matchAll(PLACEHOLDER)].map((match) => match[1]!);
+  if (Array.isArray(value)) return value.flatMap(placeholdersIn);
+  if (value && typeof value === 'object') return Object.values(value).flatMap(placeholdersIn);
+  return [];
+}
+
+/**
+ * Fills a template. A string that is only one placeholder becomes the value itself (of
+ * any type), and its member is left out when the value is undefined; placeholders in a
+ * longer string are replaced by their text.
+ */
+export function render(template: unknown, values: Record<string, unknown>): unknown {
+  if (typeof template === 'string') {
+    const whole = /^\{\{\s*([A-Za-z_]+)\s*\}\}$/.exec(template);
+    if (whole) return values[whole[1]!];
+    return template.replace(PLACEHOLDER, (_, name: string) => (values[name] === undefined ? '' : String(values[name])));
+  }
+  if (Array.isArray(template)) return template.map((item) => render(item, values)).filter((item) => item !== undefined);
+  if (template && typeof template === 'object') {
+    const out: Json = {};
+    for (const [member, value] of Object.entries(template)) {
+      const filled = render(value, values);
+      if (filled !== undefined) out[member] = filled;
+    }
+    return out;
+  }
+  return template;
+}
+
+export function usesPlaceholder(template: unknown, name: string): boolean {
+  return placeholdersIn(template).includes(name);
+}
+
+/** The value at a JSON Pointer, or undefined where there is none. */
+export function at(value: unknown, pointer: string): unknown {
+  if (pointer === '') return value;
+  if (value === null || typeof value !== 'object') return undefined;
+  try {
+    return jsonpointer.get(value as object, pointer);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Deep merge of plain objects: `over` wins, nested objects merge. */
+export function merge(base: Json, over: Json): Json {
+  const out: Json = { ...base };
+  for (const [member, value] of Object.entries(over)) {
+    const current = out[member];
+    out[member] = isPlainObject(current) && isPlainObject(value) ? merge(current, value) : value;
+  }
+  return out;
+}
+
+function isPlainObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

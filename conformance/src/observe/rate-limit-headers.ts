@@ -1,0 +1,88 @@
+// What the RateLimit-* headers of the run's answers say, and what they must mean: the
+// limit of the active window, the requests left in it, the seconds until it resets. The
+// runner reads windows only from these values, so it checks them before it waits on
+// them (pacer.ts bounds every wait by windowFor).
+import type { Exchange } from '../http.ts';
+import type { ResolvedOptions } from '../options.ts';
+import type { Bucket } from '../pacer.ts';
+
+export interface Advertised {
+  limit: number;
+  remaining: number;
+  reset: number;
+}
+
+/** Reset times of one window may differ by this much between answers (whole seconds, clocks). */
+const SAME_WINDOW_MS = 1500;
+
+/** Answers that must describe the key's window: successes and 429s of the API's own keys. */
+export function limitedAnswers(log: readonly Exchange[]): Exchange[] {
+  return log.filter(
+    (e) => e.bucket !== undefined && (e.key === 'main' || e.key === 'second' || e.key === 'empty') && ((e.status >= 200 && e.status < 300) || e.status === 429),
+  );
+}
+
+/** The three RateLimit headers as integers, when all three are. */
+export function advertised(exchange: Exchange): Advertised | undefined {
+  const value = (name: string) => {
+    const text = exchange.responseHeaders[name];
+    return text !== undefined && /^\s*\d+\s*$/.test(text) ? Number(text) : undefined;
+  };
+  const limit = value('ratelimit-limit');
+  const remaining = value('ratelimit-remaining');
+  const reset = value('ratelimit-reset');
+  return limit === undefined || remaining === undefined || reset === undefined ? undefined : { limit, remaining, reset };
+}
+
+/**
+ * The longest window a RateLimit-Limit value can describe: the window of the expected
+ * limit it equals (the source's minute or day), else the longest window there is.
+ */
+export function windowFor(options: Pick<ResolvedOptions, 'expectedLimits' | 'windowSeconds'>, bucket: Bucket, limit: number | undefined): number {
+  const index = limit === undefined ? -1 : options.expectedLimits[bucket].indexOf(limit);
+  return (index >= 0 ? options.windowSeconds[index] : undefined) ?? Math.max(...options.windowSeconds);
+}
+
+export interface Regression {
+  earlier: Exchange;
+  later: Exchange;
+  why: string;
+}
+
+/**
+ * Pairs of answers of one key and bucket, one answered before the other was sent, that
+ * describe the same window (same limit, same reset moment within 1.5 s) and where the
+ * count went the wrong way: Remaining rose, or a counted success left it where it was.
+ * A new window (its reset moment later) may start over; a sliding window shows as one.
+ */
+export function remainingRegressions(answers: readonly Exchange[]): Regression[] {
+  const found: Regression[] = [];
+  const streams = new Map<string, Exchange[]>();
+  for (const exchange of answers) {
+    const name = `${exchange.key}:${exchange.bucket}`;
+    streams.set(name, [...(streams.get(name) ?? []), exchange]);
+  }
+  for (const stream of streams.values()) {
+    const ordered = [...stream].sort((a, b) => a.startedAt - b.startedAt);
+    for (let i = 1; i < ordered.length; i++) {
+      const later = ordered[i]!;
+      // The latest answer that arrived before this request was sent.
+      const earlier = ordered
+        .slice(0, i)
+        .filter((e) => e.startedAt + e.durationMs <= later.startedAt)
+        .at(-1);
+      if (!earlier) continue;
+      const a = advertised(earlier);
+      const b = advertised(later);
+      if (!a || !b || a.limit !== b.limit) continue;
+      const resetAtA = earlier.startedAt + earlier.durationMs + a.reset * 1000;
+      const resetAtB = later.startedAt + later.durationMs + b.reset * 1000;
+      if (Math.abs(resetAtA - resetAtB) > SAME_WINDOW_MS) continue;
+      if (b.remaining > a.remaining) found.push({ earlier, later, why: `Remaining went up from ${a.remaining} to ${b.remaining} within one window` });
+      else if (later.status !== 429 && b.remaining === a.remaining && a.remaining > 0) {
+        found.push({ earlier, later, why: `Remaining stayed ${a.remaining} after a counted request within one window` });
+      }
+    }
+  }
+  return found;
+}

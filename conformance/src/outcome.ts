@@ -1,0 +1,68 @@
+// What a check can end as, and the typed errors that carry it there. A leaf: every
+// other module of the runner may import it, it imports only the clause registry and
+// the shape of a recorded exchange.
+import type { ClauseId, DecisionId } from './clauses.ts';
+import type { Exchange } from './http.ts';
+
+export const PROFILES = ['core', 'contract', 'production', 'mock'] as const;
+/** Which rules are in force: the source's (core), the contract's too, production's, or a mock's. */
+export type Profile = (typeof PROFILES)[number];
+
+export type Outcome = 'passed' | 'failed' | 'skipped' | 'not_applicable';
+
+/**
+ * main: runs while the jobs of the run are processing, in list order.
+ * exhaust: runs after main; may use up a key's generation window.
+ * passive: runs last and only reads what was recorded.
+ */
+export type Phase = 'main' | 'exhaust' | 'passive';
+
+/** What a check needs beyond the main key; a missing one skips it with a reason. */
+export type Need = 'second-key' | 'empty-key' | 'receiver' | 'fail-trigger';
+
+export interface FailureDetail {
+  /** The clause (or decision) the observation breaks. */
+  clause: ClauseId | DecisionId;
+  message: string;
+  expected?: string;
+  received?: string;
+  fix?: string;
+  exchanges?: readonly Exchange[];
+  /** Other excerpts, e.g. webhook deliveries. */
+  evidence?: readonly string[];
+}
+
+export class CheckFailure extends Error {
+  readonly detail: FailureDetail;
+  constructor(detail: FailureDetail) {
+    super(detail.message);
+    this.name = 'CheckFailure';
+    this.detail = detail;
+  }
+}
+
+export class CheckSkip extends Error {
+  readonly outcome: 'skipped' | 'not_applicable';
+  constructor(outcome: 'skipped' | 'not_applicable', reason: string) {
+    super(reason);
+    this.name = 'CheckSkip';
+    this.outcome = outcome;
+  }
+}
+
+/** A shared job or request that a check builds on could not be made. */
+export class PrerequisiteError extends Error {
+  override name = 'PrerequisiteError';
+}
+
+export function fail(detail: FailureDetail): never {
+  throw new CheckFailure(detail);
+}
+
+export function skip(reason: string): never {
+  throw new CheckSkip('skipped', reason);
+}
+
+export function notApplicable(reason: string): never {
+  throw new CheckSkip('not_applicable', reason);
+}

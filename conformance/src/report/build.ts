@@ -1,0 +1,90 @@
+// The report of a run from its check results: counts, verdict, exit code, the clause
+// matrix; and the report of a run that could not start.
+import { CHECKS } from '../checks/index.ts';
+import { CLAUSES, DECISIONS } from '../clauses.ts';
+import type { ResolvedOptions } from '../options.ts';
+import { EXIT_CODES, type AbortKind, type CheckResult, type ClauseRow, type Report } from './model.ts';
+
+export const TOOL = 'avatar-api-conformance';
+export const VERSION = '1.0.0';
+
+const SEVERITY = { failed: 4, skipped: 3, passed: 2, not_applicable: 1 } as const;
+
+export function clauseMatrix(results: readonly CheckResult[]): ClauseRow[] {
+  const byId = new Map(results.map((result) => [result.id, result]));
+  return CLAUSES.map((clause) => {
+    const checks = CHECKS.filter((check) => (check.clauses as readonly string[]).includes(clause.id)).map((check) => check.id);
+    const outcomes = checks.flatMap((id) => {
+      const result = byId.get(id);
+      return result ? [result.outcome] : [];
+    });
+    let outcome: ClauseRow['outcome'];
+    if (checks.length === 0) outcome = (clause.observe as readonly string[]).includes('B') ? 'uncovered' : 'client';
+    else if (outcomes.length === 0) outcome = 'not_applicable';
+    else outcome = outcomes.reduce((worst, next) => (SEVERITY[next] > SEVERITY[worst] ? next : worst));
+    return {
+      id: clause.id,
+      sections: clause.sections,
+      observe: [...clause.observe],
+      rule: clause.rule,
+      checks,
+      outcome,
+      ...('provenBy' in clause ? { provenBy: clause.provenBy } : {}),
+    };
+  });
+}
+
+/** The contract decisions and the checks that enforce them (for --list). */
+export function decisionMatrix(): { id: string; rule: string; checks: string[] }[] {
+  return DECISIONS.map((decision) => ({
+    id: decision.id,
+    rule: decision.rule,
+    checks: CHECKS.filter((check) => (check.decisions ?? []).includes(decision.id)).map((check) => check.id),
+  }));
+}
+
+/** What every report says about the run itself: the tool, the target and the times. */
+function timing(options: ResolvedOptions, startedAt: number) {
+  const finishedAt = options.now();
+  return {
+    tool: TOOL,
+    version: VERSION,
+    profile: options.profile,
+    implementation: options.implementation.name,
+    baseUrl: options.baseUrl,
+    startedAt: new Date(startedAt).toISOString(),
+    finishedAt: new Date(finishedAt).toISOString(),
+    durationMs: finishedAt - startedAt,
+  };
+}
+
+export function buildReport(options: ResolvedOptions, startedAt: number, results: CheckResult[], requests: number, deliveries: number): Report {
+  const count = (outcome: CheckResult['outcome']) => results.filter((r) => r.outcome === outcome).length;
+  const requiredNotRun = results.filter((r) => r.required && r.outcome === 'skipped').length;
+  const failed = count('failed');
+  const verdict = failed === 0 && requiredNotRun === 0 ? 'pass' : 'fail';
+  return {
+    ...timing(options, startedAt),
+    verdict,
+    exitCode: EXIT_CODES[verdict],
+    counts: { passed: count('passed'), failed, skipped: count('skipped'), notApplicable: count('not_applicable'), requiredNotRun },
+    results,
+    clauses: clauseMatrix(results),
+    requests,
+    deliveries,
+  };
+}
+
+export function aborted(options: ResolvedOptions, startedAt: number, kind: AbortKind, message: string, requests = 0): Report {
+  return {
+    ...timing(options, startedAt),
+    verdict: 'aborted',
+    exitCode: EXIT_CODES[kind],
+    abort: { kind, message },
+    counts: { passed: 0, failed: 0, skipped: 0, notApplicable: 0, requiredNotRun: 0 },
+    results: [],
+    clauses: clauseMatrix([]),
+    requests,
+    deliveries: 0,
+  };
+}

@@ -1,0 +1,72 @@
+// The runner against an implementation that decided every "not shown" item its own way
+// (fixtures/independent.ts), driven only by its profile file: it passes the core
+// profile, and each of its broken variants is caught by the check naming the clause.
+import { describe, expect, it, vi } from 'vitest';
+import { runConformance } from '../src/run.ts';
+import { INDEPENDENT_BROKEN } from './fixtures/independent-broken.ts';
+import { startIndependent } from './fixtures/independent.ts';
+import { failures, optionsForIndependent, outcomes } from './helpers.ts';
+
+vi.setConfig({ maxConcurrency: 10 });
+
+describe('the runner against an independent implementation', () => {
+  it('when run in the core profile with its profile file, then every check passes, duplicates included', async () => {
+    const fixture = await startIndependent();
+    try {
+      const report = await runConformance(optionsForIndependent(fixture, 'core'));
+
+      expect(failures(report)).toEqual([]);
+      // Only what its profile says it cannot show is left out: no balances in /v1/me.
+      expect(outcomes(report, 'skipped').map((s) => s.split(':')[0]).sort()).toEqual(['credits.account-charged', 'credits.reads-are-free', 'credits.reserved-on-accept']);
+      expect(report.verdict).toBe('pass');
+      expect(report.exitCode).toBe(0);
+      // Production-only, and the clauses whose credit checks need balances in /v1/me
+      // (AUTH-ACCOUNT is proven by auth.other-account-hidden; the ledger half is skipped).
+      const unproven = report.clauses.filter((c) => c.observe.includes('B') && c.outcome !== 'passed' && !['WH-HTTPS-PUBLIC', 'CR-RESERVE', 'CR-ACCOUNT', 'CR-READ-FREE', 'AUTH-ACCOUNT'].includes(c.id));
+      expect(unproven.map((c) => `${c.id}: ${c.outcome}`)).toEqual([]);
+    } finally {
+      await fixture.close();
+    }
+  }, 60_000);
+
+  it('when the contract\'s choices are assumed instead of its profile, then the run cannot even present the key', async () => {
+    const fixture = await startIndependent();
+    try {
+      const { implementation: _profile, ...contract } = optionsForIndependent(fixture, 'core');
+      const report = await runConformance(contract);
+
+      expect(report.verdict).toBe('aborted');
+      expect(report.abort?.kind).toBe('rejected-key');
+      expect(report.abort?.message).toContain('authorization');
+    } finally {
+      await fixture.close();
+    }
+  }, 30_000);
+
+  it('when a production deployment is run in the production profile, then it passes without a fail trigger', async () => {
+    const fixture = await startIndependent({ config: { mode: 'production' } });
+    try {
+      const report = await runConformance(optionsForIndependent(fixture, 'production', { implementation: { ...optionsForIndependent(fixture, 'core').implementation!, failure: null } }));
+
+      expect(failures(report)).toEqual([]);
+      expect(report.results.find((r) => r.id === 'webhooks.https-public-only')?.outcome).toBe('passed');
+      expect(report.verdict).toBe('pass');
+    } finally {
+      await fixture.close();
+    }
+  }, 60_000);
+
+  it.concurrent.each(INDEPENDENT_BROKEN.map((broken) => [broken.name, broken] as const))('when it has %s, then it is caught', async (_name, broken) => {
+    const fixture = await startIndependent({ flaws: broken.flaws, ...(broken.config ? { config: broken.config } : {}) });
+    try {
+      const report = await runConformance(optionsForIndependent(fixture, 'core'));
+
+      const failed = report.results.filter((r) => r.outcome === 'failed');
+      expect(failures(report).map((f) => f.split(':')[0])).toEqual([`${broken.catches} (${broken.clause})`]);
+      expect(failed[0]?.failure?.clause).toBe(broken.clause);
+      expect(report.exitCode).toBe(1);
+    } finally {
+      await fixture.close();
+    }
+  }, 90_000);
+});
