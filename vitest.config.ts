@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
 // Two projects: everything on the embedded store, and the server's suite again on
-// PostgreSQL + Redis (issue 6). The JSON report feeds the plain "N passed, N failed"
+// PostgreSQL + Redis. The JSON report feeds the plain "N passed, N failed"
 // line that .ci/run prints.
 export default defineConfig({
   test: {

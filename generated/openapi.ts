@@ -125,6 +125,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test_helpers/clock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the account's sandbox clock
+         * @description The account's time and how far it is ahead of the service's (`ND-SANDBOX-CLOCK`).
+         *     Sandbox keys only: a live key gets the answer of an unknown route.
+         */
+        get: operations["getSandboxClock"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test_helpers/clock/advance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the account's time forward
+         * @description Moves the calling account's time forward, never back (`ND-SANDBOX-CLOCK`), so that
+         *     what takes a day or a month can be tried in seconds. The account's time drives its
+         *     keys' rate-limit windows (minute and day), its credit period (month), its jobs'
+         *     progress in the built-in engine and the due times of its webhook retries: a retry the
+         *     move passes is sent at once. Signatures keep the real time in
+         *     `X-Service-Timestamp`, so receivers verify them as always. Another account's time
+         *     never moves.
+         *
+         *     Sandbox keys only: a live key gets the answer of an unknown route, and an account
+         *     that has a live key gets `409 sandbox_clock_unavailable` (its time is real time).
+         */
+        post: operations["advanceSandboxClock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "avatar.ready": {
@@ -416,7 +466,8 @@ export interface components {
              * @description Machine-readable code: `invalid_json`, `unauthorized`, `insufficient_credits`,
              *     `not_found`, `method_not_allowed`, `avatar_not_ready`, `payload_too_large`,
              *     `unsupported_media_type`, `validation_failed`, `rate_limit_exceeded`,
-             *     `internal_error`, `service_unavailable`. New codes may be added.
+             *     `internal_error`, `service_unavailable`, `sandbox_clock_unavailable`. New codes may
+             *     be added.
              */
             code: string;
             detail: string;
@@ -568,6 +619,36 @@ export interface components {
             credits: components["schemas"]["CreditBalance"];
             rate_limits: components["schemas"]["RateLimitStatus"];
         };
+        /**
+         * @description The account's sandbox clock (`ND-SANDBOX-CLOCK`). The account's time is the service's
+         *     time plus `offset_seconds`; it drives the account's rate-limit windows, its credit
+         *     period, its jobs' progress and its webhook retries.
+         */
+        SandboxClock: {
+            /** @constant */
+            object: "sandbox_clock";
+            /**
+             * Format: date-time
+             * @description The account's time when the answer was made.
+             */
+            now: string;
+            /** @description How far the account's time is ahead of the service's; it only grows. */
+            offset_seconds: number;
+        };
+        /**
+         * @description Body of `POST /v1/test_helpers/clock/advance`: exactly one of `seconds` (move forward by
+         *     this much) or `to` (move forward to this instant). A `to` answers the same when sent
+         *     twice, so a retried request never moves the clock twice; a `seconds` always moves it.
+         */
+        SandboxClockAdvance: {
+            /** @description Seconds to move the account's time forward; at most 366 days per request. */
+            seconds?: number;
+            /**
+             * Format: date-time
+             * @description The instant to move the account's time to; later than the account's time, at most 366 days ahead.
+             */
+            to?: string;
+        } & (unknown | unknown);
         /**
          * @description The event ID, `evt_` followed by 32 lowercase hex digits derived from the resource ID and the event type, so one event keeps one ID however often it is sent.
          * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
@@ -880,6 +961,52 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description The key is a live key (`sk_live_…`). Live keys have no sandbox clock: the answer is the
+         *     one any unknown route gets, before the rate limit, so it carries no rate-limit headers
+         *     and counts against nothing.
+         */
+        SandboxOnly: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The account has a live key, so its time is real time and cannot be moved (`sandbox_clock_unavailable`). The request counted against its rate-limit window, whose headers it carries. */
+        SandboxClockUnavailable: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The body breaks the schema, or `to` is not later than the account's time (`validation_failed`); `errors` names each field and rule. The request counted against its rate-limit window, whose headers it carries. */
+        ValidationFailedClock: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
     };
     parameters: {
         /**
@@ -1166,6 +1293,79 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSandboxClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account's sandbox clock. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxClock"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["SandboxOnly"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    advanceSandboxClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SandboxClockAdvance"];
+            };
+        };
+        responses: {
+            /** @description The clock after the move. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxClock"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["SandboxOnly"];
+            409: components["responses"]["SandboxClockUnavailable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailedClock"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -17,9 +17,21 @@ export type AvatarVideoCreateRequest = Schemas['AvatarVideoCreateRequest'];
 export type Account = Schemas['Account'];
 export type Problem = Schemas['Problem'];
 export type JobStatus = Schemas['JobStatus'];
+export type SandboxClock = Schemas['SandboxClock'];
 export type { components, paths };
 
 export type JobKind = 'avatar' | 'avatar_video';
+
+/** The calendar boundaries a sandbox test usually wants to cross: the rate-limit windows and the credit period. */
+export type ClockBoundary = 'minute' | 'day' | 'month';
+
+/** The first instant (UTC) of the next minute, day or month after `now`. */
+export function nextBoundary(now: number, boundary: ClockBoundary): number {
+  const d = new Date(now);
+  if (boundary === 'month') return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+  const unit = boundary === 'day' ? 86_400_000 : 60_000;
+  return Math.floor(now / unit) * unit + unit;
+}
 export const TERMINAL_STATUSES: readonly string[] = ['ready', 'failed'];
 
 /** The statuses worth waiting for a 429 or 503 to clear: both carry Retry-After. */
@@ -161,8 +173,35 @@ export function createAvatarClient(options: AvatarClientOptions) {
     createAvatarVideo: (body: AvatarVideoCreateRequest) => api.POST('/v1/avatar-videos', { body }),
     getAvatarVideo: (id: string) => api.GET('/v1/avatar-videos/{id}', { params: { path: { id } } }),
     getMe: () => api.GET('/v1/me'),
+    /** Sandbox keys only: the account's time (a live key gets 404, as for an unknown route). */
+    getSandboxClock: () => api.GET('/v1/test_helpers/clock'),
+    /** Sandbox keys only: moves the account's time forward by `seconds`, or to `to`. */
+    advanceSandboxClock: (move: { seconds: number } | { to: Date | string }) =>
+      api.POST('/v1/test_helpers/clock/advance', {
+        body: 'to' in move ? { to: typeof move.to === 'string' ? move.to : move.to.toISOString() } : { seconds: move.seconds },
+      }),
+    advanceSandboxClockPast,
     waitForTerminal,
   };
+
+  /**
+   * Moves the account's time to the first instant of its next UTC minute, day or month,
+   * so a test sees a window or the credit period start again in one call. Returns the
+   * clock after the move; throws ApiError when the service refuses.
+   */
+  async function advanceSandboxClockPast(boundary: ClockBoundary): Promise<SandboxClock> {
+    const read = await client.getSandboxClock();
+    if (!read.data) throw new ApiError(read.response.status, read.error as Problem | undefined, `GET /v1/test_helpers/clock answered ${read.response.status}`);
+    const moved = await client.advanceSandboxClock({ to: new Date(nextBoundary(Date.parse(read.data.now), boundary)) });
+    // The account's time flows: it may have crossed the boundary on its own since it was read.
+    const passed = moved.response.status === 422 && (moved.error as Problem | undefined)?.errors?.some((e) => e.field === 'to' && e.rule === 'after_now');
+    if (passed) {
+      const now = await client.getSandboxClock();
+      if (now.data) return now.data;
+    }
+    if (!moved.data) throw new ApiError(moved.response.status, moved.error as Problem | undefined, `POST /v1/test_helpers/clock/advance answered ${moved.response.status}`);
+    return moved.data;
+  }
 
   /**
    * Polls an avatar or avatar video until it is `ready` or `failed` and returns that

@@ -39,6 +39,9 @@ export const CLAUSES = [
   { id: 'CR-402-NO-JOB', sections: '4.1.3, 7', observe: ['B', 'W'], rule: 'A 402 starts nothing and charges nothing.' },
   { id: 'CR-ACCOUNT', sections: '1.5, 5.2', observe: ['W', 'B'], rule: "Jobs are paid from the key's own workspace or owner account." },
   { id: 'CR-READ-FREE', sections: '1.6, 8.2', observe: ['B', 'W'], rule: 'Reading never costs credits.' },
+  // The catalogue numbers no clause for this sentence of the source (1.4, 8.4: "Credits are
+  // the monthly generation quota"); the runner names it so that a check can prove it.
+  { id: 'CR-MONTHLY-QUOTA', sections: '1.4, 8.4', observe: ['W', 'B'], rule: 'Credits are a monthly quota: a new month starts with the whole quota again (B with a sandbox clock).' },
   { id: 'CR-WEBHOOK-INDEPENDENT', sections: '3, 6.5.5', observe: ['W', 'B'], rule: 'Failing webhook deliveries change neither the job state nor what is charged or refunded.' },
   // Rate limits
   { id: 'RL-PER-KEY', sections: '5.1, 8', observe: ['B'], rule: 'Each API key has its own limits; one key running out leaves the others alone.' },
@@ -87,6 +90,7 @@ export const DECISIONS = [
   { id: 'ND-ERRORS', rule: '400/401/404/409/413/415/422/429 as documented; other accounts\' IDs answer 404; checks run auth, rate limit, request, resources, credits.' },
   { id: 'ND-CREDIT-COST', rule: 'An avatar costs 10 credits and a video 20; the record states its credits.' },
   { id: 'ND-SANDBOX-FAILURE', rule: 'With a sandbox key, [sandbox:fail] in an avatar name or video script ends the job failed with sandbox_forced_failure.' },
+  { id: 'ND-SANDBOX-CLOCK', rule: 'A sandbox account moves its own time forward with POST /v1/test_helpers/clock/advance; its windows, credit period, jobs and webhook retries follow; live keys get 404.' },
   { id: 'ND-COMPAT', rule: 'Only additive changes within /v1; removals ship as /v2 with Deprecation and Sunset headers.' },
 ] as const;
 

@@ -54,12 +54,20 @@ The implementation under test:
   --expect-windows <s,s>        the window in seconds of each expected limit (default 60,86400)
   --webhook-first-retry <s>     the first retry delay the contract promises (default 5)
   --webhook-retry-timeout <s>   how long to wait for a webhook (default 60)
+  --webhook-retries <s,s,...>   the wait before each retry, checked whole with a sandbox
+                                clock (default: the profile's; the contract's 5,20,80,320,1280)
+  --webhook-retry-jitter <f>    how far each wait may stray, as a fraction (default 0.2
+                                with the contract's schedule, else 0)
 
 The webhook receiver:
   --receiver-host <host>        where it listens (default 127.0.0.1)
   --receiver-port <port>        default: any free port
   --receiver-public-url <url>   the URL the service must call, if not http://host:port
   --no-receiver                 run without webhooks
+
+Sandbox clock (where the implementation profile names one, e.g. this contract's):
+  --no-clock                    wait rate-limit windows out in real time; the checks
+                                that need the clock are reported as not run
 
 Reports:
   --report-json <file>  --report-junit <file>  --report-md <file>
@@ -93,6 +101,18 @@ function numbers(name: string, value: string | undefined): number[] | undefined 
   const parsed = list([value]).map(Number);
   if (parsed.length === 0 || parsed.some((n) => !Number.isInteger(n) || n < 0)) usage(`${name} must be a comma list of integers`);
   return parsed;
+}
+
+function retrySchedule(delays: string | undefined, jitter: string | undefined): { delaysSeconds: number[]; jitter: number } | undefined {
+  if (delays === undefined) {
+    if (jitter !== undefined) usage('--webhook-retry-jitter needs --webhook-retries');
+    return undefined;
+  }
+  const delaysSeconds = list([delays]).map(Number);
+  if (delaysSeconds.length === 0 || delaysSeconds.some((n) => !Number.isFinite(n) || n <= 0)) usage('--webhook-retries must be a comma list of positive numbers of seconds');
+  const fraction = jitter === undefined ? 0 : Number(jitter);
+  if (!Number.isFinite(fraction) || fraction < 0 || fraction >= 1) usage('--webhook-retry-jitter must be a fraction from 0 to below 1, e.g. 0.2');
+  return { delaysSeconds, jitter: fraction };
 }
 
 async function main(): Promise<number> {
@@ -164,6 +184,7 @@ async function main(): Promise<number> {
     only: [...(config.only ?? []), ...list(values.only)],
     skip: [...(config.skip ?? []), ...list(values.skip)],
     ...(values['no-fail-marker'] ? { failMarker: null } : values['fail-marker'] !== undefined ? { failMarker: values['fail-marker'] } : {}),
+    ...(values['no-clock'] ? { clock: false } : {}),
     ...(values['no-receiver']
       ? { receiver: false as const }
       : {
@@ -181,6 +202,7 @@ async function main(): Promise<number> {
       webhookRetryTimeoutSeconds: seconds('--webhook-retry-timeout', values['webhook-retry-timeout']),
       openapiPath: values.openapi,
       windowSeconds: numbers('--expect-windows', values['expect-windows']),
+      webhookRetries: retrySchedule(values['webhook-retries'], values['webhook-retry-jitter']),
     }),
     expectedLimits: {
       ...(config.expectedLimits ?? {}),
@@ -229,6 +251,8 @@ function parse() {
       'job-timeout': { type: 'string' },
       'webhook-first-retry': { type: 'string' },
       'webhook-retry-timeout': { type: 'string' },
+      'webhook-retries': { type: 'string' },
+      'webhook-retry-jitter': { type: 'string' },
       'expect-generation-limits': { type: 'string' },
       'expect-read-limits': { type: 'string' },
       'expect-windows': { type: 'string' },
@@ -237,6 +261,7 @@ function parse() {
       'receiver-port': { type: 'string' },
       'receiver-public-url': { type: 'string' },
       'no-receiver': { type: 'boolean' },
+      'no-clock': { type: 'boolean' },
       openapi: { type: 'string' },
       'report-json': { type: 'string' },
       'report-junit': { type: 'string' },

@@ -1,5 +1,6 @@
 // What a check gets to work with: the rule profile, the implementation's shape, the
 // HTTP layer, the shared jobs of the run, the webhook receiver and the contract.
+import type { SandboxClock } from './clock.ts';
 import type { ContractValidator } from './contract.ts';
 import type { Http, KeyName } from './http.ts';
 import type { Shape } from './implementation/shape.ts';
@@ -24,6 +25,8 @@ export interface CheckContext {
   /** Present when webhooks can reach the runner. */
   receiver: WebhookReceiver | undefined;
   validator: ContractValidator;
+  /** The implementation's sandbox clock; `clock.has(key)` says whether a key's account can move its time. */
+  clock: SandboxClock;
   /** Memoised work shared between checks (e.g. the exhausted key). */
   once<T>(name: string, work: () => Promise<T>): Promise<T>;
   hasKey(key: KeyName): boolean;

@@ -45,6 +45,13 @@ export interface RunOptions {
   webhookFirstRetrySeconds?: number;
   /** How long to wait for a retry after the receiver answered 500. */
   webhookRetryTimeoutSeconds?: number;
+  /**
+   * The whole retry schedule to hold the implementation to, where a sandbox clock lets
+   * the run see it: the wait before each retry in seconds, and the relative jitter.
+   * Default: the implementation profile's `webhook_retries` (the contract's 5, 20, 80,
+   * 320 and 1,280 s, +-20 %).
+   */
+  webhookRetries?: { delaysSeconds: number[]; jitter: number };
   /** Accepted RateLimit-Limit values per bucket: the per-minute and per-day limits. */
   expectedLimits?: { generation?: number[]; read?: number[] };
   /**
@@ -54,6 +61,12 @@ export interface RunOptions {
    */
   windowSeconds?: number[];
   requestTimeoutMs?: number;
+  /**
+   * Use the implementation's sandbox clock where the implementation profile names one
+   * and the keys have it (default). false: wait windows out in real time, and leave the
+   * checks that need the clock not run.
+   */
+  clock?: boolean;
   /** The longest one request waits out 429s before giving up. */
   maxRateLimitWaitSeconds?: number;
   /** The bundled contract; defaults to generated/openapi.json. */
@@ -71,8 +84,10 @@ export type ProgressEvent =
   | { type: 'note'; message: string };
 
 export type ResolvedOptions = Required<
-  Omit<RunOptions, 'secondKey' | 'emptyKey' | 'signingSecret' | 'onProgress' | 'failMarker' | 'receiver' | 'openapiPath' | 'expectedLimits' | 'implementation'>
+  Omit<RunOptions, 'secondKey' | 'emptyKey' | 'signingSecret' | 'onProgress' | 'failMarker' | 'receiver' | 'openapiPath' | 'expectedLimits' | 'implementation' | 'webhookRetries'>
 > & {
+  /** Given for this run; else the implementation profile's schedule holds. */
+  webhookRetries: { delaysSeconds: number[]; jitter: number } | undefined;
   secondKey: string | undefined;
   emptyKey: string | undefined;
   signingSecret: string | undefined;
@@ -107,11 +122,13 @@ export function resolveOptions(options: RunOptions): ResolvedOptions {
     terminalObserveSeconds: options.terminalObserveSeconds ?? 3,
     webhookFirstRetrySeconds: options.webhookFirstRetrySeconds ?? 5,
     webhookRetryTimeoutSeconds: options.webhookRetryTimeoutSeconds ?? 60,
+    webhookRetries: options.webhookRetries,
     expectedLimits: {
       generation: options.expectedLimits?.generation ?? [10, 300],
       read: options.expectedLimits?.read ?? [120, 10_000],
     },
     windowSeconds: options.windowSeconds ?? [60, 86_400],
+    clock: options.clock ?? true,
     requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
     maxRateLimitWaitSeconds: options.maxRateLimitWaitSeconds ?? 150,
     openapiPath: options.openapiPath,

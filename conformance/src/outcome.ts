@@ -15,10 +15,15 @@ export type Outcome = 'passed' | 'failed' | 'skipped' | 'not_applicable';
  * exhaust: runs after main; may use up a key's generation window.
  * passive: runs last and only reads what was recorded.
  */
-export type Phase = 'main' | 'exhaust' | 'passive';
+/**
+ * main: requests and the run's jobs; exhaust: a key taken over its limit; clock: what
+ * needs a sandbox clock moved far (a day, a month, the whole retry schedule), after
+ * everything else on those keys; passive: judging what was recorded.
+ */
+export type Phase = 'main' | 'exhaust' | 'clock' | 'passive';
 
 /** What a check needs beyond the main key; a missing one skips it with a reason. */
-export type Need = 'second-key' | 'empty-key' | 'receiver' | 'fail-trigger';
+export type Need = 'second-key' | 'empty-key' | 'receiver' | 'fail-trigger' | 'clock';
 
 export interface FailureDetail {
   /** The clause (or decision) the observation breaks. */

@@ -21,11 +21,27 @@ export class Gate {
   readonly #now: () => number;
   readonly #sleep: (ms: number) => Promise<void>;
   readonly #longest: (limit: number | undefined) => number;
+  readonly #skip: (ms: number) => Promise<boolean>;
 
-  constructor(now: () => number, sleep: (ms: number) => Promise<void>, longest: (limit: number | undefined) => number = () => Infinity) {
+  /**
+   * `skip` moves the key's time over a wait instead of sleeping through it (a sandbox
+   * clock); it answers false when it cannot, and the gate sleeps.
+   */
+  constructor(
+    now: () => number,
+    sleep: (ms: number) => Promise<void>,
+    longest: (limit: number | undefined) => number = () => Infinity,
+    skip: (ms: number) => Promise<boolean> = async () => false,
+  ) {
     this.#now = now;
     this.#sleep = sleep;
     this.#longest = longest;
+    this.#skip = skip;
+  }
+
+  /** The key's time moved forward by `ms`: its window ends that much sooner. */
+  shift(ms: number): void {
+    if (this.resetAt !== undefined) this.resetAt -= ms;
   }
 
   /** Requests that could go now without waiting. */
@@ -50,6 +66,7 @@ export class Gate {
       }
       if (this.resetAt !== undefined) {
         const ms = this.waitMs();
+        if (await this.#skip(ms)) continue;
         onWait?.(ms);
         await this.#sleep(ms);
       } else if (this.inFlight > 0) {
@@ -127,6 +144,8 @@ export class Pacer {
   readonly #now: () => number;
   readonly #sleep: (ms: number) => Promise<void>;
   readonly #windowFor: WindowFor;
+  /** Moves a key's time over a wait, where the implementation has a sandbox clock. */
+  skip: (key: string, ms: number) => Promise<boolean> = async () => false;
   constructor(now: () => number, sleep: (ms: number) => Promise<void>, windowFor: WindowFor = () => Infinity) {
     this.#now = now;
     this.#sleep = sleep;
@@ -136,10 +155,15 @@ export class Pacer {
     const name = `${key}:${bucket}`;
     let gate = this.#gates.get(name);
     if (!gate) {
-      gate = new Gate(this.#now, this.#sleep, (limit) => this.#windowFor(bucket, limit));
+      gate = new Gate(this.#now, this.#sleep, (limit) => this.#windowFor(bucket, limit), (ms) => this.skip(key, ms));
       this.#gates.set(name, gate);
     }
     return gate;
+  }
+
+  /** The key's account time moved forward by `ms`: every window of the key ends that much sooner. */
+  advanced(key: string, ms: number): void {
+    for (const [name, gate] of this.#gates) if (name.startsWith(`${key}:`)) gate.shift(ms);
   }
 }
 

@@ -4,6 +4,7 @@
 import type { Check } from './check.ts';
 import { CHECKS } from './checks/index.ts';
 import type { CheckContext } from './context.ts';
+import { SandboxClock } from './clock.ts';
 import { ContractValidator, DEFAULT_OPENAPI_PATH } from './contract.ts';
 import { excerpt, Http, type KeyName, redact, UnreachableError } from './http.ts';
 import { Shape } from './implementation/shape.ts';
@@ -18,7 +19,7 @@ import { areaOf, isRequired, selectChecks } from './selection.ts';
 import { World } from './world.ts';
 
 export { TOOL, VERSION } from './report/build.ts';
-const PHASES: readonly Phase[] = ['main', 'exhaust', 'passive'];
+const PHASES: readonly Phase[] = ['main', 'exhaust', 'clock', 'passive'];
 
 export type { Report, RunOptions };
 
@@ -67,10 +68,21 @@ export async function runConformance(input: RunOptions): Promise<Report> {
   }
   if (abort) return aborted(options, startedAt, abort.kind, abort.message, http.log.length);
 
+  const clock = new SandboxClock(http, shape, options.now);
+  try {
+    await clock.detect(keys, options.clock && options.profile !== 'mock' && options.profile !== 'production');
+  } catch (error) {
+    if (error instanceof UnreachableError) return aborted(options, startedAt, 'unreachable', `the service stopped answering: ${error.message}`, http.log.length);
+    throw error;
+  }
+  // Windows are moved over instead of waited out, on the keys that have a clock.
+  http.pacer.skip = (key, ms) => clock.advance(key as KeyName, ms / 1000 + 1);
+  progress({ type: 'note', message: clock.reason ? `no sandbox clock: ${clock.reason}; windows are waited out` : `sandbox clock on ${keys.filter((key) => clock.has(key)).join(', ')}: windows are moved over, not waited out` });
+
   let receiver: WebhookReceiver | undefined;
   if (options.receiver && options.signingSecret && webhooksReachable(options)) {
     try {
-      receiver = await WebhookReceiver.start({ ...options.receiver, ...(options.receiver.publicUrl ? { publicUrl: options.receiver.publicUrl } : {}), secret: options.signingSecret, now: options.now });
+      receiver = await WebhookReceiver.start({ ...options.receiver, ...(options.receiver.publicUrl ? { publicUrl: options.receiver.publicUrl } : {}), secret: options.signingSecret, now: options.now, clockMoved: (from, to) => clock.movedBetween('main', from, to) });
     } catch (error) {
       return aborted(options, startedAt, 'usage', `cannot start the webhook receiver on ${options.receiver.host}:${options.receiver.port}: ${error instanceof Error ? error.message : String(error)}`, http.log.length);
     }
@@ -90,6 +102,7 @@ export async function runConformance(input: RunOptions): Promise<Report> {
     world,
     receiver,
     validator,
+    clock,
     once: <T>(name: string, work: () => Promise<T>) => {
       let pending = shared.get(name) as Promise<T> | undefined;
       if (!pending) {
@@ -128,7 +141,8 @@ export async function runConformance(input: RunOptions): Promise<Report> {
     for (const phase of PHASES) {
       const checks = selected.filter((c) => (c.phase ?? 'main') === phase);
       // Rate-limited request checks and job checks wait on different things: overlap them.
-      const lanes = phase === 'main' ? [checks.filter((c) => c.lane === 'requests'), checks.filter((c) => c.lane !== 'requests')] : [checks];
+      // The clock checks of the main key and those of the keys without jobs move different accounts' time.
+      const lanes = phase === 'main' || phase === 'clock' ? [checks.filter((c) => c.lane === 'requests'), checks.filter((c) => c.lane !== 'requests')] : [checks];
       await Promise.all(lanes.map(runLane));
     }
   } finally {
@@ -186,6 +200,7 @@ function unmetNeed(check: Check, ctx: CheckContext, receiver: WebhookReceiver | 
   for (const need of check.needs ?? []) {
     if (need === 'second-key' && !ctx.hasKey('second')) return 'needs --second-key (a key of another account)';
     if (need === 'empty-key' && !ctx.hasKey('empty')) return 'needs --empty-key (a key of an account without credits)';
+    if (need === 'clock' && !ctx.clock.has('main')) return `needs a sandbox clock: ${ctx.clock.reason ?? 'the main key has none'}`;
     if (need === 'fail-trigger' && !ctx.shape.canFail()) return 'needs a way to make a job fail (failure in the implementation profile, or --fail-marker)';
     if (need === 'receiver' && !receiver) {
       if (!ctx.options.signingSecret) return 'needs --signing-secret to verify webhooks';

@@ -2,8 +2,13 @@
 import type { Check } from './check.ts';
 import type { ResolvedOptions } from './options.ts';
 
+/**
+ * Required checks fail the verdict when they do not run. A check that needs a sandbox
+ * clock never is: the source does not ask for one, so a run without a clock keeps the
+ * verdict it had, with those checks reported as not run.
+ */
 export function isRequired(check: Check, options: Pick<ResolvedOptions, 'profile'>): boolean {
-  return check.profiles.includes(options.profile) && !(check.optionalIn ?? []).includes(options.profile);
+  return check.profiles.includes(options.profile) && !(check.optionalIn ?? []).includes(options.profile) && !(check.needs ?? []).includes('clock');
 }
 
 export function areaOf(check: Check): string {

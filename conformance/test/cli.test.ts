@@ -34,7 +34,7 @@ function noStackTrace(text: string) {
 function configFor(fixture: Fixture): string {
   const dir = mkdtempSync(join(tmpdir(), 'conformance-cli-'));
   const file = join(dir, 'config.json');
-  writeFileSync(file, JSON.stringify({ pollInitialDelayMs: 50, pollMaxDelayMs: 200, terminalObserveSeconds: 0.6, expectedLimits: { generation: [fixture.config.limits.generation, 300], read: [fixture.config.limits.read, 10_000] } }));
+  writeFileSync(file, JSON.stringify({ pollInitialDelayMs: 50, pollMaxDelayMs: 200, terminalObserveSeconds: 0.6, expectedLimits: { generation: [fixture.config.limits.generation, fixture.config.limits.day.generation], read: [fixture.config.limits.read, fixture.config.limits.day.read] } }));
   return file;
 }
 
@@ -59,7 +59,7 @@ describe('conformance CLI', () => {
   it('when asked for --list, then it prints the clause-to-check matrix and exits 0', async () => {
     const result = await cli(['--list']);
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain('| RL-429 | 4.1.4, 7 | B | rate-limits.over-limit-429, rate-limits.retry-after-admits |');
+    expect(result.stdout).toContain('| RL-429 | 4.1.4, 7 | B | rate-limits.over-limit-429, rate-limits.retry-after-admits, rate-limits.daily-windows |');
     expect(result.stdout).toContain('| WH-RECEIVER-VERIFY | 6.4.3 | C | (client: client/test/verify.test.ts) |');
   });
 
@@ -108,7 +108,7 @@ describe('conformance CLI', () => {
       ]);
       expect(result.code, result.stdout).toBe(0);
       expect(result.stdout).toContain('read through Independent avatars (test implementation)');
-      expect(result.last).toMatch(/^\d+ passed, 0 failed, 3 skipped$/);
+      expect(result.last).toMatch(/^\d+ passed, 0 failed, 6 skipped$/);
       expect(result.stdout).not.toContain(independent.keys.main);
     } finally {
       await independent.close();
@@ -168,6 +168,7 @@ describe('conformance CLI', () => {
           '--job-timeout', '10',
           '--webhook-first-retry', String(own.config.webhookRetryDelaysMs[0]! / 1000),
           '--webhook-retry-timeout', '3',
+          '--webhook-retries', own.config.webhookRetryDelaysMs.map((ms) => ms / 1000).join(','),
           '--report-json', join(dir, 'report.json'),
           '--report-junit', join(dir, 'report.xml'),
           '--report-md', join(dir, 'report.md'),

@@ -5,7 +5,7 @@ import type { Profile } from '../src/outcome.ts';
 import { runConformance } from '../src/run.ts';
 import type { Report } from '../src/report/model.ts';
 import type { IndependentFixture } from './fixtures/independent.ts';
-import { SECRET, type Fixture } from './fixtures/reference.ts';
+import { DEFAULT_CONFIG, SECRET, type Fixture } from './fixtures/reference.ts';
 
 export function optionsFor(fixture: Fixture, profile: Profile, extra: Partial<RunOptions> = {}): RunOptions {
   return {
@@ -21,7 +21,12 @@ export function optionsFor(fixture: Fixture, profile: Profile, extra: Partial<Ru
     terminalObserveSeconds: 0.6,
     webhookFirstRetrySeconds: fixture.config.webhookRetryDelaysMs[0]! / 1000,
     webhookRetryTimeoutSeconds: 3,
-    expectedLimits: { generation: [fixture.config.limits.generation, 300], read: [fixture.config.limits.read, 10_000] },
+    // The schedule the fixture documents, whatever a broken fixture does instead.
+    webhookRetries: { delaysSeconds: DEFAULT_CONFIG.webhookRetryDelaysMs.map((ms) => ms / 1000), jitter: 0 },
+    expectedLimits: {
+      generation: [fixture.config.limits.generation, fixture.config.limits.day.generation],
+      read: [fixture.config.limits.read, fixture.config.limits.day.read],
+    },
     windowSeconds: [fixture.config.limits.windowMs / 1000, 86_400],
     // Production refuses the runner's loopback receiver and has no fail trigger: leave
     // out what needs them (a real production run passes --receiver-public-url instead).

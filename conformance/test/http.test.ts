@@ -61,7 +61,7 @@ describe('Http', () => {
 
 describe('selectChecks', () => {
   it.each([
-    [['RL-429'], ['rate-limits.over-limit-429', 'rate-limits.retry-after-admits']],
+    [['RL-429'], ['rate-limits.over-limit-429', 'rate-limits.retry-after-admits', 'rate-limits.daily-windows']],
     [['webhooks.event-*'], ['webhooks.event-type-matches-state', 'webhooks.event-id-stable']],
     [['versioning'], ['versioning.v1-prefix']],
   ])('when --only %j, then exactly those checks run', (only, expected) => {

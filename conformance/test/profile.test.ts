@@ -72,6 +72,30 @@ describe('loading a profile', () => {
     expect(problems({ profile: 1, create: { video: { body: { text: '{{script}}' } } } })[0]).toContain('must use {{avatar_id}}');
   });
 
+  it('when a profile names a sandbox clock and a retry schedule, then both are read; a file without them has neither', () => {
+    const profile = parseProfile({
+      profile: 1,
+      clock: { advance: { path: '/sandbox/time', body: { forward_by: '{{seconds}}' } }, read: { path: '/sandbox/time' } },
+      webhook_retries: { delays_seconds: [10, 60], jitter: 0.1 },
+    });
+    const shape = new Shape(profile);
+
+    expect(shape.clockAdvance(90)).toEqual({ method: 'POST', path: '/sandbox/time', json: { forward_by: 90 } });
+    expect(shape.clockRead).toEqual({ path: '/sandbox/time' });
+    expect(shape.retries).toEqual({ delaysSeconds: [10, 60], jitter: 0.1 });
+    expect(new Shape(parseProfile({ profile: 1 })).clockAdvance(90)).toBeUndefined();
+    expect(new Shape(parseProfile({ profile: 1 })).retries).toBeUndefined();
+  });
+
+  it.each([
+    [{ profile: 1, clock: { advance: { path: '/sandbox/time', body: { by: 60 } } } }, 'clock.advance.body: must use {{seconds}} somewhere'],
+    [{ profile: 1, clock: { advance: { path: '/sandbox/time', body: { by: '{{minutes}}' } } } }, 'clock.advance.body: {{minutes}} is not a placeholder here; use {{seconds}}'],
+    [{ profile: 1, clock: { advance: { path: 'sandbox/time', body: { by: '{{seconds}}' } } } }, 'clock.advance.path'],
+    [{ profile: 1, webhook_retries: { delays_seconds: [] } }, 'webhook_retries.delays_seconds'],
+  ])('when the clock or the retry schedule breaks a rule (%j), then the problem names the member', (value, expected) => {
+    expect(problems(value).join('\n')).toContain(expected);
+  });
+
   it('when a terminal name is also a pending name, then it is refused', () => {
     expect(problems({ profile: 1, records: { states: { pending: ['DONE'], ready: 'DONE', failed: 'ERR' } } })[0]).toContain('records.states');
   });

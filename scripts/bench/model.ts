@@ -210,6 +210,10 @@ export interface ConformanceSection {
   verdict?: string;
   counts?: Record<string, number>;
   slowest?: { id: string; seconds: number; outcome: string }[];
+  /** How the checks that need the sandbox clock ended in the timed run. */
+  clockChecks?: { id: string; outcome: string }[];
+  /** The same core run with the clock turned off (windows waited out in real time). */
+  withoutClock?: { wallSeconds?: number; verdict?: string; startSecondOfMinute?: number; reason?: string };
   server: Record<string, string>;
 }
 

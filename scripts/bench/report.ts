@@ -279,7 +279,10 @@ export function renderMarkdown(report: BenchReport): string {
     out.push(`Server: ${Object.entries(conf.server).map(([k, v]) => `${k} ${v}`).join(', ')}.`);
     out.push('');
     if (conf.status === 'measured') {
-      out.push(`Wall time **${seconds(conf.wallSeconds)}**, verdict ${conf.verdict}, ${Object.entries(conf.counts ?? {}).map(([k, v]) => `${k} ${v}`).join(', ')}.`);
+      out.push(`With the sandbox clock: wall time **${seconds(conf.wallSeconds)}**, verdict ${conf.verdict}, ${Object.entries(conf.counts ?? {}).map(([k, v]) => `${k} ${v}`).join(', ')}.`);
+      if (conf.clockChecks?.length) out.push(`Checks that need the clock: ${conf.clockChecks.map((x) => `${x.id} ${x.outcome}`).join(', ')}.`);
+      const w = conf.withoutClock;
+      if (w) out.push(w.wallSeconds !== undefined ? `Without the clock (\`--no-clock\`, windows waited out): ${seconds(w.wallSeconds)}, verdict ${w.verdict}.` : `Without the clock: not measured (${w.reason}).`);
       out.push('');
       if (conf.slowest?.length) out.push(table(['slowest checks', 'time', 'outcome'], conf.slowest.map((s) => [s.id, seconds(s.seconds), s.outcome])), '');
     } else {

@@ -147,7 +147,7 @@ function readyJobsWithEvents(owner: Owner, count: number, url: string, publicBas
       completedAt: at,
       attempts: 1,
     };
-    return { job, event: buildTerminalEvent(job, publicBaseUrl)! };
+    return { job, event: buildTerminalEvent(job, publicBaseUrl, at)! };
   });
 }
 

@@ -15,6 +15,7 @@ import { createMetrics } from './metrics.ts';
 import { createEmbeddedStore } from './storage/embedded/index.ts';
 import { createScaledStore } from './storage/postgres/index.ts';
 import type { Store } from './storage/ports.ts';
+import { createAccountTimer } from './workers/accountTimer.ts';
 import type { Resolver } from './workers/deliver.ts';
 import { createJobRunner, type JobRunner } from './workers/jobRunner.ts';
 import { createWebhookDispatcher, type WebhookDispatcher } from './workers/webhookDispatcher.ts';
@@ -59,7 +60,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   const log = overrides.log ?? createLogger(config.logLevel);
   const clock = overrides.clock ?? systemClock;
   const store = overrides.store ?? (await openStore(config, { serving: true }));
-  const engine = overrides.engine ?? createBuiltinEngine(config.engine);
+  const timer = createAccountTimer(store, clock, config.worker.pollMs);
+  const engine = overrides.engine ?? createBuiltinEngine({ ...config.engine, wait: (job, ms, signal) => timer.wait(job.accountId, ms, signal) });
   const metrics = createMetrics({ activeJobs: () => store.jobs.countActiveJobs(), pendingEvents: () => store.outbox.countPending() });
   const dispatcher = createWebhookDispatcher(
     store,
@@ -76,6 +78,10 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     mode: config.mode,
     onJobQueued: () => runner?.wake(),
     onWebhookRecorded: () => dispatcher.wake(),
+    onClockAdvanced: (accountId) => {
+      timer.advanced(accountId);
+      dispatcher.wake();
+    },
   };
   runner = createJobRunner(domain, engine, config.worker, log, metrics);
 

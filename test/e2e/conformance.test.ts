@@ -1,10 +1,11 @@
 // The conformance runner against this project's own server, on the embedded store, in
-// the core and the contract profiles: every required check passes. The two
+// the core and the contract profiles: every required check passes, and with the server's
+// sandbox clock the daily windows, the month and the whole retry schedule pass too. The two
 // runs share one server and use separate accounts, so their limits do not meet.
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { runConformance } from '../../conformance/src/run.ts';
 import { startTestService, type TestService } from '../../server/test/support/harness.ts';
-import { expectPass, keysForRun } from './support.ts';
+import { expectClockChecked, expectPass, keysForRun } from './support.ts';
 
 let svc: TestService;
 
@@ -20,5 +21,6 @@ describe.concurrent('the conformance runner against the server on the embedded s
     const report = await runConformance({ baseUrl: svc.url, ...keys, profile });
 
     expectPass(report);
+    expectClockChecked(report);
   }, 240_000);
 });

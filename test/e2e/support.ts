@@ -32,3 +32,11 @@ export function expectPass(report: Report): void {
   expect(report.counts.requiredNotRun).toBe(0);
   expect(report.counts.passed).toBeGreaterThan(30);
 }
+
+/** The checks that can only be seen with a sandbox clock: a day, a month, the whole retry schedule. */
+export const CLOCK_CHECKS = ['rate-limits.daily-windows', 'webhooks.retry-schedule', 'credits.monthly-quota'];
+
+/** Asserts that the run used the server's sandbox clock: the clock checks ran and passed. */
+export function expectClockChecked(report: Report): void {
+  expect(report.results.filter((r) => CLOCK_CHECKS.includes(r.id)).map((r) => `${r.id}: ${r.outcome}${r.reason ? ` (${r.reason})` : ''}`)).toEqual(CLOCK_CHECKS.map((id) => `${id}: passed`));
+}

@@ -21,6 +21,7 @@ import contractStatusDocumented from './contract/status-documented.ts';
 import credits402StartsNothing from './credits/402-starts-nothing.ts';
 import creditsAccountCharged from './credits/account-charged.ts';
 import creditsCost from './credits/cost.ts';
+import creditsMonthlyQuota from './credits/monthly-quota.ts';
 import creditsInsufficient402 from './credits/insufficient-credits-402.ts';
 import creditsReadsAreFree from './credits/reads-are-free.ts';
 import creditsReservedOnAccept from './credits/reserved-on-accept.ts';
@@ -28,6 +29,7 @@ import creditsWebhookFailuresChangeNothing from './credits/webhook-failures-chan
 import rateLimitsBothChecks from './rate-limits/both-checks.ts';
 import rateLimitsBuckets from './rate-limits/buckets.ts';
 import rateLimitsCompatHeadersAgree from './rate-limits/compat-headers-agree.ts';
+import rateLimitsDailyWindows from './rate-limits/daily-windows.ts';
 import rateLimitsHeadersOnAnswers from './rate-limits/headers-on-answers.ts';
 import rateLimitsOverLimit429 from './rate-limits/over-limit-429.ts';
 import rateLimitsPerKey from './rate-limits/per-key.ts';
@@ -50,6 +52,7 @@ import webhooksOptionalPerRequest from './webhooks/optional-per-request.ts';
 import webhooksPayloadMatchesGet from './webhooks/payload-matches-get.ts';
 import webhooksPollingAfterFailedDeliveries from './webhooks/polling-after-failed-deliveries.ts';
 import webhooksRetriedAfterFailure from './webhooks/retried-after-failure.ts';
+import webhooksRetrySchedule from './webhooks/retry-schedule.ts';
 import webhooksSignature from './webhooks/signature.ts';
 import webhooksTimestamp from './webhooks/timestamp.ts';
 
@@ -100,6 +103,10 @@ export const CHECKS: readonly Check[] = [
   rateLimitsPerKey,
   rateLimitsBuckets,
   rateLimitsRetryAfterAdmits,
+  // clock: a day, the whole retry schedule, then a month, moved over with a sandbox clock
+  rateLimitsDailyWindows,
+  webhooksRetrySchedule,
+  creditsMonthlyQuota,
   // passive
   versioningV1Prefix,
   rateLimitsHeadersOnAnswers,

@@ -37,6 +37,16 @@ export interface ImplementationProfile {
   events: { type: { pointer: string } | { header: string } };
   prices: Record<JobKind, number> | null;
   failure: { avatar: Json; video: Json } | null;
+  /**
+   * How a sandbox key moves its own account's time forward, if the implementation lets
+   * it: the request (its body may use {{seconds}}), and where to read the account's time.
+   */
+  clock: { advance: { method: 'POST' | 'PUT' | 'PATCH'; path: string; body: Json }; read: { path: string } | null } | null;
+  /**
+   * The waits before each webhook retry, in seconds, and their relative jitter, if the
+   * implementation documents them (ND-DELIVERY); null: not stated.
+   */
+  retries: { delaysSeconds: number[]; jitter: number } | null;
 }
 
 /** The placeholders each template may use; a request fills them with its own values. */
@@ -44,6 +54,7 @@ export const PLACEHOLDERS = {
   'create.video.body': ['avatar_id', 'script', 'webhook_url'],
   'failure.avatar': ['name', 'prompt'],
   'failure.video': ['avatar_id', 'script'],
+  'clock.advance.body': ['seconds'],
 } as const;
 
 /** The contract's sandbox failure trigger (ND-SANDBOX-FAILURE). */
@@ -70,6 +81,11 @@ export const CONTRACT_PROFILE: ImplementationProfile = {
   events: { type: { pointer: '/type' } },
   prices: { avatar: 10, avatar_video: 20 },
   failure: { avatar: { name: `{{name}} ${CONTRACT_FAIL_MARKER}` }, video: { script: `{{script}} ${CONTRACT_FAIL_MARKER}` } },
+  clock: {
+    advance: { method: 'POST', path: '/v1/test_helpers/clock/advance', body: { seconds: '{{seconds}}' } },
+    read: { path: '/v1/test_helpers/clock' },
+  },
+  retries: { delaysSeconds: [5, 20, 80, 320, 1280], jitter: 0.2 },
 };
 
 /** A profile file that cannot be used: every message names the member and the rule. */
@@ -149,6 +165,9 @@ export function parseProfile(value: unknown, file = 'the profile'): Implementati
     events: { type: raw.events?.type === undefined ? base.events.type : typeof raw.events.type === 'string' ? { pointer: raw.events.type } : raw.events.type },
     prices: raw.prices === undefined ? base.prices : raw.prices,
     failure: raw.failure === undefined ? base.failure : raw.failure,
+    // Not the contract's: a clock and a retry schedule exist only where the profile says so.
+    clock: raw.clock ? { advance: { method: raw.clock.advance.method ?? 'POST', path: raw.clock.advance.path, body: raw.clock.advance.body }, read: raw.clock.read ?? null } : null,
+    retries: raw.webhook_retries ? { delaysSeconds: raw.webhook_retries.delays_seconds, jitter: raw.webhook_retries.jitter ?? 0 } : null,
   };
   const problems = placeholderProblems(profile);
   const { states } = profile.records;
@@ -173,6 +192,8 @@ interface RawProfile {
   events?: { type?: string | { header: string } };
   prices?: ImplementationProfile['prices'];
   failure?: ImplementationProfile['failure'];
+  clock?: { advance: { method?: 'POST' | 'PUT' | 'PATCH'; path: string; body: Json }; read?: { path: string } } | null;
+  webhook_retries?: { delays_seconds: number[]; jitter?: number } | null;
 }
 
 /** "member: message (rule)", one per broken rule, without the noise of oneOf's other branches. */
@@ -201,6 +222,7 @@ function placeholderProblems(profile: ImplementationProfile): string[] {
     ['create.video.body', profile.create.video.body],
     ['failure.avatar', profile.failure?.avatar],
     ['failure.video', profile.failure?.video],
+    ['clock.advance.body', profile.clock?.advance.body],
   ];
   for (const [where, template] of templates) {
     if (!template) continue;
@@ -209,6 +231,7 @@ function placeholderProblems(profile: ImplementationProfile): string[] {
       if (!allowed.includes(name)) problems.push(`${where}: {{${name}}} is not a placeholder here; use ${allowed.map((p) => `{{${p}}}`).join(', ')} (placeholder)`);
     }
   }
+  if (profile.clock && !placeholdersIn(profile.clock.advance.body).includes('seconds')) problems.push('clock.advance.body: must use {{seconds}} somewhere, or the runner cannot say how far to move (placeholder)');
   if (!placeholdersIn(profile.create.video.body).includes('avatar_id')) problems.push('create.video.body: must use {{avatar_id}} somewhere, or no video can name its avatar (placeholder)');
   return problems;
 }

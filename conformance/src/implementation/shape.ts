@@ -152,6 +152,22 @@ export class Shape {
     return 'header' in where ? delivery.headers[where.header.toLowerCase()] : at(delivery.json, where.pointer);
   }
 
+  /** The request that moves a sandbox account's time forward by whole `seconds`, if the profile names one. */
+  clockAdvance(seconds: number): { method: 'POST' | 'PUT' | 'PATCH'; path: string; json: Json } | undefined {
+    const clock = this.profile.clock;
+    return clock ? { method: clock.advance.method, path: clock.advance.path, json: render(clock.advance.body, { seconds }) as Json } : undefined;
+  }
+
+  /** The webhook retry schedule the implementation documents, if the profile states it. */
+  get retries(): { delaysSeconds: number[]; jitter: number } | undefined {
+    return this.profile.retries ?? undefined;
+  }
+
+  /** Where the account's time can be read, if the profile says. */
+  get clockRead(): { path: string } | undefined {
+    return this.profile.clock?.read ?? undefined;
+  }
+
   /** Where the event type is, for messages. */
   describeEventType(): string {
     const where = this.profile.events.type;

@@ -49,29 +49,42 @@ export interface Regression {
   why: string;
 }
 
+/** Whether a key's account time (a sandbox clock) may have moved between two instants. */
+export type MovedBetween = (key: string, from: number, to: number) => boolean;
+
 /**
  * Pairs of answers of one key and bucket, one answered before the other was sent, that
  * describe the same window (same limit, same reset moment within 1.5 s) and where the
  * count went the wrong way: Remaining rose, or a counted success left it where it was.
  * A new window (its reset moment later) may start over; a sliding window shows as one.
+ * Pairs across a move of the key's sandbox clock are not compared: the move may have
+ * ended the window, and reset moments no longer line up in the runner's time.
  */
-export function remainingRegressions(answers: readonly Exchange[]): Regression[] {
+export function remainingRegressions(answers: readonly Exchange[], moved: MovedBetween = () => false): Regression[] {
   const found: Regression[] = [];
   const streams = new Map<string, Exchange[]>();
   for (const exchange of answers) {
     const name = `${exchange.key}:${exchange.bucket}`;
-    streams.set(name, [...(streams.get(name) ?? []), exchange]);
+    const stream = streams.get(name);
+    if (stream) stream.push(exchange);
+    else streams.set(name, [exchange]);
   }
   for (const stream of streams.values()) {
     const ordered = [...stream].sort((a, b) => a.startedAt - b.startedAt);
     for (let i = 1; i < ordered.length; i++) {
       const later = ordered[i]!;
-      // The latest answer that arrived before this request was sent.
-      const earlier = ordered
-        .slice(0, i)
-        .filter((e) => e.startedAt + e.durationMs <= later.startedAt)
-        .at(-1);
+      // The latest request, in sending order, whose answer arrived before this one was
+      // sent. Scanning back stops at the first: runs hold few requests in flight at once.
+      let earlier: Exchange | undefined;
+      for (let j = i - 1; j >= 0; j--) {
+        const candidate = ordered[j]!;
+        if (candidate.startedAt + candidate.durationMs <= later.startedAt) {
+          earlier = candidate;
+          break;
+        }
+      }
       if (!earlier) continue;
+      if (moved(later.key, earlier.startedAt, later.startedAt + later.durationMs)) continue;
       const a = advertised(earlier);
       const b = advertised(later);
       if (!a || !b || a.limit !== b.limit) continue;

@@ -46,6 +46,11 @@ export interface ReceiverOptions {
   publicUrl?: string;
   secret: string;
   now: () => number;
+  /**
+   * Whether the sandbox clock of the jobs' account moved between two instants: a move
+   * makes a due retry go at once, so a copy that follows one is a retry, not a duplicate.
+   */
+  clockMoved?: (from: number, to: number) => boolean;
 }
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -162,6 +167,7 @@ export class WebhookReceiver {
     const duplicate =
       previous !== undefined &&
       receivedAt - previous.receivedAt <= DUPLICATE_WINDOW_MS &&
+      !(this.#options.clockMoved?.(previous.receivedAt, receivedAt) ?? false) &&
       previous.rawBody === rawBody &&
       ['x-service-event-id', 'x-service-timestamp', 'x-service-signature'].every((name) => previous.headers[name] === headers[name]);
     const attemptsBefore = this.attempts(label).length;

@@ -14,10 +14,14 @@ export function clauseMatrix(results: readonly CheckResult[]): ClauseRow[] {
   const byId = new Map(results.map((result) => [result.id, result]));
   return CLAUSES.map((clause) => {
     const checks = CHECKS.filter((check) => (check.clauses as readonly string[]).includes(clause.id)).map((check) => check.id);
-    const outcomes = checks.flatMap((id) => {
+    const ran = checks.flatMap((id) => {
       const result = byId.get(id);
-      return result ? [result.outcome] : [];
+      return result ? [result] : [];
     });
+    // An optional check that did not run (e.g. one that needs a sandbox clock) leaves the
+    // clause to the checks that did; it says "skipped" only when nothing else ran.
+    const counted = ran.filter((r) => r.required || r.outcome !== 'skipped');
+    const outcomes = (counted.length > 0 ? counted : ran).map((r) => r.outcome);
     let outcome: ClauseRow['outcome'];
     if (checks.length === 0) outcome = (clause.observe as readonly string[]).includes('B') ? 'uncovered' : 'client';
     else if (outcomes.length === 0) outcome = 'not_applicable';

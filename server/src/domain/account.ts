@@ -4,6 +4,7 @@ import { periodBounds, periodOf } from './credits.ts';
 import type { Caller, DomainDeps } from './deps.ts';
 import type { Bucket, RateDecision } from './model.ts';
 import { ceilSeconds } from './rateLimits.ts';
+import { accountNow } from './sandboxClock.ts';
 
 type AccountResource = components['schemas']['Account'];
 type BucketResource = components['schemas']['RateLimitBucket'];
@@ -17,7 +18,7 @@ function bucketResource(decision: RateDecision): BucketResource {
 }
 
 export async function getMe(deps: DomainDeps, caller: Caller): Promise<AccountResource> {
-  const now = deps.clock.now();
+  const now = accountNow(deps, caller.account);
   const period = periodOf(now);
   const { start, end } = periodBounds(period);
   const balance = await deps.store.jobs.creditBalance(caller.account.id, period);

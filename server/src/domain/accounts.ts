@@ -22,7 +22,9 @@ export interface CreatedAccount extends IssuedKey {
 export async function issueKey(store: Store, clock: Clock, accountId: string, mode: KeyMode): Promise<IssuedKey> {
   const apiKey = generateApiKey(mode);
   const id = newKeyId();
-  await store.accounts.createKey({ id, accountId, mode, prefix: apiKey.slice(0, KEY_DISPLAY_LENGTH), hash: hashApiKey(apiKey), createdAt: clock.now() });
+  const created = await store.accounts.createKey({ id, accountId, mode, prefix: apiKey.slice(0, KEY_DISPLAY_LENGTH), hash: hashApiKey(apiKey), createdAt: clock.now() });
+  // A live key would live in the account's moved time: its limits and credits would be the sandbox's.
+  if (!created) throw new Error(`account ${accountId} has moved its sandbox clock; it cannot have a live key`);
   return { key_id: id, api_key: apiKey, mode };
 }
 

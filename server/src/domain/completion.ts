@@ -11,7 +11,10 @@ export type Outcome = { status: 'ready'; result: JobResult } | { status: 'failed
  * the first outcome stands (ST-TERMINAL) and nothing is charged twice.
  */
 export async function finishJob(deps: DomainDeps, job: Job, outcome: Outcome): Promise<boolean> {
-  const at = deps.clock.now();
+  // The record's times are the account's (its sandbox clock may be ahead of the service's).
+  const account = await deps.store.accounts.getAccount(job.accountId);
+  const serviceNow = deps.clock.now();
+  const at = serviceNow + (account?.clockOffsetMs ?? 0);
   const done: Job = {
     ...job,
     status: outcome.status,
@@ -20,7 +23,7 @@ export async function finishJob(deps: DomainDeps, job: Job, outcome: Outcome): P
     updatedAt: at,
     completedAt: at,
   };
-  const event = buildTerminalEvent(done, deps.publicBaseUrl);
+  const event = buildTerminalEvent(done, deps.publicBaseUrl, serviceNow);
   const changed = await deps.store.jobs.completeJob(job.id, { status: done.status as 'ready' | 'failed', error: done.error, result: done.result, at }, event);
   if (changed && event) deps.onWebhookRecorded?.();
   return changed;

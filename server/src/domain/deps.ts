@@ -14,6 +14,8 @@ export interface DomainDeps {
   onJobQueued?: () => void;
   /** Called after a terminal state recorded a webhook event, so the dispatcher sends it at once. */
   onWebhookRecorded?: () => void;
+  /** Called after an account's sandbox clock moved, so waits on its time end early. */
+  onClockAdvanced?: (accountId: string) => void;
 }
 
 /** The authenticated caller: the key of the request and the account it belongs to. */

@@ -8,8 +8,12 @@ export function eventTypeFor(job: Job): string {
   return `${job.kind}.${job.status}`;
 }
 
-/** The event of a job that just became terminal, or null when it has no webhook_url. */
-export function buildTerminalEvent(job: Job, publicBaseUrl: string): WebhookEvent | null {
+/**
+ * The event of a job that just became terminal, or null when it has no webhook_url.
+ * `dueAt` is the service's time of the first attempt: the sender's schedule runs on the
+ * service's clock, while the envelope's `created_at` is the account's time.
+ */
+export function buildTerminalEvent(job: Job, publicBaseUrl: string, dueAt: number): WebhookEvent | null {
   if (!job.webhookUrl || (job.status !== 'ready' && job.status !== 'failed')) return null;
   const type = eventTypeFor(job);
   const id = eventIdFor(job.id, type);
@@ -30,7 +34,7 @@ export function buildTerminalEvent(job: Job, publicBaseUrl: string): WebhookEven
     payload: JSON.stringify(envelope),
     status: 'pending',
     attempts: 0,
-    nextAttemptAt: job.completedAt ?? job.updatedAt,
+    nextAttemptAt: dueAt,
     lastError: null,
     createdAt: job.completedAt ?? job.updatedAt,
     deliveredAt: null,

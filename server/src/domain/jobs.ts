@@ -6,6 +6,7 @@ import { DomainError, notFound, validationFailed } from './errors.ts';
 import { newAvatarId, newVideoId } from './ids.ts';
 import type { AvatarInput, Job, JobKind, VideoInput } from './model.ts';
 import { toAvatarResource, toAvatarVideoResource, type AvatarResource, type AvatarVideoResource } from './serialize.ts';
+import { accountNow } from './sandboxClock.ts';
 import { checkWebhookUrl } from './webhookUrl.ts';
 
 type AvatarCreateRequest = components['schemas']['AvatarCreateRequest'];
@@ -21,7 +22,7 @@ function checkWebhook(deps: DomainDeps, url: string | undefined): void {
 
 /** Creates the job and its reservation together, or throws 402 having created nothing (CR-402-NO-JOB). */
 async function queueJob(deps: DomainDeps, caller: Caller, kind: JobKind, id: string, input: AvatarInput | VideoInput, webhookUrl: string | undefined): Promise<Job> {
-  const now = deps.clock.now();
+  const now = accountNow(deps, caller.account);
   const job: Job = {
     id,
     kind,

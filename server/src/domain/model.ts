@@ -73,6 +73,11 @@ export interface Account {
   plan: RatePlan;
   signingSecret: string;
   createdAt: number;
+  /**
+   * How far the account's sandbox clock is ahead of the service's clock, in ms (never
+   * negative, never decreasing). The account's time is the service's time plus this.
+   */
+  clockOffsetMs: number;
 }
 
 export interface ApiKey {
@@ -93,6 +98,8 @@ export interface CreditBalance {
 }
 
 export type Bucket = keyof RatePlan;
+/** Every bucket the limiter counts: the plan's two, and the sandbox clock's own. */
+export type LimitedBucket = Bucket | 'sandbox';
 export type WindowName = keyof WindowLimits;
 
 export interface WindowState {

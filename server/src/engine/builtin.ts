@@ -12,7 +12,14 @@ export interface BuiltinEngineOptions {
   avatarMs: number;
   /** Milliseconds a video takes. */
   videoMs: number;
+  /**
+   * How the work's time passes; by default the service's own time. The service passes a
+   * wait on the account's time, so a sandbox clock moved past the end finishes the job.
+   */
+  wait?: (job: Job, ms: number, signal: AbortSignal) => Promise<void>;
 }
+
+const serviceTime = (_job: Job, ms: number, signal: AbortSignal) => sleep(ms, undefined, { signal });
 
 /** A one-second H.264 clip generated once with ffmpeg; every video of the built-in engine is this file. */
 const SAMPLE_VIDEO = new URL('../../assets/sample.mp4', import.meta.url);
@@ -30,7 +37,7 @@ export function createBuiltinEngine(options: BuiltinEngineOptions): GenerationEn
   return {
     async generate(job, signal): Promise<EngineOutcome> {
       const ms = job.kind === 'avatar' ? options.avatarMs : options.videoMs;
-      if (ms > 0) await sleep(ms, undefined, { signal });
+      if (ms > 0) await (options.wait ?? serviceTime)(job, ms, signal);
       if (triggersFailure(job)) {
         return { status: 'failed', error: { code: 'sandbox_forced_failure', message: `The request contains the sandbox failure marker ${SANDBOX_FAILURE_MARKER}.` } };
       }

@@ -27,6 +27,10 @@ export function toFieldErrors(errors: ErrorObject[], body: unknown): FieldError[
       case 'allOf':
         item = null; // the failing branch below says what is wrong
         break;
+      case 'oneOf':
+        // No alternative matched: each one's `required` below names what is missing.
+        item = Array.isArray(p.passingSchemas) ? { field: base, rule: 'one_of', message: 'must give one of its alternatives, not several' } : null;
+        break;
       case 'required':
         item = {
           field: join(base, String(p.missingProperty)),

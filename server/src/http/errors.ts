@@ -18,6 +18,9 @@ export function sendProblem(ctx: AppContext, error: DomainError): void {
   });
 }
 
+/** What any request to a route that does not exist gets. */
+export const noSuchRoute = (ctx: AppContext) => new DomainError('not_found', `No resource at ${ctx.method} ${ctx.path}.`);
+
 /** Seconds a client waits before retrying after a 503. */
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
@@ -30,7 +33,7 @@ export function errorHandler(log: Logger): Middleware {
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) {
-        throw new DomainError('not_found', `No resource at ${ctx.method} ${ctx.path}.`);
+        throw noSuchRoute(ctx);
       }
       if (ctx.status === 405 && ctx.body === undefined) {
         throw new DomainError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}.`);

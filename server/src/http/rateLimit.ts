@@ -1,7 +1,8 @@
 import type { Clock } from '../domain/clock.ts';
 import { DomainError } from '../domain/errors.ts';
-import type { Bucket } from '../domain/model.ts';
+import type { LimitedBucket } from '../domain/model.ts';
 import { activeWindow, ceilSeconds } from '../domain/rateLimits.ts';
+import { SANDBOX_LIMITS, accountNow } from '../domain/sandboxClock.ts';
 import type { Store } from '../storage/ports.ts';
 import type { Middleware } from './state.ts';
 
@@ -10,10 +11,13 @@ import type { Middleware } from './state.ts';
  * window go on every answer from here on, success or error, with their X- twins
  * (RL-HEADERS, RL-HEADERS-COMPAT); Retry-After only on the 429 (RL-RETRY-AFTER-ONLY-429).
  */
-export function rateLimit(store: Store, clock: Clock, bucket: Bucket): Middleware {
+export function rateLimit(store: Store, clock: Clock, bucket: LimitedBucket): Middleware {
   return async (ctx, next) => {
     const { key, account } = ctx.state.caller!;
-    const decision = await store.rateLimits.consume(key.id, bucket, account.plan[bucket], clock.now());
+    // The plan's buckets live on the account's time; the sandbox clock's own bucket on the service's.
+    const decision = bucket === 'sandbox'
+      ? await store.rateLimits.consume(key.id, bucket, SANDBOX_LIMITS, clock.now())
+      : await store.rateLimits.consume(key.id, bucket, account.plan[bucket], accountNow({ clock }, account));
     const active = activeWindow(decision);
     const reset = ceilSeconds(active.resetMs);
     for (const prefix of ['RateLimit', 'X-RateLimit']) {

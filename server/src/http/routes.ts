@@ -6,13 +6,15 @@ import type { operations } from '../../../generated/openapi.ts';
 import { getMe } from '../domain/account.ts';
 import type { DomainDeps } from '../domain/deps.ts';
 import { createAvatar, createAvatarVideo, getAvatar, getAvatarVideo } from '../domain/jobs.ts';
+import { advanceSandboxClock, readSandboxClock } from '../domain/sandboxClock.ts';
 import type { Bucket } from '../domain/model.ts';
 import type { GenerationEngine } from '../engine/engine.ts';
 import { authenticate } from './auth.ts';
 import { readValidBody } from './body.ts';
 import type { RequestValidator } from './contract.ts';
+import { noSuchRoute } from './errors.ts';
 import { rateLimit } from './rateLimit.ts';
-import type { AppContext, AppState } from './state.ts';
+import type { AppContext, AppState, Middleware } from './state.ts';
 
 type Operation = keyof operations;
 type Responses<O extends Operation> = operations[O]['responses'];
@@ -35,6 +37,12 @@ export function createRouter({ domain, validator, engine }: RouteDeps): Router<A
   const { store, clock } = domain;
   const auth = authenticate(store);
   const api = (bucket: Bucket) => [auth, rateLimit(store, clock, bucket)] as const;
+  // Live keys have no sandbox clock: they get what an unknown route gets, before the limiter counts them.
+  const sandboxOnly: Middleware = async (ctx, next) => {
+    if (ctx.state.caller!.key.mode !== 'sandbox') throw noSuchRoute(ctx);
+    await next();
+  };
+  const sandboxApi = [auth, sandboxOnly, rateLimit(store, clock, 'sandbox')] as const;
 
   router.post('/v1/avatars', ...api('generation'), async (ctx) => {
     const body = await readValidBody<RequestBody<'createAvatar'>>(ctx, validator, 'AvatarCreateRequest');
@@ -60,6 +68,15 @@ export function createRouter({ domain, validator, engine }: RouteDeps): Router<A
 
   router.get('/v1/me', ...api('read'), async (ctx) => {
     send(ctx, 'getMe', 200, await getMe(domain, ctx.state.caller!));
+  });
+
+  router.get('/v1/test_helpers/clock', ...sandboxApi, async (ctx) => {
+    send(ctx, 'getSandboxClock', 200, readSandboxClock(domain, ctx.state.caller!));
+  });
+
+  router.post('/v1/test_helpers/clock/advance', ...sandboxApi, async (ctx) => {
+    const body = await readValidBody<RequestBody<'advanceSandboxClock'>>(ctx, validator, 'SandboxClockAdvance');
+    send(ctx, 'advanceSandboxClock', 200, await advanceSandboxClock(domain, ctx.state.caller!, body));
   });
 
   // The files behind preview_image_url and video_url. Like a CDN URL they need no key:

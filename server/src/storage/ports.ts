@@ -11,6 +11,7 @@ import type {
   JobError,
   JobKind,
   JobResult,
+  LimitedBucket,
   RateDecision,
   RatePlan,
   WebhookEvent,
@@ -26,7 +27,16 @@ export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError';
 }
 
-export type NewAccount = Account;
+export type NewAccount = Omit<Account, 'clockOffsetMs'>;
+
+/** How an account's sandbox clock moves: forward by `byMs`, or up to an offset (never back). */
+export type ClockMove = { byMs: number } | { toOffsetMs: number };
+
+/**
+ * The clock's offset after a move and how far it moved (0 when the offset asked for was
+ * already passed). Refused for an account that has a live key: its time is real time.
+ */
+export type ClockMoved = { ok: true; offsetMs: number; movedMs: number } | { ok: false; reason: 'not_found' | 'live_key' };
 
 export interface NewApiKey {
   id: string;
@@ -43,7 +53,8 @@ export interface AccountStore {
   getAccount(id: string): Promise<Account | null>;
   listAccounts(): Promise<Account[]>;
   countAccounts(): Promise<number>;
-  createKey(key: NewApiKey): Promise<void>;
+  /** False, creating nothing, for a live key of an account whose sandbox clock has moved. */
+  createKey(key: NewApiKey): Promise<boolean>;
   /** The live (not revoked) key with this hash, and its account. */
   findKeyByHash(hash: string): Promise<{ key: ApiKey; account: Account } | null>;
   revokeKey(keyId: string, at: number): Promise<boolean>;
@@ -51,6 +62,12 @@ export interface AccountStore {
   setMonthlyCredits(accountId: string, credits: number): Promise<boolean>;
   grantCredits(accountId: string, period: string, credits: number): Promise<boolean>;
   setSigningSecret(accountId: string, secret: string): Promise<boolean>;
+  /**
+   * Moves the account's sandbox clock forward and, in the same transaction, brings its
+   * pending webhook events' due times closer by as much, so a retry the move passes is
+   * due at once.
+   */
+  advanceClock(accountId: string, move: ClockMove): Promise<ClockMoved>;
 }
 
 export type ReserveOutcome = { ok: true; job: Job } | { ok: false; balance: CreditBalance };
@@ -112,9 +129,9 @@ export interface RateLimitStore {
    * Counts one request against every window of `bucket` for `keyId`, or against none
    * when any window is full (a refused request uses up no other window).
    */
-  consume(keyId: string, bucket: Bucket, limits: WindowLimits, now: number): Promise<RateDecision>;
+  consume(keyId: string, bucket: LimitedBucket, limits: WindowLimits, now: number): Promise<RateDecision>;
   /** The windows as they stand, without counting a request. */
-  peek(keyId: string, bucket: Bucket, limits: WindowLimits, now: number): Promise<RateDecision>;
+  peek(keyId: string, bucket: LimitedBucket, limits: WindowLimits, now: number): Promise<RateDecision>;
 }
 
 export interface Store {

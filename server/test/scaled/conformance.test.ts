@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { runConformance } from '../../../conformance/src/run.ts';
-import { expectPass, keysForRun } from '../../../test/e2e/support.ts';
+import { expectClockChecked, expectPass, keysForRun } from '../../../test/e2e/support.ts';
 import { loadConfig } from '../../src/config.ts';
 import { systemClock } from '../../src/domain/clock.ts';
 import { openStore } from '../../src/runtime.ts';
@@ -61,5 +61,6 @@ describe.concurrent('the conformance runner against two API processes and two wo
     const report = await runConformance({ baseUrl: `http://127.0.0.1:${balancer.port}`, ...keys, profile });
 
     expectPass(report);
+    expectClockChecked(report);
   }, 240_000);
 });

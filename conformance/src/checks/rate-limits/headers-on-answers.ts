@@ -1,6 +1,6 @@
 import { ALL, defineCheck } from '../../check.ts';
 import type { CheckContext } from '../../context.ts';
-import type { Exchange } from '../../http.ts';
+import type { Exchange, KeyName } from '../../http.ts';
 import { advertised, limitedAnswers, remainingRegressions, windowFor } from '../../observe/rate-limit-headers.ts';
 import { fail } from '../../outcome.ts';
 
@@ -35,7 +35,7 @@ export default defineCheck({
     judgeReset(ctx, answers);
     // The mock answers its examples: fixed numbers that describe no window.
     if (ctx.profile === 'mock') return;
-    const regressions = remainingRegressions(answers);
+    const regressions = remainingRegressions(answers, (key, from, to) => ctx.clock.movedBetween(key as KeyName, from, to));
     if (regressions.length > 0) {
       const { earlier, later, why } = regressions[0]!;
       fail({

@@ -1,5 +1,5 @@
 import type { Account, ApiKey, RatePlan } from '../../domain/model.ts';
-import type { AccountStore, NewAccount, NewApiKey } from '../ports.ts';
+import type { AccountStore, ClockMoved, NewAccount, NewApiKey } from '../ports.ts';
 import { json, numOrNull, transaction, type Db, type Row } from './database.ts';
 
 function toAccount(row: Row): Account {
@@ -10,6 +10,7 @@ function toAccount(row: Row): Account {
     plan: json<RatePlan>(row.plan),
     signingSecret: String(row.signing_secret),
     createdAt: Number(row.created_at),
+    clockOffsetMs: Number(row.clock_offset_ms ?? 0),
   };
 }
 
@@ -48,9 +49,13 @@ export function embeddedAccounts(db: Db): AccountStore {
       return Number((db.prepare('SELECT COUNT(*) AS n FROM accounts').get() as Row).n);
     },
     async createKey(k: NewApiKey) {
-      db.prepare('INSERT INTO api_keys (id, account_id, mode, prefix, hash, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
-        k.id, k.accountId, k.mode, k.prefix, k.hash, k.createdAt,
-      );
+      return transaction(db, () => {
+        if (k.mode === 'live' && db.prepare('SELECT 1 FROM accounts WHERE id = ? AND clock_offset_ms > 0').get(k.accountId)) return false;
+        db.prepare('INSERT INTO api_keys (id, account_id, mode, prefix, hash, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
+          k.id, k.accountId, k.mode, k.prefix, k.hash, k.createdAt,
+        );
+        return true;
+      });
     },
     async findKeyByHash(hash) {
       const row = byHash.get(hash) as Row | undefined;
@@ -76,6 +81,21 @@ export function embeddedAccounts(db: Db): AccountStore {
     },
     async setSigningSecret(accountId, secret) {
       return changed(db.prepare('UPDATE accounts SET signing_secret = ? WHERE id = ?').run(secret, accountId));
+    },
+    async advanceClock(accountId, move) {
+      return transaction(db, (): ClockMoved => {
+        const row = db.prepare('SELECT clock_offset_ms FROM accounts WHERE id = ?').get(accountId) as Row | undefined;
+        if (!row) return { ok: false, reason: 'not_found' };
+        if (db.prepare("SELECT 1 FROM api_keys WHERE account_id = ? AND mode = 'live'").get(accountId)) return { ok: false, reason: 'live_key' };
+        const current = Number(row.clock_offset_ms);
+        const offsetMs = 'byMs' in move ? current + move.byMs : Math.max(current, move.toOffsetMs);
+        const movedMs = offsetMs - current;
+        if (movedMs > 0) {
+          db.prepare('UPDATE accounts SET clock_offset_ms = ? WHERE id = ?').run(offsetMs, accountId);
+          db.prepare("UPDATE webhook_events SET next_attempt_at = next_attempt_at - ? WHERE account_id = ? AND status = 'pending'").run(movedMs, accountId);
+        }
+        return { ok: true, offsetMs, movedMs };
+      });
     },
   };
 }

@@ -75,4 +75,8 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (key_id, bucket, window)
   );
   `,
+  `
+  -- The sandbox clock: how far the account's time is ahead of the service's.
+  ALTER TABLE accounts ADD COLUMN clock_offset_ms INTEGER NOT NULL DEFAULT 0 CHECK (clock_offset_ms >= 0);
+  `,
 ];

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Account, ApiKey, RatePlan } from '../../domain/model.ts';
-import type { AccountStore } from '../ports.ts';
-import { guarded, num, numOrNull, type Row } from './database.ts';
+import type { AccountStore, ClockMoved } from '../ports.ts';
+import { guarded, num, numOrNull, transaction, type Row } from './database.ts';
 
 function toAccount(row: Row, id = row.id): Account {
   return {
@@ -11,6 +11,7 @@ function toAccount(row: Row, id = row.id): Account {
     plan: row.plan as RatePlan,
     signingSecret: String(row.signing_secret),
     createdAt: num(row.created_at),
+    clockOffsetMs: num(row.clock_offset_ms ?? 0),
   };
 }
 
@@ -34,12 +35,18 @@ export function postgresAccounts(pool: pg.Pool): AccountStore {
       return num((await q('SELECT COUNT(*) AS n FROM accounts')).rows[0].n);
     },
     async createKey(k) {
-      await q('INSERT INTO api_keys (id, account_id, mode, prefix, hash, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [k.id, k.accountId, k.mode, k.prefix, k.hash, k.createdAt]);
+      return transaction(pool, async (client) => {
+        // The account row's lock orders this against a clock move of the same account.
+        const account = await client.query('SELECT clock_offset_ms FROM accounts WHERE id = $1 FOR UPDATE', [k.accountId]);
+        if (k.mode === 'live' && num(account.rows[0]?.clock_offset_ms ?? 0) > 0) return false;
+        await client.query('INSERT INTO api_keys (id, account_id, mode, prefix, hash, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [k.id, k.accountId, k.mode, k.prefix, k.hash, k.createdAt]);
+        return true;
+      });
     },
     async findKeyByHash(hash) {
       const r = await q(
         `SELECT k.id AS key_id, k.mode, k.prefix, k.created_at AS key_created_at, k.revoked_at,
-                a.id AS account_id, a.name, a.monthly_credits, a.plan, a.signing_secret, a.created_at
+                a.id AS account_id, a.name, a.monthly_credits, a.plan, a.signing_secret, a.created_at, a.clock_offset_ms
          FROM api_keys k JOIN accounts a ON a.id = k.account_id
          WHERE k.hash = $1 AND k.revoked_at IS NULL`,
         [hash],
@@ -75,6 +82,22 @@ export function postgresAccounts(pool: pg.Pool): AccountStore {
     },
     async setSigningSecret(accountId, secret) {
       return changed(await q('UPDATE accounts SET signing_secret = $1 WHERE id = $2', [secret, accountId]));
+    },
+    async advanceClock(accountId, move) {
+      return transaction(pool, async (client): Promise<ClockMoved> => {
+        const account = await client.query('SELECT clock_offset_ms FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
+        if (!account.rows[0]) return { ok: false, reason: 'not_found' };
+        const live = await client.query("SELECT 1 FROM api_keys WHERE account_id = $1 AND mode = 'live' LIMIT 1", [accountId]);
+        if (live.rows.length > 0) return { ok: false, reason: 'live_key' };
+        const current = num(account.rows[0].clock_offset_ms);
+        const offsetMs = 'byMs' in move ? current + move.byMs : Math.max(current, move.toOffsetMs);
+        const movedMs = offsetMs - current;
+        if (movedMs > 0) {
+          await client.query('UPDATE accounts SET clock_offset_ms = $1 WHERE id = $2', [offsetMs, accountId]);
+          await client.query("UPDATE webhook_events SET next_attempt_at = next_attempt_at - $1 WHERE account_id = $2 AND status = 'pending'", [movedMs, accountId]);
+        }
+        return { ok: true, offsetMs, movedMs };
+      });
     },
   };
 }

@@ -70,4 +70,9 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     CREATE INDEX webhook_events_due ON webhook_events (next_attempt_at) WHERE status = 'pending';
     `,
   },
+  {
+    version: 2,
+    name: 'sandbox clock',
+    sql: `ALTER TABLE accounts ADD COLUMN clock_offset_ms BIGINT NOT NULL DEFAULT 0 CHECK (clock_offset_ms >= 0);`,
+  },
 ];

@@ -1,0 +1,163 @@
+import { defineCheck, SANDBOX } from '../../check.ts';
+import type { CheckContext } from '../../context.ts';
+import { validPromptAvatar, without } from '../../expect.ts';
+import type { Exchange, KeyName } from '../../http.ts';
+import { advertised } from '../../observe/rate-limit-headers.ts';
+import { fail, skip } from '../../outcome.ts';
+import type { Bucket } from '../../pacer.ts';
+
+/** Requests in flight at once while a day is spent: enough to be quick, few enough to stay in a minute window. */
+const MAX_IN_FLIGHT = 16;
+/** Whole-second headers and the spread of one burst: requests this close to a window's start are counted either way. */
+const BOUNDARY_MS = 1500;
+
+export default defineCheck({
+  id: 'rate-limits.daily-windows',
+  title: 'Each bucket refuses a key for the day after its daily limit, with the day window in the headers, and admits it again when the day is over',
+  asserts:
+    "With a sandbox clock, on a key without jobs, for the generation and the read bucket: a day after the key's last request (so nothing earlier counts), the key is admitted exactly the daily limit of requests in its day window (the minute windows moved over with the clock as each 429 says), then refused with a 429 whose RateLimit-Limit is the daily limit, RateLimit-Remaining 0, and Reset and Retry-After no longer than a day; moving the clock by that Retry-After admits it again.",
+  clauses: ['RL-BUCKETS', 'RL-HEADERS', 'RL-429'],
+  decisions: ['ND-SANDBOX-CLOCK'],
+  profiles: SANDBOX,
+  needs: ['clock'],
+  phase: 'clock',
+  lane: 'requests',
+  async run(ctx) {
+    const key = (['empty', 'second'] as const).find((k) => ctx.hasKey(k) && ctx.clock.has(k));
+    if (!key) skip('needs a key without jobs whose account has a sandbox clock (--empty-key or --second-key)');
+    for (const bucket of ['generation', 'read'] as const) await spendDay(ctx, key, bucket);
+  },
+});
+
+/** A request that counts against `bucket` and costs nothing: an invalid avatar, or a read of the account. */
+function send(ctx: CheckContext, key: KeyName, bucket: Bucket, note: string): Promise<Exchange> {
+  return bucket === 'generation'
+    ? ctx.http.send({ key, method: 'POST', path: '/v1/avatars', json: without(validPromptAvatar(), 'prompt'), on429: 'return', pace: false, note })
+    : ctx.http.send({ key, method: 'GET', path: '/v1/me', on429: 'return', pace: false, note });
+}
+
+function retryAfterOf(exchange: Exchange): number | undefined {
+  const header = exchange.responseHeaders['retry-after'];
+  return header !== undefined && /^\s*\d+\s*$/.test(header) ? Number(header) : undefined;
+}
+
+async function spendDay(ctx: CheckContext, key: KeyName, bucket: Bucket): Promise<void> {
+  const [minuteLimit, dayLimit] = ctx.options.expectedLimits[bucket];
+  const [minuteWindow, dayWindow] = ctx.options.windowSeconds;
+  if (minuteLimit === undefined || dayLimit === undefined || minuteWindow === undefined || dayWindow === undefined) {
+    skip(`no daily ${bucket} limit is expected (--expect-${bucket}-limits and --expect-windows name one limit)`);
+  }
+  // A whole day later nothing sent before counts, whether the day window is fixed or sliding.
+  if (!(await ctx.clock.advance(key, dayWindow))) skip(`the sandbox clock of the ${key} key refused to move a day`);
+
+  const admitted: Exchange[] = [];
+  const minuteRefusals: Exchange[] = [];
+  // A fixed day window that starts while the day is spent lets up to twice the limit through in a row.
+  const mostAdmitted = 2 * dayLimit + minuteLimit;
+  let batch = 1;
+  let refusedInARow = 0;
+  let refusal: Exchange | undefined;
+  while (!refusal) {
+    const answers = await Promise.all(Array.from({ length: batch }, () => send(ctx, key, bucket, `spending the ${bucket} day`)));
+    admitted.push(...answers.filter((e) => e.status !== 429));
+    const refused = answers.find((e) => e.status === 429);
+    if (admitted.length > mostAdmitted) {
+      fail({
+        clause: 'RL-BUCKETS',
+        message: `the ${key} key was admitted ${admitted.length} ${bucket} requests, moving over each minute window, and never refused for the day`,
+        expected: `a 429 from the day window after at most ${dayLimit} requests in one day`,
+        received: `${admitted.length} admitted; ${minuteRefusals.length} refusals that each lasted a minute window or less`,
+        fix: `Count every request of the ${bucket} bucket in a day window as well, and refuse the key when it is full.`,
+        exchanges: [admitted.at(-1)!],
+      });
+    }
+    if (!refused) {
+      batch = Math.max(1, Math.min(MAX_IN_FLIGHT, advertised(answers.at(-1)!)?.remaining ?? 1));
+      refusedInARow = 0;
+      continue;
+    }
+    const seconds = retryAfterOf(refused) ?? advertised(refused)?.reset;
+    if (advertised(refused)?.limit === dayLimit || (seconds !== undefined && seconds > minuteWindow + 1)) {
+      refusal = refused;
+      break;
+    }
+    minuteRefusals.push(refused);
+    // Moving over what a minute window's 429 announced did not admit the key: that is
+    // what rate-limits.retry-after-admits judges, not a day's count.
+    if (admitted.length === 0 || ++refusedInARow > 2) {
+      skip(`moving the clock over the ${bucket} minute window as its 429 said did not admit the ${key} key again (see rate-limits.retry-after-admits and rate-limits.per-key)`);
+    }
+    // A minute window refuses: the clock moves over it as its 429 says (other checks judge those values).
+    await ctx.clock.advance(key, Math.max(1, Math.min(minuteWindow, seconds ?? minuteWindow)));
+    batch = 1;
+  }
+
+  judgeRefusal(key, bucket, refusal, dayLimit, dayWindow);
+  judgeCount(ctx, key, bucket, refusal, admitted, dayLimit, dayWindow);
+
+  // Retry-After is the time until the day window admits the key again.
+  const wait = retryAfterOf(refusal) ?? advertised(refusal)!.reset;
+  await ctx.clock.advance(key, wait);
+  const again = await send(ctx, key, bucket, 'after the day window reset');
+  if (again.status === 429) {
+    fail({
+      clause: 'RL-429',
+      message: `after the clock moved the ${wait} s of Retry-After, the ${key} key was still refused in the ${bucket} bucket`,
+      expected: 'the key admitted once its day window is over',
+      received: `429 with Retry-After ${again.responseHeaders['retry-after'] ?? '(absent)'}`,
+      fix: 'Send in Retry-After the seconds until the window that refuses resets.',
+      exchanges: [refusal, again],
+    });
+  }
+}
+
+function judgeRefusal(key: KeyName, bucket: Bucket, refusal: Exchange, dayLimit: number, dayWindow: number): void {
+  const values = advertised(refusal);
+  const retryAfter = retryAfterOf(refusal);
+  const received = `RateLimit-Limit ${refusal.responseHeaders['ratelimit-limit'] ?? '(absent)'}, -Remaining ${refusal.responseHeaders['ratelimit-remaining'] ?? '(absent)'}, -Reset ${refusal.responseHeaders['ratelimit-reset'] ?? '(absent)'}, Retry-After ${refusal.responseHeaders['retry-after'] ?? '(absent)'}`;
+  if (!values || values.limit !== dayLimit || values.remaining !== 0 || values.reset > dayWindow + 1) {
+    fail({
+      clause: 'RL-HEADERS',
+      message: `the 429 that refused the ${key} key for the day in the ${bucket} bucket does not describe the day window`,
+      expected: `RateLimit-Limit ${dayLimit}, RateLimit-Remaining 0, RateLimit-Reset of at most ${dayWindow} s: the window that refuses is the active one`,
+      received,
+      fix: 'When the day window is the one that refuses, send its limit, 0 and the seconds until it resets.',
+      exchanges: [refusal],
+    });
+  }
+  // A missing Retry-After is rate-limits.over-limit-429's to report; the wait then is Reset.
+  if (retryAfter !== undefined && (retryAfter > dayWindow + 1 || retryAfter + 1 < values.reset)) {
+    fail({
+      clause: 'RL-429',
+      message: `the 429 that refused the ${key} key for the day in the ${bucket} bucket announces Retry-After ${retryAfter}`,
+      expected: `Retry-After in seconds, at most ${dayWindow}, and not before the day window resets (Reset ${values.reset})`,
+      received,
+      fix: 'Send the seconds until the refusing window resets in Retry-After.',
+      exchanges: [refusal],
+    });
+  }
+}
+
+/**
+ * The day window, as the refusal describes it, started `dayWindow - Reset` seconds before
+ * the refusal in the account's time; the key must have been admitted exactly the limit
+ * in it. Requests within BOUNDARY_MS of its start may belong to either side.
+ */
+function judgeCount(ctx: CheckContext, key: KeyName, bucket: Bucket, refusal: Exchange, admitted: Exchange[], dayLimit: number, dayWindow: number): void {
+  const reset = advertised(refusal)!.reset;
+  const refusedAt = ctx.clock.accountTime(key, refusal.startedAt).latest;
+  const windowStart = refusedAt + reset * 1000 - dayWindow * 1000;
+  const times = admitted.map((e) => ctx.clock.accountTime(key, e.startedAt));
+  const surely = times.filter((t) => t.earliest >= windowStart + BOUNDARY_MS).length;
+  const maybe = times.filter((t) => t.latest >= windowStart - BOUNDARY_MS).length;
+  if (dayLimit < surely || dayLimit > maybe) {
+    fail({
+      clause: 'RL-BUCKETS',
+      message: `the ${key} key was admitted ${surely === maybe ? surely : `${surely} to ${maybe}`} ${bucket} requests in the day window that then refused it`,
+      expected: `exactly ${dayLimit}, the daily limit of the ${bucket} bucket`,
+      received: `${admitted.length} admitted since the clock moved a day ahead; the refusal's Reset ${reset} s puts the window's start ${Math.round((refusedAt - windowStart) / 1000)} s before it`,
+      fix: `Admit ${dayLimit} ${bucket} requests per key and day, then refuse until the day window resets.`,
+      exchanges: [refusal],
+    });
+  }
+}

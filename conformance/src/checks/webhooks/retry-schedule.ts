@@ -1,0 +1,98 @@
+import { defineCheck, SANDBOX } from '../../check.ts';
+import { REACTION_MS } from '../../clock.ts';
+import type { CheckContext } from '../../context.ts';
+import { describeDelivery } from '../../observe/arrivals.ts';
+import { fail, skip } from '../../outcome.ts';
+import type { Delivery } from '../../receiver/server.ts';
+
+/** How long to watch for an attempt that a move should not have made due yet. */
+const EARLY_GRACE_MS = 500;
+/** Tolerances of the first-retry check: the receiver's clock, and the sender's queue. */
+const EARLY_SLACK_SECONDS = 0.25;
+const LATE_SLACK_SECONDS = 1;
+
+export default defineCheck({
+  id: 'webhooks.retry-schedule',
+  title: 'A delivery that keeps failing is retried on the documented schedule, then given up',
+  asserts:
+    "With a sandbox clock, for the event whose receiver always answers 500: each retry comes after the documented wait since the attempt before (within its jitter, measured in the account's time, the clock moved just short of the earliest moment and then past the latest), the number of attempts is the schedule's, and after the last one no attempt follows, however far the clock moves.",
+  clauses: ['WH-RETRY'],
+  decisions: ['ND-DELIVERY', 'ND-SANDBOX-CLOCK'],
+  profiles: SANDBOX,
+  needs: ['clock', 'receiver'],
+  phase: 'clock',
+  async run(ctx) {
+    const schedule = ctx.options.webhookRetries ?? ctx.shape.retries;
+    if (!schedule) skip('the implementation profile states no retry schedule (webhook_retries) and --webhook-retries was not given');
+    const job = await ctx.world.kickoffJob('photo-avatar');
+    await job.settled;
+    if (!job.webhookUrl) skip('the photo avatar was made without a webhook');
+    const receiver = ctx.receiver!;
+    const waitMs = Math.min(ctx.options.webhookRetryTimeoutSeconds, 15) * 1000;
+    if ((await receiver.waitFor(job.label, 1, ctx.options.webhookRetryTimeoutSeconds * 1000)).length === 0) {
+      skip('no delivery of the photo avatar event arrived at all (see webhooks.event-type-matches-state)');
+    }
+
+    const { delaysSeconds, jitter } = schedule;
+    for (const [i, delay] of delaysSeconds.entries()) {
+      const low = delay * (1 - jitter) - EARLY_SLACK_SECONDS;
+      const high = delay * (1 + jitter) + LATE_SLACK_SECONDS;
+      const previous = receiver.attempts(job.label)[i]!;
+      const since = () => (ctx.clock.accountTime('main', ctx.now()).earliest - ctx.clock.accountTime('main', previous.receivedAt).latest) / 1000;
+      if (receiver.attempts(job.label).length < i + 2) {
+        // Just short of the earliest moment the retry may come: nothing may arrive yet.
+        if (since() < low - 1) {
+          await ctx.clock.advance('main', Math.floor(low - 1 - since()));
+          await ctx.sleep(EARLY_GRACE_MS);
+        }
+        // Then past the latest: it must come now.
+        if (receiver.attempts(job.label).length < i + 2 && since() < high) await ctx.clock.advance('main', high - since());
+        await receiver.waitFor(job.label, i + 2, waitMs);
+      }
+      const next = receiver.attempts(job.label)[i + 1];
+      if (!next && i === 0) skip('no retry came at all (see webhooks.retried-after-failure)');
+      if (!next) {
+        fail({
+          clause: 'WH-RETRY',
+          message: `attempt ${i + 2} of the ${job.label} event did not come: the account's time moved ${Math.round(since())} s past attempt ${i + 1}, which the receiver answered ${previous.answered}`,
+          expected: `attempt ${i + 2} about ${delay} s (±${Math.round(jitter * 100)} %) after attempt ${i + 1}; ${delaysSeconds.length + 1} attempts in all`,
+          received: `${i + 1} attempts`,
+          fix: 'Retry a failed delivery on the documented schedule, in the account\'s time where a sandbox clock moves it.',
+          evidence: [describeDelivery(previous)],
+        });
+      }
+      judgeGap(ctx, job.label, i, previous, next, delay, jitter, low, high);
+    }
+
+    // After the last attempt, a move far past the last wait: no attempt may follow.
+    const last = Math.max(...delaysSeconds);
+    await ctx.clock.advance('main', 2 * last * (1 + jitter) + 60);
+    await ctx.sleep(REACTION_MS);
+    const extra = receiver.attempts(job.label).slice(delaysSeconds.length + 1);
+    if (extra.length > 0) {
+      fail({
+        clause: 'WH-RETRY',
+        message: `the ${job.label} event was attempted ${delaysSeconds.length + 1 + extra.length} times: more than the schedule's ${delaysSeconds.length + 1}`,
+        expected: `${delaysSeconds.length} retries, then no more`,
+        received: `${extra.length} more after the last`,
+        fix: 'Stop after the last retry of the schedule; polling stays the source of truth.',
+        evidence: extra.slice(0, 2).map(describeDelivery),
+      });
+    }
+  },
+});
+
+/** Fails only when the whole range the wait may have had is outside the schedule. */
+function judgeGap(ctx: CheckContext, label: string, i: number, previous: Delivery, next: Delivery, delay: number, jitter: number, low: number, high: number): void {
+  const { shortest, longest } = ctx.clock.gap('main', previous.receivedAt, next.receivedAt);
+  if (longest >= low && shortest <= high) return;
+  const early = longest < low;
+  fail({
+    clause: 'WH-RETRY',
+    message: `attempt ${i + 2} of the ${label} event came ${early ? 'early' : 'late'}: ${shortest === longest ? `${longest.toFixed(1)} s` : `${Math.max(0, shortest).toFixed(1)}–${longest.toFixed(1)} s`} after attempt ${i + 1} in the account's time`,
+    expected: `about ${delay} s (±${Math.round(jitter * 100)} %): ${low.toFixed(2)}–${high.toFixed(2)} s`,
+    received: `${longest.toFixed(1)} s at most, ${Math.max(0, shortest).toFixed(1)} s at least`,
+    fix: 'Wait the documented time before each retry, counted from the attempt before, in the account\'s time.',
+    evidence: [describeDelivery(previous), describeDelivery(next)],
+  });
+}
