@@ -18,6 +18,8 @@ try {
 const service = await startService(config);
 const { log, store } = service;
 log.info({ summary: describeConfig(config) }, `avatar service listening on ${service.url}`);
+// On stdout whatever the log level: with PORT=0 this line is where the port is learned.
+console.log(`avatar service listening on ${service.url}`);
 console.log(`avatar service ${describeConfig(config)}`);
 
 // On an empty store, make the first sandbox account so `npm start` is usable at once.

@@ -1,7 +1,6 @@
 // The conformance runner against the scaled deployment: two API processes
 // behind a round-robin balancer and two workers, on PostgreSQL + Redis, in the core
 // and the contract profiles.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { runConformance } from '../../../conformance/src/run.ts';
 import { expectClockChecked, expectPass, keysForRun } from '../../../test/e2e/support.ts';
@@ -10,45 +9,35 @@ import { systemClock } from '../../src/domain/clock.ts';
 import { openStore } from '../../src/runtime.ts';
 import type { Store } from '../../src/storage/ports.ts';
 import { createTestStoreEnv, type TestStoreEnv } from '../support/stores.ts';
+import { startServerProcess, type ServerProcess } from '../support/serverProcess.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcpProxy.ts';
 
-const MAIN = new URL('../../src/main.ts', import.meta.url).pathname;
-const children: ChildProcess[] = [];
+const children: ServerProcess[] = [];
 let storeEnv: TestStoreEnv;
 let store: Store;
 let balancer: TcpProxy;
 
-async function start(role: 'api' | 'worker', port: number, publicBaseUrl: string): Promise<void> {
-  const child = spawn(process.execPath, [MAIN], {
-    env: {
-      ...process.env, ...storeEnv.env, ROLE: role, PORT: String(port), LOG_LEVEL: 'warn', PUBLIC_BASE_URL: publicBaseUrl,
-      ENGINE_AVATAR_MS: '200', ENGINE_VIDEO_MS: '200', JOB_POLL_MS: '50', WEBHOOK_POLL_MS: '100',
-    },
-    stdio: 'ignore',
+function start(role: 'api' | 'worker', publicBaseUrl: string): Promise<ServerProcess> {
+  const started = startServerProcess({
+    ...storeEnv.env, ROLE: role, LOG_LEVEL: 'warn', PUBLIC_BASE_URL: publicBaseUrl,
+    ENGINE_AVATAR_MS: '200', ENGINE_VIDEO_MS: '200', JOB_POLL_MS: '50', WEBHOOK_POLL_MS: '100',
   });
-  children.push(child);
-  for (let i = 0; i < 300; i++) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return;
-    } catch {
-      /* not yet */
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`${role} on ${port} did not start`);
+  void started.then((proc) => children.push(proc), () => undefined);
+  return started;
 }
 
 beforeAll(async () => {
   storeEnv = await createTestStoreEnv();
   store = await openStore(loadConfig(storeEnv.env), { serving: false });
-  const base = 31_000 + Math.floor(Math.random() * 9000);
-  balancer = await startTcpProxy('127.0.0.1', base, { host: '127.0.0.1', port: base + 1 });
+  // The balancer listens first (on a port the OS gives) so that the APIs can name it as their public URL.
+  balancer = await startTcpProxy('127.0.0.1', 9);
   const publicUrl = `http://127.0.0.1:${balancer.port}`;
-  await Promise.all([start('api', base, publicUrl), start('api', base + 1, publicUrl), start('worker', base + 2, publicUrl), start('worker', base + 3, publicUrl)]);
+  const [apiA, apiB] = await Promise.all([start('api', publicUrl), start('api', publicUrl), start('worker', publicUrl), start('worker', publicUrl)]);
+  balancer.retarget({ host: '127.0.0.1', port: apiA!.port }, { host: '127.0.0.1', port: apiB!.port });
 }, 60_000);
 
 afterAll(async () => {
-  for (const c of children) c.kill('SIGTERM');
+  await Promise.all(children.map((c) => c.stop('SIGTERM')));
   await balancer?.close();
   await store?.close();
   await storeEnv?.drop();

@@ -1,7 +1,6 @@
 // Two API processes and two workers on one PostgreSQL + Redis: limits and
 // credits hold across processes, each job runs once, a killed worker's job is finished
 // by the other and charged once, and every webhook keeps one event ID.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { createAccount } from '../../src/domain/accounts.ts';
@@ -11,65 +10,42 @@ import { openStore } from '../../src/runtime.ts';
 import type { Store } from '../../src/storage/ports.ts';
 import { GENEROUS_PLAN, promptAvatar } from '../support/harness.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
+import { startServerProcess, type ServerProcess } from '../support/serverProcess.ts';
 import { createTestStoreEnv, type TestStoreEnv } from '../support/stores.ts';
-
-const MAIN = new URL('../../src/main.ts', import.meta.url).pathname;
-
-interface Proc {
-  child: ChildProcess;
-  url: string;
-  logs: string[];
-}
 
 let storeEnv: TestStoreEnv;
 let store: Store;
 let receiver: TestReceiver;
-const procs: Proc[] = [];
-let apis: Proc[];
-let workers: Proc[];
+const procs: ServerProcess[] = [];
+let apis: ServerProcess[];
+let workers: ServerProcess[];
 
-async function start(role: 'api' | 'worker', port: number, env: Record<string, string> = {}): Promise<Proc> {
-  const logs: string[] = [];
-  const child = spawn(process.execPath, [MAIN], {
-    env: {
-      ...process.env, ...storeEnv.env, ROLE: role, PORT: String(port), LOG_LEVEL: 'info',
-      ENGINE_AVATAR_MS: '1500', ENGINE_VIDEO_MS: '0', JOB_POLL_MS: '50', JOB_LEASE_MS: '1500', WORKER_CONCURRENCY: '4',
-      WEBHOOK_POLL_MS: '50', WEBHOOK_BASE_DELAY_MS: '100', ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+async function start(role: 'api' | 'worker', env: Record<string, string> = {}): Promise<ServerProcess> {
+  const proc = await startServerProcess({
+    ...storeEnv.env, ROLE: role, LOG_LEVEL: 'info',
+    ENGINE_AVATAR_MS: '1500', ENGINE_VIDEO_MS: '0', JOB_POLL_MS: '50', JOB_LEASE_MS: '1500', WORKER_CONCURRENCY: '4',
+    WEBHOOK_POLL_MS: '50', WEBHOOK_BASE_DELAY_MS: '100', ...env,
   });
-  child.stdout!.on('data', (d: Buffer) => logs.push(...d.toString().split('\n').filter(Boolean)));
-  const proc = { child, url: `http://127.0.0.1:${port}`, logs };
   procs.push(proc);
-  for (let i = 0; i < 300; i++) {
-    try {
-      if ((await fetch(`${proc.url}/healthz`)).ok) return proc;
-    } catch {
-      /* not yet */
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`${role} on ${port} did not start: ${logs.join('\n')}`);
+  return proc;
 }
-
-const base = 21_000 + Math.floor(Math.random() * 10_000);
 
 beforeAll(async () => {
   storeEnv = await createTestStoreEnv();
   store = await openStore(loadConfig(storeEnv.env), { serving: false });
   receiver = await startReceiver();
-  apis = await Promise.all([start('api', base), start('api', base + 1)]);
-  workers = await Promise.all([start('worker', base + 2), start('worker', base + 3)]);
+  apis = await Promise.all([start('api'), start('api')]);
+  workers = await Promise.all([start('worker'), start('worker')]);
 }, 60_000);
 
 afterAll(async () => {
-  for (const p of procs) p.child.kill('SIGKILL');
+  await Promise.all(procs.map((p) => p.stop('SIGKILL')));
   await receiver?.close();
   await store?.close();
   await storeEnv?.drop();
 });
 
-const post = (p: Proc, key: string, path: string, body: unknown) =>
+const post = (p: ServerProcess, key: string, path: string, body: unknown) =>
   fetch(p.url + path, { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
 
 async function waitTerminal(id: string, timeoutMs = 20_000) {

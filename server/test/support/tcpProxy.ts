@@ -6,6 +6,8 @@ import type { AddressInfo } from 'node:net';
 
 export interface TcpProxy {
   port: number;
+  /** Where new connections go from now on, in turn (a balancer started before its backends). */
+  retarget(...targets: { host: string; port: number }[]): void;
   /** Drops every connection and stops listening: the target looks down. */
   cut(): Promise<void>;
   /** Listens again on the same port. */
@@ -15,7 +17,7 @@ export interface TcpProxy {
 
 /** Forwards each connection to the next target in turn: one target is a plain proxy, several a round-robin load balancer. */
 export async function startTcpProxy(targetHost: string, targetPort: number, ...more: { host: string; port: number }[]): Promise<TcpProxy> {
-  const targets = [{ host: targetHost, port: targetPort }, ...more];
+  let targets = [{ host: targetHost, port: targetPort }, ...more];
   let next = 0;
   const sockets = new Set<Socket>();
   let server: Server;
@@ -48,6 +50,9 @@ export async function startTcpProxy(targetHost: string, targetPort: number, ...m
   return {
     get port() {
       return port;
+    },
+    retarget(...next) {
+      targets = next;
     },
     cut: stop,
     restore: listen,
