@@ -1,64 +1,34 @@
-// Which hosts a production webhook may target (WH-HTTPS-PUBLIC). Used at request time
-// on literal hosts, and at delivery time on every address a name resolves to.
-import { BlockList, isIP } from 'node:net';
+// Which hosts a production webhook may target (WH-HTTPS-PUBLIC), written once: the
+// request-time check of a literal host and the delivery-time check of every address a
+// name resolves to both ask `isPublicIp`. The ranges come from ipaddr.js, which keeps
+// the IANA special-purpose registries; we only decide that nothing but its plain
+// `unicast` range is public.
+import ipaddr from 'ipaddr.js';
 
-const nonPublic = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], // "this network"
-  ['10.0.0.0', 8], // private
-  ['100.64.0.0', 10], // carrier-grade NAT
-  ['127.0.0.0', 8], // loopback
-  ['169.254.0.0', 16], // link-local, cloud metadata (169.254.169.254)
-  ['172.16.0.0', 12], // private
-  ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.0.2.0', 24], // documentation
-  ['192.168.0.0', 16], // private
-  ['198.18.0.0', 15], // benchmarking
-  ['198.51.100.0', 24], // documentation
-  ['203.0.113.0', 24], // documentation
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, broadcast
-] as const) {
-  nonPublic.addSubnet(net, prefix, 'ipv4');
-}
-for (const [net, prefix] of [
-  ['::', 128], // unspecified
-  ['::1', 128], // loopback
-  ['64:ff9b:1::', 48], // local-use NAT64
-  ['100::', 64], // discard
-  ['2001:db8::', 32], // documentation
-  ['fc00::', 7], // unique-local
-  ['fe80::', 10], // link-local
-  ['ff00::', 8], // multicast
-] as const) {
-  nonPublic.addSubnet(net, prefix, 'ipv6');
-}
+/**
+ * IPv6 blocks that carry an IPv4 address or are reserved for local use and that
+ * ipaddr.js files as plain unicast: the deprecated IPv4-compatible form (`::a.b.c.d`,
+ * which the URL parser rewrites to `::7f00:1`) and local-use NAT64.
+ */
+const ALSO_NOT_PUBLIC = [ipaddr.parseCIDR('::/96'), ipaddr.parseCIDR('64:ff9b:1::/48')];
 
-/** IPv4 carried inside IPv6 (::ffff:a.b.c.d, ::ffff:xxxx:xxxx, 64:ff9b::/96, ::a.b.c.d): the IPv4 address, else null. */
-function embeddedIpv4(ip: string): string | null {
-  const lower = ip.toLowerCase();
-  const dotted = /^(?:::ffff:|::|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (dotted) return dotted[1]!;
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
-  if (hex) {
-    const hi = parseInt(hex[1]!, 16);
-    const lo = parseInt(hex[2]!, 16);
-    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-  }
-  return null;
-}
-
-/** True when `ip` (a literal IPv4 or IPv6 address) is a public unicast address. */
+/**
+ * True when `ip` (a literal IPv4 or IPv6 address, brackets allowed) is a public unicast
+ * address. Everything else is refused: loopback, private, link-local, carrier-grade NAT,
+ * documentation, benchmarking, multicast, reserved, and every IPv4-in-IPv6 form
+ * (mapped, compatible, SIIT, NAT64, 6to4, Teredo), whatever IPv4 address it carries.
+ */
 export function isPublicIp(ip: string): boolean {
   const bare = ip.replace(/^\[|\]$/g, '');
-  const family = isIP(bare);
-  if (family === 0) return false;
-  if (family === 6) {
-    const v4 = embeddedIpv4(bare);
-    if (v4 !== null) return isPublicIp(v4);
-    return !nonPublic.check(bare, 'ipv6');
-  }
-  return !nonPublic.check(bare, 'ipv4');
+  if (!ipaddr.isValid(bare)) return false;
+  const address = ipaddr.parse(bare);
+  if (address.range() !== 'unicast') return false;
+  return address.kind() === 'ipv4' || !ALSO_NOT_PUBLIC.some((cidr) => (address as ipaddr.IPv6).match(cidr as [ipaddr.IPv6, number]));
+}
+
+/** Whether `host` (a URL's hostname) is an IP literal rather than a name. */
+export function isIpLiteral(host: string): boolean {
+  return ipaddr.isValid(host.replace(/^\[|\]$/g, ''));
 }
 
 /** Names that never reach the public internet, whatever DNS says. */
@@ -72,4 +42,16 @@ export function isLocalName(host: string): boolean {
     h.endsWith('.home.arpa') ||
     !h.includes('.')
   );
+}
+
+/**
+ * The production rule for a webhook target, at request time and again at delivery:
+ * https:// only, and a host that is a public address or a name that is not local (a
+ * name's addresses are checked with `isPublicIp` once resolved). Null when it holds.
+ */
+export function productionRefusal(url: URL): { rule: 'https_required' | 'public_host_required'; reason: string } | null {
+  if (url.protocol !== 'https:') return { rule: 'https_required', reason: 'production delivers to https:// only' };
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const local = isIpLiteral(host) ? !isPublicIp(host) : isLocalName(host);
+  return local ? { rule: 'public_host_required', reason: `host ${host} is not public` } : null;
 }

@@ -1,5 +1,4 @@
-import { isIP } from 'node:net';
-import { isLocalName, isPublicIp } from './addresses.ts';
+import { productionRefusal } from './addresses.ts';
 import type { FieldError } from './errors.ts';
 
 export type ServiceMode = 'sandbox' | 'production';
@@ -23,9 +22,7 @@ export function checkWebhookUrl(raw: string, mode: ServiceMode, field = 'webhook
     return { field, rule: 'format', message: 'must not carry credentials' };
   }
   if (mode === 'sandbox') return null;
-  if (url.protocol !== 'https:') return { field, rule: 'https_required', message: 'must use https://' };
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const local = isIP(host) ? !isPublicIp(host) : isLocalName(host);
-  if (local) return { field, rule: 'public_host_required', message: 'must name a public host' };
-  return null;
+  const refused = productionRefusal(url);
+  if (!refused) return null;
+  return { field, rule: refused.rule, message: refused.rule === 'https_required' ? 'must use https://' : 'must name a public host' };
 }

@@ -3,7 +3,8 @@ import { DomainError } from '../domain/errors.ts';
 import { hashApiKey } from '../domain/keys.ts';
 import type { Middleware } from './state.ts';
 
-const BEARER = /^Bearer +([A-Za-z0-9_\-]{8,200})\s*$/;
+/** RFC 9110 §11.1: the scheme name is case-insensitive ("bearer", "BEARER"). */
+const BEARER = /^Bearer +([A-Za-z0-9_\-]{8,200})\s*$/i;
 
 /**
  * Step 1 of every /v1 request (AUTH-KEY, ND-AUTH-PRESENTATION): the key is looked up by

@@ -4,7 +4,7 @@ import { lookup as dnsLookup } from 'node:dns';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { isLocalName, isPublicIp } from '../domain/addresses.ts';
+import { isPublicIp, productionRefusal } from '../domain/addresses.ts';
 import type { ServiceMode } from '../domain/webhookUrl.ts';
 
 /** Bytes of a receiver's answer read at most; the rest is discarded unread. */
@@ -65,8 +65,9 @@ export interface DeliveryOptions {
 async function pickAddress(url: URL, options: DeliveryOptions): Promise<{ address: ResolvedAddress } | { refused: string }> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (options.mode === 'production') {
-    if (url.protocol !== 'https:') return { refused: 'production delivers to https:// only' };
-    if (!isIP(host) && isLocalName(host)) return { refused: `host ${host} is not public` };
+    // The same rule as at request time: a URL accepted then and refused now means the rule changed.
+    const refused = productionRefusal(url);
+    if (refused) return { refused: refused.reason };
   }
   const literal = isIP(host);
   const addresses = literal ? [{ address: host, family: literal as 4 | 6 }] : await options.resolve(host);

@@ -8,11 +8,19 @@ describe('isPublicIp', () => {
     ['127.0.0.1'], ['10.1.2.3'], ['172.16.0.1'], ['172.31.255.255'], ['192.168.1.1'], ['169.254.169.254'], ['100.64.0.1'],
     ['0.0.0.0'], ['224.0.0.1'], ['255.255.255.255'], ['::1'], ['::'], ['fc00::1'], ['fd12:3456::1'], ['fe80::1'], ['ff02::1'],
     ['::ffff:127.0.0.1'], ['::ffff:169.254.169.254'], ['::ffff:7f00:1'], ['::ffff:a00:1'], ['64:ff9b::10.0.0.1'], ['[::1]'],
+    // Special-purpose IPv4 blocks beyond the private ones.
+    ['192.0.0.8'], ['192.0.2.1'], ['198.18.0.1'], ['198.51.100.7'], ['203.0.113.9'], ['240.0.0.1'],
+    // Every IPv4-in-IPv6 form, whatever it carries: compatible (and its hex spelling, as the
+    // URL parser writes it), SIIT, NAT64 (well-known and local-use), 6to4, Teredo.
+    ['::127.0.0.1'], ['::7f00:1'], ['::808:808'], ['::ffff:0:7f00:1'], ['::ffff:8.8.8.8'], ['64:ff9b::808:808'], ['64:ff9b:1::1'],
+    ['2002:7f00:1::1'], ['2002:808:808::1'], ['2001:0:4136:e378:8000:63bf:80ff:fffe'],
+    // Special-purpose IPv6 blocks: discard, documentation, ORCHIDv2, benchmarking.
+    ['100::1'], ['2001:db8::1'], ['3fff::1'], ['2001:20::1'], ['2001:2::1'],
   ])('%s is not public', (ip) => {
     expect(isPublicIp(ip)).toBe(false);
   });
 
-  it.each([['8.8.8.8'], ['1.1.1.1'], ['172.32.0.1'], ['2606:4700:4700::1111'], ['::ffff:8.8.8.8'], ['64:ff9b::808:808']])('%s is public', (ip) => {
+  it.each([['8.8.8.8'], ['1.1.1.1'], ['172.32.0.1'], ['2606:4700:4700::1111'], ['[2a00:1450:4001:82b::200e]']])('%s is public', (ip) => {
     expect(isPublicIp(ip)).toBe(true);
   });
 
@@ -33,6 +41,11 @@ describe('checkWebhookUrl in production', () => {
     ['https://169.254.169.254/latest/meta-data', 'public_host_required'],
     ['https://[::1]/x', 'public_host_required'],
     ['https://[::ffff:127.0.0.1]/x', 'public_host_required'],
+    ['https://[::127.0.0.1]/x', 'public_host_required'],
+    ['https://[::ffff:0:7f00:1]/x', 'public_host_required'],
+    ['https://[2002:7f00:1::1]/x', 'public_host_required'],
+    ['https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/x', 'public_host_required'],
+    ['https://[64:ff9b::7f00:1]/x', 'public_host_required'],
     ['https://user:pw@hooks.example.com/x', 'format'],
     ['gopher://hooks.example.com/x', 'https_required'],
   ])('refuses %s (%s)', (url, rule) => {

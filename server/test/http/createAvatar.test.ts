@@ -121,6 +121,12 @@ describe('authentication (AUTH-KEY)', () => {
     expect(r.headers.get('ratelimit-limit')).toBeNull();
   });
 
+  it.each(['bearer', 'BEARER', 'BeArEr'])('accepts the scheme spelled %s: HTTP scheme names are case-insensitive', async (scheme) => {
+    const r = await svc.request('GET', '/v1/me', { headers: { Authorization: `${scheme} ${key}` } });
+
+    expect(r.status).toBe(200);
+  });
+
   it('refuses a revoked key', async () => {
     const created = await svc.account();
     await svc.store.accounts.revokeKey(created.key_id, Date.now());

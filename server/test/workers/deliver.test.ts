@@ -33,6 +33,10 @@ describe('in production', () => {
     ['IPv6 multicast', v6('ff02::1')],
     ['IPv4-mapped loopback', v6('::ffff:127.0.0.1')],
     ['IPv4-mapped metadata', v6('::ffff:a9fe:a9fe')],
+    ['IPv4-compatible loopback', v6('::7f00:1')],
+    ['6to4 of loopback', v6('2002:7f00:1::1')],
+    ['Teredo', v6('2001:0:4136:e378:8000:63bf:80ff:fffe')],
+    ['NAT64 of loopback', v6('64:ff9b::7f00:1')],
   ])('refuses a name that resolves to %s, without connecting', async (_case, address) => {
     const before = receiver.deliveries.length;
 
@@ -48,7 +52,7 @@ describe('in production', () => {
     expect(result).toMatchObject({ ok: false, error: expect.stringContaining('10.0.0.1') });
   });
 
-  it.each([['http://hooks.example.com/x', 'https'], ['https://127.0.0.1/x', 'non-public'], ['https://localhost/x', 'not public']])('refuses %s', async (url, reason) => {
+  it.each([['http://hooks.example.com/x', 'https'], ['https://127.0.0.1/x', 'not public'], ['https://localhost/x', 'not public']])('refuses %s', async (url, reason) => {
     const result = await deliverOnce(url, '{}', {}, { mode: 'production', timeoutMs: 500, resolve: resolverOf([v4('8.8.8.8')]) });
 
     expect(result).toMatchObject({ ok: false, error: expect.stringContaining(reason) });
