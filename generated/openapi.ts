@@ -466,8 +466,10 @@ export interface components {
              * @description Machine-readable code: `invalid_json`, `unauthorized`, `insufficient_credits`,
              *     `not_found`, `method_not_allowed`, `avatar_not_ready`, `payload_too_large`,
              *     `unsupported_media_type`, `validation_failed`, `rate_limit_exceeded`,
-             *     `internal_error`, `service_unavailable`, `sandbox_clock_unavailable`. New codes may
-             *     be added.
+             *     `internal_error`, `service_unavailable`, `sandbox_clock_unavailable`; and, for what
+             *     the HTTP layer refuses before any route is known, `malformed_request` (400),
+             *     `request_timeout` (408), `expectation_failed` (417) and
+             *     `request_header_fields_too_large` (431). New codes may be added.
              */
             code: string;
             detail: string;
@@ -475,7 +477,10 @@ export interface components {
             instance?: string;
             /** @description Same value as the `X-Request-Id` response header. */
             request_id: string;
+            /** @description On `validation_failed` (and a `404` or `409` about a member of the body), each broken rule with its field; at most 20. */
             errors?: components["schemas"]["ProblemFieldError"][];
+            /** @description Present when the request broke more rules than the 20 that `errors` lists; how many it broke. */
+            errors_total?: number;
             /** @description On `insufficient_credits`, the cost of the refused job. */
             credits_required?: number;
             /** @description On `insufficient_credits`, the credits the account had available. */
@@ -637,8 +642,9 @@ export interface components {
         };
         /**
          * @description Body of `POST /v1/test_helpers/clock/advance`: exactly one of `seconds` (move forward by
-         *     this much) or `to` (move forward to this instant). A `to` answers the same when sent
-         *     twice, so a retried request never moves the clock twice; a `seconds` always moves it.
+         *     this much) or `to` (move forward to this instant). A `to` never moves the clock twice:
+         *     sent again once it has passed, it is refused (`after_now`) and moves nothing; a `seconds`
+         *     always moves it.
          */
         SandboxClockAdvance: {
             /** @description Seconds to move the account's time forward; at most 366 days per request. */

@@ -1,8 +1,8 @@
 // The implementation's sandbox clock, where it has one: each key's account can move its
 // own time forward. The runner moves over rate-limit windows instead of waiting them out,
 // and the checks that can only be seen by waiting a day, a month or half an hour of
-// retries use it. Whether a key has a clock is found out once, safely: by reading it, or
-// by moving it one second forward.
+// retries use it. Whether a key has a clock is found out once, safely, by moving it one
+// second forward: a clock that answers a read may still refuse to move.
 import type { Exchange, Http, KeyName } from './http.ts';
 import type { Shape } from './implementation/shape.ts';
 
@@ -13,7 +13,7 @@ export class SandboxClock {
   readonly #http: Http;
   readonly #shape: Shape;
   readonly #available = new Map<KeyName, boolean>();
-  /** One move at a time per key: requests waiting on the same window share it. */
+  /** The move in flight per key: moves of one key are made one after the other. */
   readonly #moving = new Map<KeyName, Promise<boolean>>();
   /** Every move of this run: when it was sent and answered (runner's time) and how far. */
   readonly #moves: { key: KeyName; sentAt: number; at: number; seconds: number }[] = [];
@@ -66,7 +66,13 @@ export class SandboxClock {
     const start = this.accountTime(key, from);
     const end = this.accountTime(key, to);
     const latestStart = near([from, from + REACTION_MS]) ? this.accountTime(key, from + REACTION_MS).latest : start.latest;
-    const earliestEnd = near([to - REACTION_MS, to]) ? this.accountTime(key, to - REACTION_MS).earliest : end.earliest;
+    // A sender that polls may act on a move long after it: when the time moved between the
+    // two events, the second may have been due as early as just before the last move.
+    const lastMove = this.#moves.filter((m) => m.key === key && m.sentAt <= to && m.at >= from).at(-1);
+    const earliestEnd = Math.min(
+      near([to - REACTION_MS, to]) ? this.accountTime(key, to - REACTION_MS).earliest : end.earliest,
+      lastMove ? this.accountTime(key, lastMove.sentAt).earliest : end.earliest,
+    );
     return { shortest: (earliestEnd - latestStart) / 1000, longest: (end.latest - start.earliest) / 1000 };
   }
 
@@ -80,39 +86,45 @@ export class SandboxClock {
       this.reason = 'the implementation profile names no sandbox clock';
       return;
     }
-    for (const key of keys) {
-      const probe = this.#shape.clockRead ? await this.read(key) : await this.#advance(key, 1);
-      this.#available.set(key, probe !== undefined);
-    }
-    if (!this.has('main')) this.reason = 'the implementation has no sandbox clock for the main key (the probe was refused)';
+    for (const key of keys) this.#available.set(key, (await this.#advance(key, 1)) !== undefined);
+    if (!this.has('main')) this.reason = 'the implementation has no sandbox clock for the main key (a move of one second was refused)';
   }
 
   has(key: KeyName): boolean {
     return this.#available.get(key) === true;
   }
 
-  async read(key: KeyName): Promise<Exchange | undefined> {
-    const read = this.#shape.clockRead;
-    if (!read) return undefined;
-    const exchange = await this.#http.send({ key, method: 'GET', path: read.path, on429: 'return', pace: false, note: 'sandbox clock' });
-    return exchange.status >= 200 && exchange.status < 300 ? exchange : undefined;
-  }
-
   /**
    * Moves the key's account time forward by at least `seconds` (whole seconds, at least
-   * one). False when the key has no clock or the move was refused.
+   * one). False when the key has no clock or the move was refused; a refused move takes
+   * the key off the clock for the rest of the run (its windows are then waited out).
    */
   async advance(key: KeyName, seconds: number): Promise<boolean> {
     if (!this.has(key)) return false;
-    const pending = this.#moving.get(key);
-    if (pending) return pending;
-    const move = this.#advance(key, seconds).then((exchange) => exchange !== undefined);
+    // One move at a time per key: wait for the one in flight, then make this one.
+    await this.#moving.get(key)?.catch(() => undefined);
+    if (!this.has(key)) return false;
+    const move = this.#advance(key, seconds).then((exchange) => {
+      if (exchange === undefined) {
+        this.#available.set(key, false);
+        this.reason ??= `a move of the ${key} key's sandbox clock was refused during the run`;
+      }
+      return exchange !== undefined;
+    });
     this.#moving.set(key, move);
     try {
       return await move;
     } finally {
       this.#moving.delete(key);
     }
+  }
+
+  /**
+   * For the pacer: moves the key's time over a window. Requests waiting on the same
+   * window share a move already in flight instead of each making one.
+   */
+  async moveOver(key: KeyName, seconds: number): Promise<boolean> {
+    return this.#moving.get(key) ?? this.advance(key, seconds);
   }
 
   async #advance(key: KeyName, seconds: number): Promise<Exchange | undefined> {

@@ -11,11 +11,6 @@ export type Profile = (typeof PROFILES)[number];
 export type Outcome = 'passed' | 'failed' | 'skipped' | 'not_applicable';
 
 /**
- * main: runs while the jobs of the run are processing, in list order.
- * exhaust: runs after main; may use up a key's generation window.
- * passive: runs last and only reads what was recorded.
- */
-/**
  * main: requests and the run's jobs; exhaust: a key taken over its limit; clock: what
  * needs a sandbox clock moved far (a day, a month, the whole retry schedule), after
  * everything else on those keys; passive: judging what was recorded.

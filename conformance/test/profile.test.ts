@@ -75,13 +75,12 @@ describe('loading a profile', () => {
   it('when a profile names a sandbox clock and a retry schedule, then both are read; a file without them has neither', () => {
     const profile = parseProfile({
       profile: 1,
-      clock: { advance: { path: '/sandbox/time', body: { forward_by: '{{seconds}}' } }, read: { path: '/sandbox/time' } },
+      clock: { advance: { path: '/sandbox/time', body: { forward_by: '{{seconds}}' } } },
       webhook_retries: { delays_seconds: [10, 60], jitter: 0.1 },
     });
     const shape = new Shape(profile);
 
     expect(shape.clockAdvance(90)).toEqual({ method: 'POST', path: '/sandbox/time', json: { forward_by: 90 } });
-    expect(shape.clockRead).toEqual({ path: '/sandbox/time' });
     expect(shape.retries).toEqual({ delaysSeconds: [10, 60], jitter: 0.1 });
     expect(new Shape(parseProfile({ profile: 1 })).clockAdvance(90)).toBeUndefined();
     expect(new Shape(parseProfile({ profile: 1 })).retries).toBeUndefined();

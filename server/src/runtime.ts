@@ -16,6 +16,8 @@ import { createEmbeddedStore } from './storage/embedded/index.ts';
 import { createScaledStore } from './storage/postgres/index.ts';
 import type { Store } from './storage/ports.ts';
 import { createAccountTimer } from './workers/accountTimer.ts';
+import { answerConnectionErrors } from './http/connectionErrors.ts';
+import { PROBLEMS } from './http/problem.ts';
 import type { Resolver } from './workers/deliver.ts';
 import { createJobRunner, type JobRunner } from './workers/jobRunner.ts';
 import { createWebhookDispatcher, type WebhookDispatcher } from './workers/webhookDispatcher.ts';
@@ -88,6 +90,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   const app = createApp({ domain, engine, log, metrics, api: config.role !== 'worker' });
   const server = createServer(app.callback());
   server.keepAliveTimeout = 5000;
+  answerConnectionErrors(server, log, (code) => PROBLEMS[code]!);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());

@@ -39,9 +39,9 @@ export interface ImplementationProfile {
   failure: { avatar: Json; video: Json } | null;
   /**
    * How a sandbox key moves its own account's time forward, if the implementation lets
-   * it: the request (its body may use {{seconds}}), and where to read the account's time.
+   * it: the request, whose body uses {{seconds}}.
    */
-  clock: { advance: { method: 'POST' | 'PUT' | 'PATCH'; path: string; body: Json }; read: { path: string } | null } | null;
+  clock: { advance: { method: 'POST' | 'PUT' | 'PATCH'; path: string; body: Json } } | null;
   /**
    * The waits before each webhook retry, in seconds, and their relative jitter, if the
    * implementation documents them (ND-DELIVERY); null: not stated.
@@ -83,7 +83,6 @@ export const CONTRACT_PROFILE: ImplementationProfile = {
   failure: { avatar: { name: `{{name}} ${CONTRACT_FAIL_MARKER}` }, video: { script: `{{script}} ${CONTRACT_FAIL_MARKER}` } },
   clock: {
     advance: { method: 'POST', path: '/v1/test_helpers/clock/advance', body: { seconds: '{{seconds}}' } },
-    read: { path: '/v1/test_helpers/clock' },
   },
   retries: { delaysSeconds: [5, 20, 80, 320, 1280], jitter: 0.2 },
 };
@@ -166,7 +165,7 @@ export function parseProfile(value: unknown, file = 'the profile'): Implementati
     prices: raw.prices === undefined ? base.prices : raw.prices,
     failure: raw.failure === undefined ? base.failure : raw.failure,
     // Not the contract's: a clock and a retry schedule exist only where the profile says so.
-    clock: raw.clock ? { advance: { method: raw.clock.advance.method ?? 'POST', path: raw.clock.advance.path, body: raw.clock.advance.body }, read: raw.clock.read ?? null } : null,
+    clock: raw.clock ? { advance: { method: raw.clock.advance.method ?? 'POST', path: raw.clock.advance.path, body: raw.clock.advance.body } } : null,
     retries: raw.webhook_retries ? { delaysSeconds: raw.webhook_retries.delays_seconds, jitter: raw.webhook_retries.jitter ?? 0 } : null,
   };
   const problems = placeholderProblems(profile);
@@ -192,7 +191,7 @@ interface RawProfile {
   events?: { type?: string | { header: string } };
   prices?: ImplementationProfile['prices'];
   failure?: ImplementationProfile['failure'];
-  clock?: { advance: { method?: 'POST' | 'PUT' | 'PATCH'; path: string; body: Json }; read?: { path: string } } | null;
+  clock?: { advance: { method?: 'POST' | 'PUT' | 'PATCH'; path: string; body: Json } } | null;
   webhook_retries?: { delays_seconds: number[]; jitter?: number } | null;
 }
 

@@ -163,10 +163,6 @@ export class Shape {
     return this.profile.retries ?? undefined;
   }
 
-  /** Where the account's time can be read, if the profile says. */
-  get clockRead(): { path: string } | undefined {
-    return this.profile.clock?.read ?? undefined;
-  }
 
   /** Where the event type is, for messages. */
   describeEventType(): string {

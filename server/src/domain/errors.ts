@@ -28,9 +28,16 @@ export const notFound = (what: string, id: string, field?: string) =>
     field ? [{ field, rule: 'exists', message: `no ${what} with this ID exists for this account` }] : [],
   );
 
+/**
+ * The most field errors one answer lists. A body that breaks thousands of rules (one per
+ * unknown member) would otherwise answer many times its own size; the answer then says
+ * how many there were.
+ */
+export const MAX_FIELD_ERRORS = 20;
+
 export const validationFailed = (fields: FieldError[]) =>
   new DomainError(
     'validation_failed',
-    `The request body breaks ${fields.length} rule${fields.length === 1 ? '' : 's'}; see errors.`,
+    `The request body breaks ${fields.length} rule${fields.length === 1 ? '' : 's'}; see errors${fields.length > MAX_FIELD_ERRORS ? ` (the first ${MAX_FIELD_ERRORS})` : ''}.`,
     fields,
   );

@@ -52,8 +52,9 @@ function requestedMove(deps: DomainDeps, caller: Caller, body: SandboxClockAdvan
 }
 
 /**
- * Moves the caller's account time forward. A `to` already passed by a concurrent move
- * moves nothing (a retried request is harmless); `seconds` always moves.
+ * Moves the caller's account time forward. A `to` already passed is refused (422
+ * `after_now`), and one passed by a concurrent move in the meantime moves nothing, so a
+ * `to` never moves the clock twice; `seconds` always moves.
  */
 export async function advanceSandboxClock(deps: DomainDeps, caller: Caller, body: SandboxClockAdvance): Promise<SandboxClockResource> {
   const moved = await deps.store.accounts.advanceClock(caller.account.id, requestedMove(deps, caller, body));

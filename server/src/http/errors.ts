@@ -21,6 +21,12 @@ export function sendProblem(ctx: AppContext, error: DomainError): void {
 /** What any request to a route that does not exist gets. */
 export const noSuchRoute = (ctx: AppContext) => new DomainError('not_found', `No resource at ${ctx.method} ${ctx.path}.`);
 
+/**
+ * The status recorded (in /metrics, never sent) for a request whose client closed the
+ * connection before it was read: nginx's 499, so that no client-side abort counts as 5xx.
+ */
+export const CLIENT_CLOSED_REQUEST = 499;
+
 /** Seconds a client waits before retrying after a 503. */
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
@@ -35,7 +41,9 @@ export function errorHandler(log: Logger): Middleware {
       if (ctx.status === 404 && ctx.body === undefined) {
         throw noSuchRoute(ctx);
       }
-      if (ctx.status === 405 && ctx.body === undefined) {
+      // 501 is the router's answer to a method it knows nowhere (TRACE, PROPFIND): to the
+      // client it is the same refusal, with the same Allow, as a method of another route.
+      if ((ctx.status === 405 || ctx.status === 501) && ctx.body === undefined) {
         throw new DomainError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}.`);
       }
     } catch (error) {
@@ -47,6 +55,12 @@ export function errorHandler(log: Logger): Middleware {
         log.warn({ requestId: ctx.state.requestId, err: { message: error.message } }, 'store unavailable');
         ctx.set('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
         sendProblem(ctx, new DomainError('service_unavailable', 'The service cannot reach its store; retry after the delay in Retry-After.'));
+        return;
+      }
+      // The client went away (mid-upload, say): nobody is left to answer, and it is not our fault.
+      if (ctx.req.destroyed && (ctx.req.readableAborted || (error as NodeJS.ErrnoException).code === 'ECONNRESET' || (error as Error).message === 'aborted')) {
+        log.info({ requestId: ctx.state.requestId }, 'client closed the connection before the request was read');
+        ctx.status = CLIENT_CLOSED_REQUEST;
         return;
       }
       log.error({ requestId: ctx.state.requestId, err: error }, 'unhandled error');

@@ -1,5 +1,5 @@
 // Every error leaves as RFC 9457 problem+json with a stable `code` (ND-ERROR-BODY).
-import type { FieldError } from '../domain/errors.ts';
+import { MAX_FIELD_ERRORS, type FieldError } from '../domain/errors.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -18,6 +18,11 @@ export const PROBLEMS: Record<string, { status: number; title: string }> = {
   rate_limit_exceeded: { status: 429, title: 'Rate limit exceeded' },
   internal_error: { status: 500, title: 'Internal error' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
+  // Refused by the HTTP layer before a route is known (connectionErrors.ts).
+  malformed_request: { status: 400, title: 'Malformed request' },
+  request_timeout: { status: 408, title: 'Request timeout' },
+  expectation_failed: { status: 417, title: 'Expectation failed' },
+  request_header_fields_too_large: { status: 431, title: 'Request header fields too large' },
 };
 
 export interface ProblemInput {
@@ -31,6 +36,7 @@ export interface ProblemInput {
 
 export function problemBody({ code, detail, instance, requestId, fields = [], extra = {} }: ProblemInput) {
   const known = PROBLEMS[code] ?? PROBLEMS.internal_error!;
+  const listed = fields.slice(0, MAX_FIELD_ERRORS);
   return {
     type: `/problems/${code}`,
     title: known.title,
@@ -39,7 +45,8 @@ export function problemBody({ code, detail, instance, requestId, fields = [], ex
     detail,
     instance,
     request_id: requestId,
-    ...(fields.length > 0 ? { errors: fields } : {}),
+    ...(fields.length > 0 ? { errors: listed } : {}),
+    ...(fields.length > listed.length ? { errors_total: fields.length } : {}),
     ...extra,
   };
 }

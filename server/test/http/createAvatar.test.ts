@@ -1,5 +1,6 @@
 // POST /v1/avatars: validation (AV-*), the immediate answer (AV-ASYNC) and the request
 // errors of ND-ERRORS, each answered as problem+json naming the field and the rule.
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GENEROUS_PLAN, promptAvatar, startTestService, type TestService } from '../support/harness.ts';
 
@@ -99,6 +100,18 @@ describe('a request that is not JSON (ND-ERRORS)', () => {
     expect(r.status).toBe(202);
   });
 
+  it('lists at most 20 broken rules, and says how many there were, however many the body breaks', async () => {
+    const unknown = Object.fromEntries(Array.from({ length: 3_000 }, (_, i) => [`member_${i}`, i]));
+
+    const r = await svc.request('POST', '/v1/avatars', { key, json: { ...promptAvatar(), ...unknown } });
+
+    expect(r.status).toBe(422);
+    expect(r.body.errors).toHaveLength(20);
+    expect(r.body.errors_total).toBe(3_000);
+    expect(r.body.detail).toBe('The request body breaks 3000 rules; see errors (the first 20).');
+    expect(JSON.stringify(r.body).length).toBeLessThan(4_000);
+  });
+
   it('answers 413 payload_too_large for a body over 64 KiB', async () => {
     const r = await svc.request('POST', '/v1/avatars', { key, json: promptAvatar({ prompt: 'x'.repeat(70_000) }) });
 
@@ -158,6 +171,24 @@ describe('routing', () => {
     expect(r.status).toBe(405);
     expect(r.body.code).toBe('method_not_allowed');
     expect(r.headers.get('allow')).toContain('POST');
+  });
+
+  it.each(['TRACE', 'PROPFIND'])('answers %s, a method no route knows, as problem+json 405 with Allow', async (method) => {
+    // fetch refuses TRACE: node:http sends anything.
+    const reply = await new Promise<{ status: number; type: string; allow: string; body: any }>((resolve, reject) => {
+      const req = httpRequest(`${svc.url}/v1/me`, { method, headers: { Authorization: `Bearer ${key}` } }, (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type']), allow: String(res.headers.allow), body: JSON.parse(text) }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+
+    expect(reply.status).toBe(405);
+    expect(reply.type).toMatch(/^application\/problem\+json/);
+    expect(reply.body.code).toBe('method_not_allowed');
+    expect(reply.allow).toContain('GET');
   });
 
   it('echoes a sane X-Request-Id and replaces an unsafe one', async () => {

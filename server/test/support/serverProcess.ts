@@ -1,7 +1,7 @@
 // A real `node server/src/main.ts` in a child process, for the tests that kill, restart or
-// multiply the server. It listens on a port the OS gives (PORT=0) and is known to be up
-// once it prints the address it listens on; a child that exits or stays silent fails the
-// start with everything it wrote, so a failure says why.
+// multiply the server. It listens on a port the OS gives (PORT=0), prints the address it
+// listens on, and is ready once /healthz answers 200 there; a child that exits or stays
+// silent fails the start with everything it wrote, so a failure says why.
 import { spawn, type ChildProcess } from 'node:child_process';
 
 const MAIN = new URL('../../src/main.ts', import.meta.url).pathname;
@@ -42,6 +42,14 @@ export async function startServerProcess(env: Record<string, string | undefined>
     child.stderr!.on('data', read);
     child.once('exit', (code, signal) => fail(`exited (${signal ?? `code ${code}`}) before it listened`));
   });
+  // Listening is not ready: the health check answers 200 once the store answers too.
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const healthy = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
+    if (healthy) break;
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the server at ${url} never answered /healthz with 200; it wrote:\n${logs.join('\n')}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
   return {
     child,
     url,

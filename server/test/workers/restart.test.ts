@@ -37,7 +37,9 @@ function startMain(storeEnv: TestStoreEnv, env: Record<string, string>): Promise
 async function pollStatus(base: string, id: string, key: string, statuses: string[], tries = 200): Promise<string> {
   let status = '';
   for (let i = 0; i < tries && !statuses.includes(status); i++) {
-    status = ((await (await fetch(`${base}/v1/avatars/${id}`, { headers: { Authorization: `Bearer ${key}` } })).json()) as { status: string }).status;
+    const reply = await fetch(`${base}/v1/avatars/${id}`, { headers: { Authorization: `Bearer ${key}` } });
+    const body = (await reply.json()) as { status: string; code?: string };
+    status = reply.ok ? body.status : `${reply.status} ${body.code}`;
     if (!statuses.includes(status)) await new Promise((res) => setTimeout(res, 25));
   }
   return status;
@@ -48,7 +50,9 @@ describe('a job in flight when the process is killed', () => {
     const { storeEnv, key } = await storeWithAccount();
     const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
     const first = await startMain(storeEnv, { ENGINE_AVATAR_MS: '60000' });
-    const created = (await (await fetch(`${first.url}/v1/avatars`, { method: 'POST', headers, body: JSON.stringify(promptAvatar()) })).json()) as { id: string };
+    const create = await fetch(`${first.url}/v1/avatars`, { method: 'POST', headers, body: JSON.stringify(promptAvatar()) });
+    const created = (await create.json()) as { id: string };
+    expect(create.status, JSON.stringify(created)).toBe(202);
     const before = await pollStatus(first.url, created.id, key, ['processing'], 100);
 
     await first.stop('SIGKILL');

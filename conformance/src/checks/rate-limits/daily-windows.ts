@@ -88,7 +88,7 @@ async function spendDay(ctx: CheckContext, key: KeyName, bucket: Bucket): Promis
       skip(`moving the clock over the ${bucket} minute window as its 429 said did not admit the ${key} key again (see rate-limits.retry-after-admits and rate-limits.per-key)`);
     }
     // A minute window refuses: the clock moves over it as its 429 says (other checks judge those values).
-    await ctx.clock.advance(key, Math.max(1, Math.min(minuteWindow, seconds ?? minuteWindow)));
+    if (!(await ctx.clock.advance(key, Math.max(1, Math.min(minuteWindow, seconds ?? minuteWindow))))) skip(`the sandbox clock of the ${key} key refused a move`);
     batch = 1;
   }
 
@@ -97,7 +97,7 @@ async function spendDay(ctx: CheckContext, key: KeyName, bucket: Bucket): Promis
 
   // Retry-After is the time until the day window admits the key again.
   const wait = retryAfterOf(refusal) ?? advertised(refusal)!.reset;
-  await ctx.clock.advance(key, wait);
+  if (!(await ctx.clock.advance(key, wait))) skip(`the sandbox clock of the ${key} key refused a move`);
   const again = await send(ctx, key, bucket, 'after the day window reset');
   if (again.status === 429) {
     fail({

@@ -22,10 +22,9 @@ export default defineCheck({
     // Never wait on a value that is already wrong: over-limit-429 reports it.
     if (seconds > window + 1) skip(`Retry-After is ${seconds} s, longer than the ${window} s window (see rate-limits.over-limit-429)`);
     if (seconds > ctx.options.maxRateLimitWaitSeconds) skip(`Retry-After is ${seconds} s, beyond the ${ctx.options.maxRateLimitWaitSeconds} s this run may wait`);
-    if (ctx.clock.has(key)) {
-      // The account's time moves exactly Retry-After on from the answer (plus what passed since).
-      await ctx.clock.advance(key, seconds);
-    } else {
+    // With a sandbox clock the account's time moves Retry-After on from the answer (plus
+    // what passed since); without one, or when the move is refused, the run waits.
+    if (!(await ctx.clock.advance(key, seconds))) {
       // Retry-After counts from the answer; a quarter second covers the whole-second rounding.
       const waitUntil = refused.startedAt + refused.durationMs + seconds * 1000 + 250;
       await ctx.sleep(Math.max(0, waitUntil - ctx.now()));

@@ -86,7 +86,7 @@ export function embeddedAccounts(db: Db): AccountStore {
       return transaction(db, (): ClockMoved => {
         const row = db.prepare('SELECT clock_offset_ms FROM accounts WHERE id = ?').get(accountId) as Row | undefined;
         if (!row) return { ok: false, reason: 'not_found' };
-        if (db.prepare("SELECT 1 FROM api_keys WHERE account_id = ? AND mode = 'live'").get(accountId)) return { ok: false, reason: 'live_key' };
+        if (db.prepare("SELECT 1 FROM api_keys WHERE account_id = ? AND mode = 'live' AND revoked_at IS NULL").get(accountId)) return { ok: false, reason: 'live_key' };
         const current = Number(row.clock_offset_ms);
         const offsetMs = 'byMs' in move ? current + move.byMs : Math.max(current, move.toOffsetMs);
         const movedMs = offsetMs - current;

@@ -87,7 +87,7 @@ export function postgresAccounts(pool: pg.Pool): AccountStore {
       return transaction(pool, async (client): Promise<ClockMoved> => {
         const account = await client.query('SELECT clock_offset_ms FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
         if (!account.rows[0]) return { ok: false, reason: 'not_found' };
-        const live = await client.query("SELECT 1 FROM api_keys WHERE account_id = $1 AND mode = 'live' LIMIT 1", [accountId]);
+        const live = await client.query("SELECT 1 FROM api_keys WHERE account_id = $1 AND mode = 'live' AND revoked_at IS NULL LIMIT 1", [accountId]);
         if (live.rows.length > 0) return { ok: false, reason: 'live_key' };
         const current = num(account.rows[0].clock_offset_ms);
         const offsetMs = 'byMs' in move ? current + move.byMs : Math.max(current, move.toOffsetMs);

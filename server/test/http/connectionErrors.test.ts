@@ -1,0 +1,75 @@
+// What the HTTP parser refuses, a bad Expect, and a client that goes away: each answered
+// as problem+json (or, for the client that left, not counted as our failure).
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { promptAvatar, startTestService, type TestService } from '../support/harness.ts';
+
+let svc: TestService;
+let key: string;
+beforeAll(async () => {
+  svc = await startTestService();
+  key = (await svc.account()).api_key;
+});
+afterAll(() => svc.dispose());
+
+/** Sends raw bytes and resolves with everything the server wrote until it closed the connection. */
+function raw(request: string): Promise<{ status: number; type: string; body: any }> {
+  const { port } = new URL(svc.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1', () => socket.write(request));
+    let text = '';
+    socket.on('data', (chunk) => (text += chunk.toString()));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const [head, ...rest] = text.split('\r\n\r\n');
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head ?? '')?.[1]);
+      const type = /content-type: ([^\r\n]+)/i.exec(head ?? '')?.[1] ?? '';
+      resolve({ status, type, body: JSON.parse(rest.join('\r\n\r\n') || 'null') });
+    });
+  });
+}
+
+describe('requests the HTTP parser refuses', () => {
+  it.each([
+    ['a Content-Length that is not a number', 'POST /v1/avatars HTTP/1.1\r\nHost: t\r\nContent-Length: abc\r\n\r\n', 400, 'malformed_request'],
+    ['both Content-Length and Transfer-Encoding', 'POST /v1/avatars HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400, 'malformed_request'],
+    ['headers over the size limit', `GET /v1/me HTTP/1.1\r\nHost: t\r\nX-Padding: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'request_header_fields_too_large'],
+  ])('answers %s with problem+json and a code', async (_case, request, status, code) => {
+    const reply = await raw(request);
+
+    expect(reply.status).toBe(status);
+    expect(reply.type).toMatch(/^application\/problem\+json/);
+    expect(reply.body).toMatchObject({ code, status });
+  });
+
+  it('answers an Expect it cannot meet with problem+json 417', async () => {
+    const reply = await raw(`GET /v1/me HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer ${key}\r\nExpect: 200-maybe\r\nConnection: close\r\n\r\n`);
+
+    expect(reply.status).toBe(417);
+    expect(reply.type).toMatch(/^application\/problem\+json/);
+    expect(reply.body.code).toBe('expectation_failed');
+  });
+});
+
+describe('a client that leaves mid-upload', () => {
+  it('is not counted as a server error', async () => {
+    const body = JSON.stringify(promptAvatar());
+    const { port } = new URL(svc.url);
+    await new Promise<void>((resolve) => {
+      const socket = connect(Number(port), '127.0.0.1', () => {
+        socket.write(`POST /v1/avatars HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length + 100}\r\n\r\n${body.slice(0, 20)}`);
+        // Long enough for the server to start reading the body, then gone.
+        setTimeout(() => socket.destroy(), 100);
+      });
+      socket.on('close', () => resolve());
+    });
+    let metrics = '';
+    for (let i = 0; i < 50 && !/route="\/v1\/avatars",status="499"/.test(metrics); i++) {
+      metrics = await (await fetch(`${svc.url}/metrics`)).text();
+      if (!/status="499"/.test(metrics)) await new Promise((r) => setTimeout(r, 20));
+    }
+
+    expect(metrics).toMatch(/http_requests_total\{method="POST",route="\/v1\/avatars",status="499"\} 1/);
+    expect(metrics).not.toMatch(/status="5\d\d"/);
+  });
+});
