@@ -17,7 +17,6 @@ import { createScaledStore } from './storage/postgres/index.ts';
 import type { Store } from './storage/ports.ts';
 import { createAccountTimer } from './workers/accountTimer.ts';
 import { answerConnectionErrors } from './http/connectionErrors.ts';
-import { PROBLEMS } from './http/problem.ts';
 import type { Resolver } from './workers/deliver.ts';
 import { createJobRunner, type JobRunner } from './workers/jobRunner.ts';
 import { createWebhookDispatcher, type WebhookDispatcher } from './workers/webhookDispatcher.ts';
@@ -90,7 +89,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   const app = createApp({ domain, engine, log, metrics, api: config.role !== 'worker' });
   const server = createServer(app.callback());
   server.keepAliveTimeout = 5000;
-  answerConnectionErrors(server, log, (code) => PROBLEMS[code]!);
+  answerConnectionErrors(server, log);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
