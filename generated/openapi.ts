@@ -440,7 +440,9 @@ export interface components {
             /**
              * @description The rule: `required`, `type`, `enum`, `const`, `minimum`, `maximum`, `minLength`,
              *     `maxLength`, `format`, `pattern`, `not_allowed` (a member of another avatar type or
-             *     unknown), `https_required`, `public_host_required` or `exists`.
+             *     unknown), `https_required`, `public_host_required`, `exists`, or `text` (every
+             *     string of a request body, member names included, must be well-formed Unicode
+             *     without U+0000).
              * @example minimum
              */
             rule: string;
@@ -467,7 +469,8 @@ export interface components {
              *     `not_found`, `method_not_allowed`, `avatar_not_ready`, `payload_too_large`,
              *     `unsupported_media_type`, `validation_failed`, `rate_limit_exceeded`,
              *     `internal_error`, `service_unavailable`, `sandbox_clock_unavailable`; and, for what
-             *     the HTTP layer refuses before any route is known, `malformed_request` (400),
+             *     the HTTP layer refuses before any route is known, `malformed_request` (400; also
+             *     for a request with more than one `Authorization` header),
              *     `request_timeout` (408), `expectation_failed` (417) and
              *     `request_header_fields_too_large` (431). New codes may be added.
              */

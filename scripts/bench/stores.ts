@@ -223,11 +223,11 @@ export function createEmbeddedBenchStore(): BenchStore {
           INSERT INTO jobs (id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, result, created_at, updated_at, completed_at, attempts)
           VALUES (?, 'avatar', ?, ?, 1, 'ready', ?, ?, ?, ?, '{}', ?, ?, ?, 1)`);
         const event = db.prepare(`
-          INSERT INTO webhook_events (id, type, job_id, account_id, url, payload, status, attempts, next_attempt_at, created_at)
-          VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)`);
+          INSERT INTO webhook_events (id, type, job_id, account_id, url, destination, payload, status, attempts, next_attempt_at, created_at)
+          VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)`);
         for (const { job: j, event: e } of rows) {
           job.run(j.id, j.accountId, j.keyId, JSON.stringify(j.input), j.webhookUrl, j.credits, j.period, j.createdAt, j.updatedAt, j.completedAt);
-          event.run(e.id, e.type, e.jobId, e.accountId, e.url, e.payload, e.nextAttemptAt, e.createdAt);
+          event.run(e.id, e.type, e.jobId, e.accountId, e.url, e.destination, e.payload, e.nextAttemptAt, e.createdAt);
         }
       });
     },
@@ -344,10 +344,10 @@ export async function createScaledBenchStore(): Promise<BenchStore> {
           [first.accountId, first.keyId, JSON.stringify(SEED_INPUT), hookUrl, AVATAR_CREDITS, first.period, batch.map((r) => r.job.id), batch.map((r) => r.job.completedAt)],
         );
         await q(
-          `INSERT INTO webhook_events (id, type, job_id, account_id, url, payload, status, attempts, next_attempt_at, created_at)
-           SELECT id, 'avatar.ready', job_id, $1, $2, payload, 'pending', 0, at, at
+          `INSERT INTO webhook_events (id, type, job_id, account_id, url, destination, payload, status, attempts, next_attempt_at, created_at)
+           SELECT id, 'avatar.ready', job_id, $1, $2, $7, payload, 'pending', 0, at, at
            FROM unnest($3::text[], $4::text[], $5::text[], $6::bigint[]) AS e(id, job_id, payload, at)`,
-          [first.accountId, hookUrl, batch.map((r) => r.event.id), batch.map((r) => r.event.jobId), batch.map((r) => r.event.payload), batch.map((r) => r.event.nextAttemptAt)],
+          [first.accountId, hookUrl, batch.map((r) => r.event.id), batch.map((r) => r.event.jobId), batch.map((r) => r.event.payload), batch.map((r) => r.event.nextAttemptAt), batch[0]!.event.destination],
         );
       }
     },

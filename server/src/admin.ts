@@ -8,7 +8,7 @@ import { periodOf } from './domain/credits.ts';
 import { generateSigningSecret } from './domain/keys.ts';
 import type { KeyMode, RatePlan } from './domain/model.ts';
 import { openStore } from './runtime.ts';
-import type { Store } from './storage/ports.ts';
+import { StoreUnavailableError, type Store } from './storage/ports.ts';
 
 const USAGE = `Usage: npm run admin -- <command> [flags]
 
@@ -27,22 +27,31 @@ The store is the one the server uses: DATABASE_URL + REDIS_URL when set, else DA
 
 class UsageError extends Error {}
 
-const { positionals, values } = parseArgs({
-  allowPositionals: true,
-  options: {
-    name: { type: 'string' },
-    credits: { type: 'string' },
-    mode: { type: 'string' },
-    account: { type: 'string' },
-    key: { type: 'string' },
-    json: { type: 'boolean', default: false },
-    help: { type: 'boolean', default: false },
-    'read-per-minute': { type: 'string' },
-    'read-per-day': { type: 'string' },
-    'generation-per-minute': { type: 'string' },
-    'generation-per-day': { type: 'string' },
-  },
-});
+const OPTIONS = {
+  name: { type: 'string' },
+  credits: { type: 'string' },
+  mode: { type: 'string' },
+  account: { type: 'string' },
+  key: { type: 'string' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', default: false },
+  'read-per-minute': { type: 'string' },
+  'read-per-day': { type: 'string' },
+  'generation-per-minute': { type: 'string' },
+  'generation-per-day': { type: 'string' },
+} as const;
+
+/** The command line, or the one-line reason it cannot be read (exit code 2, with the usage). */
+function parseCommandLine() {
+  try {
+    return parseArgs({ allowPositionals: true, options: OPTIONS, args: process.argv.slice(2) });
+  } catch (error) {
+    console.error(`admin: ${(error as Error).message.replaceAll('\n', ' ')}\n\n${USAGE}`);
+    process.exit(2);
+  }
+}
+
+const { positionals, values } = parseCommandLine();
 
 function count(flag: keyof typeof values, required: boolean): number | undefined {
   const raw = values[flag];
@@ -146,6 +155,9 @@ if (values.help) {
     if (error instanceof UsageError || error instanceof ConfigError) {
       console.error(`admin: ${error.message}\n\n${USAGE}`);
       process.exitCode = 2;
+    } else if (error instanceof StoreUnavailableError) {
+      console.error(`admin: ${error.message}. Check DATABASE_URL and REDIS_URL, and that both servers are running.`);
+      process.exitCode = 1;
     } else {
       throw error;
     }

@@ -4,6 +4,7 @@ import Koa from 'koa';
 import type { Logger } from 'pino';
 import type { DomainDeps } from './domain/deps.ts';
 import type { GenerationEngine } from './engine/engine.ts';
+import { refuseRepeatedAuthorization } from './http/auth.ts';
 import { createRequestValidator, type RequestValidator } from './http/contract.ts';
 import { errorHandler } from './http/errors.ts';
 import { requestId } from './http/requestId.ts';
@@ -44,6 +45,7 @@ export function createApp({ domain, engine, log, metrics, validator = createRequ
   app.use(requestId);
   app.use(observe(metrics));
   app.use(errorHandler(log));
+  app.use(refuseRepeatedAuthorization);
   app.use(async (ctx, next) => {
     if (ctx.path === '/healthz') {
       try {

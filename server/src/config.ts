@@ -21,7 +21,9 @@ export interface Config {
   logLevel: string;
   engine: { avatarMs: number; videoMs: number };
   worker: { concurrency: number; leaseMs: number; pollMs: number; maxAttempts: number };
-  webhooks: { timeoutMs: number; maxAttempts: number; baseDelayMs: number; concurrency: number; pollMs: number };
+  webhooks: { timeoutMs: number; maxAttempts: number; baseDelayMs: number; concurrency: number; perDestination: number; circuitFailures: number; pollMs: number };
+  /** What the HTTP server gives a client: see the README's operations section. */
+  http: { headersTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number; maxConnections: number };
   shutdownGraceMs: number;
 }
 
@@ -93,9 +95,26 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       maxAttempts: int(env, 'WEBHOOK_MAX_ATTEMPTS', 6, 1, 20),
       baseDelayMs: int(env, 'WEBHOOK_BASE_DELAY_MS', 5000, 10, 3_600_000),
       concurrency: int(env, 'WEBHOOK_CONCURRENCY', 16, 1, 1024),
+      perDestination: int(env, 'WEBHOOK_DESTINATION_CONCURRENCY', 4, 1, 1024),
+      circuitFailures: int(env, 'WEBHOOK_CIRCUIT_FAILURES', 5, 1, 1000),
       pollMs: int(env, 'WEBHOOK_POLL_MS', 1000, 10, 60_000),
     },
+    http: httpLimits(env),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+  };
+}
+
+function httpLimits(env: Env): Config['http'] {
+  const headersTimeoutMs = int(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000);
+  const requestTimeoutMs = int(env, 'HTTP_REQUEST_TIMEOUT_MS', 60_000, 100, 3_600_000);
+  if (requestTimeoutMs < headersTimeoutMs) {
+    throw new ConfigError(`HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs}) must be at least HTTP_HEADERS_TIMEOUT_MS (${headersTimeoutMs}): the headers are part of the request`);
+  }
+  return {
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs: int(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 5000, 100, 600_000),
+    maxConnections: int(env, 'HTTP_MAX_CONNECTIONS', 4096, 1, 1_000_000),
   };
 }
 

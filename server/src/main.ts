@@ -1,10 +1,25 @@
 // `npm start`: the only place that reads the environment, opens ports and starts workers.
-import { ConfigError, describeConfig, loadConfig } from './config.ts';
+import { ConfigError, describeConfig, loadConfig, type Config } from './config.ts';
 import { createAccount } from './domain/accounts.ts';
 import { systemClock } from './domain/clock.ts';
 import { startService } from './runtime.ts';
+import { StoreUnavailableError } from './storage/ports.ts';
+import { StoreLockedError } from './storage/embedded/serverLock.ts';
 
-let config;
+/**
+ * One line that says what went wrong at start and what to do; an error nobody foresaw
+ * keeps its stack, which is then the most useful thing to show.
+ */
+function startFailure(error: NodeJS.ErrnoException, c: Config): string {
+  if (error.code === 'EADDRINUSE') return `${c.host}:${c.port} is already in use by another process. Stop it, or set PORT to a free port (PORT=0 picks one).`;
+  if (error.code === 'EACCES') return `not allowed to listen on ${c.host}:${c.port}. Ports below 1024 need privileges: set PORT to 1024 or above.`;
+  if (error.code === 'EADDRNOTAVAIL') return `HOST=${c.host} is not an address of this machine.`;
+  if (error instanceof StoreLockedError) return error.message;
+  if (error instanceof StoreUnavailableError) return `${error.message}. Check DATABASE_URL and REDIS_URL, and that both servers are running.`;
+  return error.stack ?? String(error);
+}
+
+let config: Config;
 try {
   config = loadConfig();
 } catch (error) {
@@ -15,7 +30,10 @@ try {
   throw error;
 }
 
-const service = await startService(config);
+const service = await startService(config).catch((error: unknown) => {
+  console.error(`Cannot start: ${startFailure(error as NodeJS.ErrnoException, config)}`);
+  process.exit(1);
+});
 const { log, store } = service;
 log.info({ summary: describeConfig(config) }, `avatar service listening on ${service.url}`);
 // On stdout whatever the log level: with PORT=0 this line is where the port is learned.

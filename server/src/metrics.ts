@@ -10,6 +10,7 @@ export interface Metrics {
   queueDepth: Gauge<'status'>;
   webhookDeliveries: Counter<'outcome'>;
   webhookPending: Gauge;
+  webhookCircuitsOpened: Counter;
 }
 
 export function createMetrics(collect: { activeJobs?: () => Promise<{ queued: number; processing: number }>; pendingEvents?: () => Promise<number> } = {}): Metrics {
@@ -45,6 +46,11 @@ export function createMetrics(collect: { activeJobs?: () => Promise<{ queued: nu
       },
     }),
     webhookDeliveries: new Counter({ name: 'webhook_deliveries_total', help: 'Webhook delivery attempts by outcome', labelNames: ['outcome'], registers: [registry] }),
+    webhookCircuitsOpened: new Counter({
+      name: 'webhook_destination_circuits_opened_total',
+      help: 'Times a webhook destination failed often enough in a row to get one attempt at a time',
+      registers: [registry],
+    }),
     webhookPending: new Gauge({
       name: 'webhook_events_pending',
       help: 'Webhook events not yet delivered nor given up',

@@ -22,6 +22,8 @@ import { createJobRunner, type JobRunner } from './workers/jobRunner.ts';
 import { createWebhookDispatcher, type WebhookDispatcher } from './workers/webhookDispatcher.ts';
 
 export const EMBEDDED_FILE = 'avatar-service.db';
+/** Held by the one server of an embedded store while it runs. */
+export const SERVER_LOCK_FILE = 'server.lock';
 
 export interface Service {
   url: string;
@@ -54,7 +56,10 @@ export async function openStore(config: Config, options: { serving: boolean }): 
   if (config.databaseUrl && config.redisUrl) {
     return createScaledStore({ databaseUrl: config.databaseUrl, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix });
   }
-  return createEmbeddedStore(join(config.dataDir, EMBEDDED_FILE), { recoverOrphanedJobs: options.serving });
+  return createEmbeddedStore(join(config.dataDir, EMBEDDED_FILE), {
+    recoverOrphanedJobs: options.serving,
+    serverLockFile: options.serving ? join(config.dataDir, SERVER_LOCK_FILE) : undefined,
+  });
 }
 
 export async function startService(config: Config, overrides: ServiceOverrides = {}): Promise<Service> {
@@ -87,13 +92,29 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   runner = createJobRunner(domain, engine, config.worker, log, metrics);
 
   const app = createApp({ domain, engine, log, metrics, api: config.role !== 'worker' });
-  const server = createServer(app.callback());
-  server.keepAliveTimeout = 5000;
+  const server = createServer(
+    {
+      headersTimeout: config.http.headersTimeoutMs,
+      requestTimeout: config.http.requestTimeoutMs,
+      keepAliveTimeout: config.http.keepAliveTimeoutMs,
+      // The two timeouts above are enforced on this beat; Node's default (30 s) would let
+      // a slow client run that much past them.
+      connectionsCheckingInterval: Math.min(1000, Math.ceil(config.http.headersTimeoutMs / 4)),
+    },
+    app.callback(),
+  );
+  // Connections beyond this are closed as they arrive, before any byte is read.
+  server.maxConnections = config.http.maxConnections;
   answerConnectionErrors(server, log);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => resolve());
+    });
+  } catch (error) {
+    if (!overrides.store) await store.close(); // and with it the embedded store's server lock
+    throw error;
+  }
   const { port } = server.address() as AddressInfo;
   const working = config.role !== 'api';
   if (working) {

@@ -21,10 +21,13 @@ export class DomainError extends Error {
   }
 }
 
+/** Longest part of a caller's ID repeated in an answer; a longer one is cut, never echoed whole. */
+const ECHOED_ID_LENGTH = 64;
+
 export const notFound = (what: string, id: string, field?: string) =>
   new DomainError(
     'not_found',
-    `No ${what} ${id} exists for this account.`,
+    `No ${what} ${id.length > ECHOED_ID_LENGTH ? `${id.slice(0, ECHOED_ID_LENGTH)}…` : id} exists for this account.`,
     field ? [{ field, rule: 'exists', message: `no ${what} with this ID exists for this account` }] : [],
   );
 

@@ -2,6 +2,7 @@
 // and stored with that state (an outbox), so the sender only ever sends stored bytes.
 import { eventIdFor } from './ids.ts';
 import type { Job, WebhookEvent } from './model.ts';
+import { destinationOf } from './webhookDestinations.ts';
 import { toResource } from './serialize.ts';
 
 export function eventTypeFor(job: Job): string {
@@ -31,6 +32,7 @@ export function buildTerminalEvent(job: Job, publicBaseUrl: string, dueAt: numbe
     jobId: job.id,
     accountId: job.accountId,
     url: job.webhookUrl,
+    destination: destinationOf(job.webhookUrl),
     payload: JSON.stringify(envelope),
     status: 'pending',
     attempts: 0,

@@ -16,6 +16,11 @@ export function randomSuffix(length = 24): string {
 
 export const newAvatarId = () => `av_${randomSuffix()}`;
 export const newVideoId = () => `vid_${randomSuffix()}`;
+
+const JOB_ID = { avatar: /^av_[a-z0-9]{24}$/, avatar_video: /^vid_[a-z0-9]{24}$/ } as const;
+
+/** Whether `id` has the shape of an ID this service makes for a job of `kind`; no other can exist. */
+export const isJobId = (kind: keyof typeof JOB_ID, id: string): boolean => JOB_ID[kind].test(id);
 export const newAccountId = () => `acct_${randomSuffix()}`;
 export const newKeyId = () => `key_${randomSuffix()}`;
 

@@ -3,7 +3,7 @@ import type { components } from '../../../generated/openapi.ts';
 import { CREDIT_COST, periodBounds, periodOf } from './credits.ts';
 import type { Caller, DomainDeps } from './deps.ts';
 import { DomainError, notFound, validationFailed } from './errors.ts';
-import { newAvatarId, newVideoId } from './ids.ts';
+import { isJobId, newAvatarId, newVideoId } from './ids.ts';
 import type { AvatarInput, Job, JobKind, VideoInput } from './model.ts';
 import { toAvatarResource, toAvatarVideoResource, type AvatarResource, type AvatarVideoResource } from './serialize.ts';
 import { accountNow } from './sandboxClock.ts';
@@ -85,6 +85,7 @@ export async function createAvatarVideo(deps: DomainDeps, caller: Caller, body: 
 
 /** A job of this kind owned by the caller's account; any other account's job is "not found". */
 async function findOwnJob(deps: DomainDeps, caller: Caller, kind: JobKind, id: string): Promise<Job | null> {
+  if (!isJobId(kind, id)) return null; // never sent to the store: it could not be there
   const job = await deps.store.jobs.getJob(id);
   return job && job.kind === kind && job.accountId === caller.account.id ? job : null;
 }

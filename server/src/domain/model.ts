@@ -122,6 +122,8 @@ export interface WebhookEvent {
   jobId: string;
   accountId: string;
   url: string;
+  /** Host and port of `url`: deliveries are shared fairly between destinations. */
+  destination: string;
   /** The exact body to send, serialized once when the state changed. */
   payload: string;
   status: 'pending' | 'delivered' | 'failed';

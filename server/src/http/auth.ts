@@ -23,3 +23,16 @@ export function authenticate(store: Store): Middleware {
     await next();
   };
 }
+
+/**
+ * A request with more than one Authorization header is malformed: which key would be
+ * meant is unknowable, and taking the first (what Node does) would act on a guess.
+ * Refused before any route is known, like the other requests the HTTP layer cannot read.
+ */
+export const refuseRepeatedAuthorization: Middleware = async (ctx, next) => {
+  let seen = 0;
+  const raw = ctx.req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization') seen++;
+  if (seen > 1) throw new DomainError('malformed_request', `The request carries ${seen} Authorization headers; send exactly one.`);
+  await next();
+};

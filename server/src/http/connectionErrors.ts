@@ -3,7 +3,7 @@
 // Expect header it cannot meet: answered as problem+json like everything else, rather
 // than with Node's empty bodies. The connection is closed after the answer.
 import { randomBytes } from 'node:crypto';
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { PROBLEM_CONTENT_TYPE, PROBLEMS, problemBody } from './problem.ts';
@@ -15,37 +15,60 @@ const ANSWERS: Record<string, { code: string; detail: string }> = {
 const MALFORMED = { code: 'malformed_request', detail: 'The request is not valid HTTP/1.1 (for example a bad Content-Length, or both Content-Length and Transfer-Encoding).' };
 
 /** The problem document for `code`, with its status and title from the one table of codes. */
-function problem(code: string, detail: string, instance: string) {
-  const requestId = `req_${randomBytes(8).toString('hex')}`;
+function problem(code: string, detail: string, instance: string, requestId = `req_${randomBytes(8).toString('hex')}`) {
   const { status, title } = PROBLEMS[code]!;
-  return { status, title, requestId, body: JSON.stringify(problemBody({ code, detail, instance, requestId })) };
+  const body = JSON.stringify(problemBody({ code, detail, instance, requestId }));
+  const headers = { 'Content-Type': PROBLEM_CONTENT_TYPE, 'Content-Length': Buffer.byteLength(body), 'X-Request-Id': requestId, Connection: 'close' };
+  return { status, title, requestId, body, headers };
+}
+
+/** An answer written straight to the connection, where no response object exists. */
+function rawAnswer(status: number, title: string, headers: Record<string, string | number>, body: string): string {
+  return [`HTTP/1.1 ${status} ${title}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), '', body].join('\r\n');
 }
 
 export function answerConnectionErrors(server: Server, log: Logger): void {
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
-    // A reset or a half-written answer leaves nobody to answer.
-    if (error.code === 'ECONNRESET' || !socket.writable || (socket as Duplex & { _httpMessage?: unknown })._httpMessage) {
+    // A reset leaves nobody to answer.
+    if (error.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();
       return;
     }
     const answer = ANSWERS[error.code ?? ''] ?? MALFORMED;
-    const { status, title, requestId, body } = problem(answer.code, answer.detail, '');
-    log.info({ code: error.code }, 'refused a request the HTTP parser could not read');
-    socket.end(
-      [
-        `HTTP/1.1 ${status} ${title}`,
-        `Content-Type: ${PROBLEM_CONTENT_TYPE}`,
-        `Content-Length: ${Buffer.byteLength(body)}`,
-        `X-Request-Id: ${requestId}`,
-        'Connection: close',
-        '',
-        body,
-      ].join('\r\n'),
-    );
+    const timedOut = error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+    // The request the app is answering on this connection, if any.
+    const current = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
+    const refuse = (requestId?: string) => {
+      const { status, title, body, headers } = problem(answer.code, answer.detail, '', requestId);
+      log.info({ code: error.code, requestId: headers['X-Request-Id'] }, timedOut ? 'a request did not arrive in time; answered 408 and closed the connection' : 'refused a request the HTTP parser could not read');
+      return { status, title, body, headers };
+    };
+
+    if (!current) {
+      const { status, title, body, headers } = refuse();
+      socket.end(rawAnswer(status, title, headers, body));
+    } else if (current.req.complete && !timedOut) {
+      // The bytes after a whole request are not a request: answer the one that was, then
+      // refuse the rest and close.
+      const after = () => {
+        if (!socket.writable) return socket.destroy();
+        const { status, title, body, headers } = refuse();
+        socket.end(rawAnswer(status, title, headers, body));
+      };
+      if (current.writableFinished) after();
+      else current.once('finish', after).once('close', () => socket.destroy());
+    } else if (timedOut && !current.headersSent) {
+      // Its body did not arrive in time: answered on its own response, under the app's
+      // request ID; the app's read of the body then fails and it answers nothing more.
+      const id = current.getHeader('X-Request-Id');
+      const { status, title, body, headers } = refuse(typeof id === 'string' ? id : undefined);
+      current.writeHead(status, title, headers).end(body, () => socket.destroy());
+    } else {
+      socket.destroy(); // a client that broke off its own request: the app sees it leave
+    }
   });
   server.on('checkExpectation', (req, res) => {
-    const { status, title, requestId, body } = problem('expectation_failed', `Only "Expect: 100-continue" is understood; got "${req.headers.expect}".`, req.url ?? '');
-    res.writeHead(status, title, { 'Content-Type': PROBLEM_CONTENT_TYPE, 'Content-Length': Buffer.byteLength(body), 'X-Request-Id': requestId, Connection: 'close' });
-    res.end(body);
+    const { status, title, body, headers } = problem('expectation_failed', `Only "Expect: 100-continue" is understood; got "${req.headers.expect}".`, req.url ?? '');
+    res.writeHead(status, title, headers).end(body);
   });
 }

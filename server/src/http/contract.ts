@@ -4,6 +4,7 @@
 import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { createContractAjv } from '../../../contract/schemas.ts';
 import type { FieldError } from '../domain/errors.ts';
+import { textErrors } from '../domain/text.ts';
 
 const dotted = (pointer: string) => pointer.split('/').filter(Boolean).join('.');
 const join = (base: string, member: string) => (base ? `${base}.${member}` : member);
@@ -95,7 +96,9 @@ export function createRequestValidator(ajv: Ajv2020 = createContractAjv()): Requ
         if (!fn) throw new Error(`No schema ${schemaName} in the contract`);
         compiled.set(schemaName, fn);
       }
-      return fn(body) ? [] : toFieldErrors(fn.errors ?? [], body);
+      // The schema's findings first; then the one rule no JSON Schema keyword can state.
+      const broken = fn(body) ? [] : toFieldErrors(fn.errors ?? [], body);
+      return [...broken, ...textErrors(body).filter((t) => !broken.some((b) => b.field === t.field))];
     },
   };
 }

@@ -17,6 +17,7 @@ import type {
   WebhookEvent,
   WindowLimits,
 } from '../domain/model.ts';
+import type { DeliveryFairness } from '../domain/webhookDestinations.ts';
 
 /**
  * Thrown by an adapter when its engine cannot be reached (connection refused, timed
@@ -110,17 +111,25 @@ export interface JobStore {
 }
 
 export interface WebhookOutbox {
-  /** Pending events due at `now`, oldest first, leased so that only one sender takes each. */
-  claimDueEvents(now: number, limit: number, leaseUntil: number): Promise<WebhookEvent[]>;
+  /**
+   * Pending events due at `now`, oldest first, leased so that only one sender takes each,
+   * and never more per destination than `fairness` allows counting the attempts already
+   * in flight on every sender (atomic against concurrent claims).
+   */
+  claimDueEvents(now: number, limit: number, leaseUntil: number, fairness: DeliveryFairness): Promise<WebhookEvent[]>;
+  /** Records the delivery and clears its destination's failures in a row. */
   markDelivered(eventId: string, at: number, attempts: number): Promise<void>;
-  scheduleRetry(eventId: string, attempts: number, nextAttemptAt: number, error: string): Promise<void>;
-  markFailed(eventId: string, attempts: number, error: string): Promise<void>;
+  /** Records a failed attempt; returns its destination's failures in a row, this one included. */
+  scheduleRetry(eventId: string, attempts: number, nextAttemptAt: number, error: string): Promise<number>;
+  /** Records the last failed attempt; returns its destination's failures in a row, this one included. */
+  markFailed(eventId: string, attempts: number, error: string): Promise<number>;
   getEvent(eventId: string): Promise<WebhookEvent | null>;
   /**
-   * When the next event not held by an attempt is due. Events in flight are left out, so
-   * a sender does not spin on them; a lease that expires is found by the next poll.
+   * When the next event not held by an attempt, and not waiting for its destination's
+   * room, is due. Those are left out so that a sender does not spin on them: a settled
+   * attempt wakes its sender, and a lease that expires is found by the next poll.
    */
-  nextDueAt(now: number): Promise<number | null>;
+  nextDueAt(now: number, fairness: DeliveryFairness): Promise<number | null>;
   countPending(): Promise<number>;
 }
 

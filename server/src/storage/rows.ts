@@ -38,6 +38,7 @@ export function rowToEvent(row: Row): WebhookEvent {
     jobId: String(row.job_id),
     accountId: String(row.account_id),
     url: String(row.url),
+    destination: String(row.destination),
     payload: String(row.payload),
     status: row.status as WebhookEvent['status'],
     attempts: num(row.attempts),

@@ -10,6 +10,7 @@ import {
 } from '../../../client/src/signature.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { WebhookEvent } from '../domain/model.ts';
+import type { DeliveryFairness } from '../domain/webhookDestinations.ts';
 import { retryDelayMs } from '../domain/webhookSchedule.ts';
 import type { ServiceMode } from '../domain/webhookUrl.ts';
 import type { Metrics } from '../metrics.ts';
@@ -24,6 +25,10 @@ export interface DispatcherOptions {
   baseDelayMs: number;
   /** Deliveries in flight at once; a slow receiver holds one slot, not the others. */
   concurrency: number;
+  /** Deliveries in flight to one destination at most (on every sender together). */
+  perDestination: number;
+  /** Failures in a row after which a destination gets one attempt at a time. */
+  circuitFailures: number;
   pollMs: number;
   resolve?: Resolver;
   random?: () => number;
@@ -37,17 +42,19 @@ export interface WebhookDispatcher {
 
 export function createWebhookDispatcher(store: Store, clock: Clock, options: DispatcherOptions, log: Logger, metrics?: Metrics): WebhookDispatcher {
   const inFlight = new Set<Promise<void>>();
+  const fairness: DeliveryFairness = { perDestination: options.perDestination, circuitFailures: options.circuitFailures };
   const pump = createPump(
     async () => {
       const room = options.concurrency - inFlight.size;
       if (room <= 0) return;
       const now = clock.now();
       // The lease outlives one attempt, so a second dispatcher never sends it at the same time.
-      const due = await store.outbox.claimDueEvents(now, room, now + options.timeoutMs * 2 + 5000);
+      const due = await store.outbox.claimDueEvents(now, room, now + options.timeoutMs * 2 + 5000, fairness);
       for (const event of due) track(event);
       if (due.length === room) pump.wake(); // there may be more: one more pass
-      // Events in flight are not counted: waiting on them would be a busy loop.
-      const next = await store.outbox.nextDueAt(clock.now());
+      // Events in flight, or waiting for their destination's room, are not counted: waiting
+      // on them would be a busy loop. A settled attempt wakes the pump instead.
+      const next = await store.outbox.nextDueAt(clock.now(), fairness);
       if (next !== null) armDueTimer(next);
     },
     options.pollMs,
@@ -83,15 +90,23 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
     }
     const delay = retryDelayMs(attempts, options.maxAttempts, options.baseDelayMs, options.random);
     if (delay === null) {
-      await store.outbox.markFailed(event.id, attempts, result.error);
+      noteFailures(event, await store.outbox.markFailed(event.id, attempts, result.error));
       metrics?.webhookDeliveries.inc({ outcome: 'given_up' });
       log.warn({ eventId: event.id, type: event.type, attempts, error: result.error }, 'webhook given up after the last attempt; polling remains the source of truth');
       return;
     }
-    await store.outbox.scheduleRetry(event.id, attempts, clock.now() + delay, result.error);
+    noteFailures(event, await store.outbox.scheduleRetry(event.id, attempts, clock.now() + delay, result.error));
     metrics?.webhookDeliveries.inc({ outcome: 'retry' });
     log.info({ eventId: event.id, attempts, retryInMs: delay, error: result.error }, 'webhook attempt failed; will retry');
     armDueTimer(clock.now() + delay);
+  }
+
+  /** Says once, when it happens, that a destination is down to one attempt at a time. */
+  function noteFailures(event: WebhookEvent, failuresInARow: number): void {
+    if (failuresInARow === options.circuitFailures) {
+      metrics?.webhookCircuitsOpened.inc();
+      log.warn({ destination: event.destination, failuresInARow }, 'webhook destination keeps failing; one attempt at a time until one succeeds');
+    }
   }
 
   function track(event: WebhookEvent): void {

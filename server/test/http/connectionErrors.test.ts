@@ -42,12 +42,46 @@ describe('requests the HTTP parser refuses', () => {
     expect(reply.body).toMatchObject({ code, status });
   });
 
+  it('answers a whole request followed by bytes that are not one (a body sent without a length), then refuses the rest with a problem and closes', async () => {
+    const { port } = new URL(svc.url);
+    const text = await new Promise<string>((resolve) => {
+      const socket = connect(Number(port), '127.0.0.1', () => socket.write(`GET /v1/me HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer ${key}\r\n\r\n\u0000not a request\r\n\r\n`));
+      let all = '';
+      socket.on('data', (chunk) => (all += chunk.toString()));
+      socket.on('close', () => resolve(all));
+    });
+
+    const answers = text.split(/(?=HTTP\/1\.1 \d{3} )/);
+    expect(answers.map((a) => Number(a.slice(9, 12)))).toEqual([200, 400]);
+    expect(answers[1]).toMatch(/content-type: application\/problem\+json/i);
+    expect(JSON.parse(answers[1]!.slice(answers[1]!.indexOf('\r\n\r\n') + 4)).code).toBe('malformed_request');
+  });
+
   it('answers an Expect it cannot meet with problem+json 417', async () => {
     const reply = await raw(`GET /v1/me HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer ${key}\r\nExpect: 200-maybe\r\nConnection: close\r\n\r\n`);
 
     expect(reply.status).toBe(417);
     expect(reply.type).toMatch(/^application\/problem\+json/);
     expect(reply.body.code).toBe('expectation_failed');
+  });
+});
+
+describe('two Authorization headers', () => {
+  it('are refused with a 400 problem naming the header, whichever key comes first', async () => {
+    const other = (await svc.account()).api_key;
+
+    const reply = await raw(`GET /v1/me HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer ${key}\r\nauthorization: Bearer ${other}\r\nConnection: close\r\n\r\n`);
+
+    expect(reply.status).toBe(400);
+    expect(reply.type).toMatch(/^application\/problem\+json/);
+    expect(reply.body).toMatchObject({ code: 'malformed_request', detail: 'The request carries 2 Authorization headers; send exactly one.' });
+    expect(JSON.stringify(reply.body)).not.toContain(key);
+  });
+
+  it('leave one Authorization header as it was: the key is read', async () => {
+    const reply = await raw(`GET /v1/me HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`);
+
+    expect(reply.status).toBe(200);
   });
 });
 

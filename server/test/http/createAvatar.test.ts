@@ -69,6 +69,20 @@ describe('an invalid body', () => {
     expect(await svc.activeJobs()).toBe(before);
   });
 
+  it.each([
+    ['a NUL in the name', promptAvatar({ name: 'Ana\u0000' }), 'name'],
+    ['an unpaired surrogate in the prompt', promptAvatar({ prompt: 'A portrait \ud800' }), 'prompt'],
+    ['a NUL in a member name', { ...promptAvatar(), 'x\u0000': 1 }, ''],
+  ])('%s: 422 with the rule text, the same on every store, and nothing created', async (_case, body, field) => {
+    const before = await svc.activeJobs();
+
+    const r = await svc.request('POST', '/v1/avatars', { key, json: body });
+
+    expect(r.status).toBe(422);
+    expect(r.body.errors).toContainEqual(expect.objectContaining({ field, rule: 'text' }));
+    expect(await svc.activeJobs()).toBe(before);
+  });
+
   it('lists every broken rule at once', async () => {
     const r = await svc.request('POST', '/v1/avatars', { key, json: { type: 'props', name: 'x', sex: 'robot', age: 3 } });
 

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { createAccount } from '../../src/domain/accounts.ts';
 import type { Job } from '../../src/domain/model.ts';
+import { destinationOf } from '../../src/domain/webhookDestinations.ts';
 import { openStore } from '../../src/runtime.ts';
 import type { Store } from '../../src/storage/ports.ts';
 import { fakeClock } from '../support/clock.ts';
@@ -98,7 +99,7 @@ describe('the outbox', () => {
   it('rolls the state change back with an event that cannot be recorded, so neither exists alone', async () => {
     const job = await queued('av_1');
     const broken = {
-      id: 'evt_x', type: 'avatar.ready', jobId: 'av_missing', accountId: job.accountId, url: 'https://h.example/x', payload: '{}',
+      id: 'evt_x', type: 'avatar.ready', jobId: 'av_missing', accountId: job.accountId, url: 'https://h.example/x', destination: 'h.example:443', payload: '{}',
       status: 'pending' as const, attempts: 0, nextAttemptAt: 0, lastError: null, createdAt: 0, deliveredAt: null,
     };
 
@@ -112,7 +113,7 @@ describe('the outbox', () => {
   it('records the event with the terminal state in one step', async () => {
     const job = await queued('av_1');
     const event = {
-      id: 'evt_y', type: 'avatar.ready', jobId: job.id, accountId: job.accountId, url: 'https://h.example/x', payload: '{"id":"evt_y"}',
+      id: 'evt_y', type: 'avatar.ready', jobId: job.id, accountId: job.accountId, url: 'https://h.example/x', destination: 'h.example:443', payload: '{"id":"evt_y"}',
       status: 'pending' as const, attempts: 0, nextAttemptAt: 0, lastError: null, createdAt: 0, deliveredAt: null,
     };
 
@@ -126,16 +127,109 @@ describe('nextDueAt', () => {
   it('leaves out an event held by an attempt, so the sender does not spin on it', async () => {
     const job = await queued('av_1');
     const event = {
-      id: 'evt_z', type: 'avatar.ready', jobId: job.id, accountId: job.accountId, url: 'https://h.example/x', payload: '{}',
+      id: 'evt_z', type: 'avatar.ready', jobId: job.id, accountId: job.accountId, url: 'https://h.example/x', destination: 'h.example:443', payload: '{}',
       status: 'pending' as const, attempts: 0, nextAttemptAt: 1000, lastError: null, createdAt: 0, deliveredAt: null,
     };
     await store.jobs.completeJob(job.id, { status: 'ready', error: null, result: {}, at: 1000 }, event);
-    const due = await store.outbox.nextDueAt(1500);
+    const due = await store.outbox.nextDueAt(1500, FAIR);
 
-    await store.outbox.claimDueEvents(1500, 10, 30_000);
+    await store.outbox.claimDueEvents(1500, 10, 30_000, FAIR);
 
     expect(due).toBe(1000);
-    expect(await store.outbox.nextDueAt(1600)).toBeNull();
-    expect(await store.outbox.nextDueAt(30_001)).toBe(1000); // its lease ran out: due again
+    expect(await store.outbox.nextDueAt(1600, FAIR)).toBeNull();
+    expect(await store.outbox.nextDueAt(30_001, FAIR)).toBe(1000); // its lease ran out: due again
+  });
+
+  it('leaves out the events of a destination that has no room, and finds them again when it has', async () => {
+    await pendingEvents('a', 'https://a.example/hook', 3, 1000);
+    await store.outbox.claimDueEvents(1500, 10, 30_000, FAIR); // a takes its 2
+
+    expect(await store.outbox.nextDueAt(1600, FAIR)).toBeNull();
+    await store.outbox.markDelivered('evt_a0', 1700, 1);
+    expect(await store.outbox.nextDueAt(1800, FAIR)).toBe(1002); // a2: a1 is still in flight
+  });
+});
+
+/** Two attempts in flight per destination, one after three failures in a row. */
+const FAIR = { perDestination: 2, circuitFailures: 3 };
+
+/** `count` pending events to `url`, due at `dueAt`, each on a job of its own. */
+async function pendingEvents(tag: string, url: string, count: number, dueAt: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const job = await queued(`av_${tag}${i}`, 1);
+    const id = `evt_${tag}${i}`;
+    const event = {
+      id, type: 'avatar.ready', jobId: job.id, accountId: job.accountId, url, destination: destinationOf(url), payload: '{}',
+      status: 'pending' as const, attempts: 0, nextAttemptAt: dueAt + i, lastError: null, createdAt: 0, deliveredAt: null,
+    };
+    await store.jobs.completeJob(job.id, { status: 'ready', error: null, result: {}, at: dueAt }, event);
+    ids.push(id);
+  }
+  return ids;
+}
+
+const claimedIds = (events: { id: string }[]) => events.map((e) => e.id).sort();
+
+describe('fair claims across destinations', () => {
+  it('gives each destination its share of the slots, however many events it has due first', async () => {
+    await pendingEvents('a', 'https://a.example/hook', 6, 1000);
+    await pendingEvents('b', 'https://b.example:8443/hook', 2, 2000);
+
+    const first = await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR);
+    const second = await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR);
+
+    expect(claimedIds(first)).toEqual(['evt_a0', 'evt_a1', 'evt_b0', 'evt_b1']);
+    expect(second).toEqual([]);
+  });
+
+  it('counts the attempts in flight of every sender, also when claims race', async () => {
+    await pendingEvents('a', 'https://a.example/hook', 8, 1000);
+
+    const claims = await Promise.all([1, 2, 3, 4].map(() => store.outbox.claimDueEvents(5000, 10, 30_000, FAIR)));
+
+    expect(claims.flat()).toHaveLength(2);
+  });
+
+  it('gives a destination room again as its attempts settle, and counts an expired lease as settled', async () => {
+    await pendingEvents('a', 'https://a.example/hook', 4, 1000);
+    await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR);
+
+    await store.outbox.markDelivered('evt_a0', 6000, 1);
+    const afterOne = await store.outbox.claimDueEvents(6000, 10, 30_000, FAIR);
+    const afterLeases = await store.outbox.claimDueEvents(30_001, 10, 60_000, FAIR);
+
+    expect(claimedIds(afterOne)).toEqual(['evt_a2']);
+    expect(claimedIds(afterLeases)).toEqual(['evt_a1', 'evt_a2']); // the two whose leases ran out
+  });
+
+  it('gives a destination that failed three times in a row one attempt at a time, until one succeeds', async () => {
+    await pendingEvents('a', 'https://a.example/hook', 7, 1000);
+    const later = 100_000; // retries out of the way
+    await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR); // a0, a1
+    const counts = [await store.outbox.scheduleRetry('evt_a0', 1, later, 'status 500'), await store.outbox.scheduleRetry('evt_a1', 1, later, 'status 500')];
+    await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR); // a2, a3
+    counts.push(await store.outbox.scheduleRetry('evt_a2', 1, later, 'status 500'));
+
+    const open = await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR); // a3 still in flight: no room
+    counts.push(await store.outbox.scheduleRetry('evt_a3', 1, later, 'status 500'));
+    const probe = await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR);
+    await store.outbox.markDelivered('evt_a4', 5100, 1);
+    const closed = await store.outbox.claimDueEvents(5100, 10, 30_000, FAIR);
+
+    expect(counts).toEqual([1, 2, 3, 4]);
+    expect(open).toEqual([]);
+    expect(claimedIds(probe)).toEqual(['evt_a4']);
+    expect(claimedIds(closed)).toEqual(['evt_a5', 'evt_a6']);
+  });
+
+  it('forgets the failures of a destination that has nothing left to send', async () => {
+    await pendingEvents('a', 'https://a.example/hook', 1, 1000);
+    await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR);
+    expect(await store.outbox.markFailed('evt_a0', 6, 'status 500')).toBe(1);
+    await pendingEvents('b', 'https://a.example/other', 1, 7000);
+    await store.outbox.claimDueEvents(8000, 10, 30_000, FAIR);
+
+    expect(await store.outbox.scheduleRetry('evt_b0', 1, 9000, 'status 500')).toBe(1);
   });
 });

@@ -11,7 +11,7 @@ export interface Delivery {
   body: any;
 }
 
-export type Answer = { status: number; headers?: Record<string, string> } | 'hang';
+export type Answer = { status: number; headers?: Record<string, string>; body?: string | Buffer } | 'hang';
 
 export interface TestReceiver {
   url: string;
@@ -19,6 +19,8 @@ export interface TestReceiver {
   /** How to answer the n-th delivery (0-based) to a path; defaults to 200. */
   script: (path: string, n: number) => Answer;
   waitFor(count: number, timeoutMs?: number): Promise<Delivery[]>;
+  /** Ends every hanging answer's connection, so the attempts held by it fail now. */
+  dropHanging(): void;
   close(): Promise<void>;
 }
 
@@ -38,8 +40,12 @@ export async function startReceiver(): Promise<TestReceiver> {
       }
       return deliveries;
     },
-    async close() {
+    dropHanging() {
       for (const res of hanging) res.destroy();
+      hanging.clear();
+    },
+    async close() {
+      receiver.dropHanging();
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
     },
@@ -59,7 +65,7 @@ export async function startReceiver(): Promise<TestReceiver> {
         return;
       }
       res.writeHead(answer.status, answer.headers);
-      res.end('ok');
+      res.end(answer.body ?? 'ok');
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));

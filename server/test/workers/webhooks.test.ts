@@ -183,3 +183,27 @@ describe('a slow receiver', () => {
     expect(Date.now() - started).toBeLessThan(1500);
   });
 });
+
+describe('fair delivery across destinations', () => {
+  it('delivers to a healthy receiver within a second while 32 hanging and 32 flooding deliveries wait their turn', async () => {
+    const { receiver: healthy, svc, key } = await setup({ WEBHOOK_TIMEOUT_MS: '5000' });
+    const hanging = await startReceiver();
+    const flooding = await startReceiver();
+    open.push(hanging, flooding);
+    hanging.script = () => 'hang';
+    flooding.script = () => ({ status: 200, body: Buffer.alloc(4 * 1024 * 1024, 'x') });
+    for (let i = 0; i < 32; i++) {
+      await createAvatar(svc, key, `${hanging.url}/h${i}`);
+      await createAvatar(svc, key, `${flooding.url}/f${i}`);
+    }
+    await hanging.waitFor(4); // the hanging receiver holds all it is given
+
+    const id = await createAvatar(svc, key, `${healthy.url}/ok`);
+    const [delivery] = await healthy.waitFor(1, 5000);
+    const record = await svc.waitTerminal(`/v1/avatars/${id}`, key);
+    hanging.dropHanging();
+
+    expect(delivery!.at - Date.parse(record.completed_at)).toBeLessThan(1000);
+    expect(hanging.deliveries.length).toBeLessThanOrEqual(4 + 4); // its share, plus those its dropped connections let through
+  });
+});

@@ -1,9 +1,10 @@
 import type { Store } from '../ports.ts';
 import { embeddedAccounts } from './accounts.ts';
-import { openDatabase } from './database.ts';
+import { openDatabase, type Db } from './database.ts';
 import { embeddedJobs } from './jobs.ts';
 import { embeddedOutbox } from './outbox.ts';
 import { RATE_COUNTER_FLUSH_MS, embeddedRateLimits } from './rateLimits.ts';
+import { takeServerLock } from './serverLock.ts';
 
 export interface EmbeddedOptions {
   /**
@@ -13,11 +14,21 @@ export interface EmbeddedOptions {
    * The admin command opens the same file without it.
    */
   recoverOrphanedJobs?: boolean;
+  /** Set by the server: the file whose lock makes it the store's only server (serverLock.ts). */
+  serverLockFile?: string;
 }
 
 /** The default store: one SQLite file (Node's built-in node:sqlite), nothing to install. */
 export function createEmbeddedStore(file: string, options: EmbeddedOptions = {}): Store {
-  const db = openDatabase(file);
+  // Taken before anything else: the recovery below is only right for the only server.
+  const lock = options.serverLockFile ? takeServerLock(options.serverLockFile) : undefined;
+  let db: Db;
+  try {
+    db = openDatabase(file);
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
   if (options.recoverOrphanedJobs) {
     db.prepare(`UPDATE jobs SET lease_until = 0, lease_owner = NULL WHERE status = 'processing'`).run();
     db.prepare(`UPDATE webhook_events SET lease_until = NULL WHERE status = 'pending'`).run();
@@ -37,6 +48,7 @@ export function createEmbeddedStore(file: string, options: EmbeddedOptions = {})
       clearInterval(flusher);
       rateLimits.flush();
       if (db.isOpen) db.close();
+      lock?.release();
     },
   };
 }

@@ -5,10 +5,10 @@ import { rowToJob, type Row } from '../rows.ts';
 
 export function insertEvent(db: Db, e: WebhookEvent): void {
   db.prepare(`
-    INSERT INTO webhook_events (id, type, job_id, account_id, url, payload, status, attempts, next_attempt_at, last_error, created_at, delivered_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    INSERT INTO webhook_events (id, type, job_id, account_id, url, destination, payload, status, attempts, next_attempt_at, last_error, created_at, delivered_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (id) DO NOTHING`).run(
-    e.id, e.type, e.jobId, e.accountId, e.url, e.payload, e.status, e.attempts, e.nextAttemptAt, e.lastError, e.createdAt, e.deliveredAt,
+    e.id, e.type, e.jobId, e.accountId, e.url, e.destination, e.payload, e.status, e.attempts, e.nextAttemptAt, e.lastError, e.createdAt, e.deliveredAt,
   );
 }
 

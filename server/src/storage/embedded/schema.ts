@@ -79,4 +79,17 @@ export const MIGRATIONS: readonly string[] = [
   -- The sandbox clock: how far the account's time is ahead of the service's.
   ALTER TABLE accounts ADD COLUMN clock_offset_ms INTEGER NOT NULL DEFAULT 0 CHECK (clock_offset_ms >= 0);
   `,
+  `
+  -- Fair delivery: each event's destination (host:port), the attempts in flight found by
+  -- their lease, and the failures in a row of each destination that has failed lately.
+  -- Events stored before this version are grouped by their whole URL.
+  ALTER TABLE webhook_events ADD COLUMN destination TEXT NOT NULL DEFAULT '';
+  UPDATE webhook_events SET destination = url WHERE destination = '';
+  CREATE INDEX webhook_events_leased ON webhook_events (lease_until) WHERE status = 'pending' AND lease_until IS NOT NULL;
+  CREATE INDEX webhook_events_destination ON webhook_events (destination) WHERE status = 'pending';
+  CREATE TABLE webhook_destinations (
+    destination TEXT PRIMARY KEY,
+    failures INTEGER NOT NULL CHECK (failures > 0)
+  );
+  `,
 ];

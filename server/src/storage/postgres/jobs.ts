@@ -18,9 +18,9 @@ function toBalance(period: string, row: Row | undefined): CreditBalance {
 
 export async function insertEvent(client: pg.PoolClient, e: WebhookEvent): Promise<void> {
   await client.query(
-    `INSERT INTO webhook_events (id, type, job_id, account_id, url, payload, status, attempts, next_attempt_at, last_error, created_at, delivered_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO NOTHING`,
-    [e.id, e.type, e.jobId, e.accountId, e.url, e.payload, e.status, e.attempts, e.nextAttemptAt, e.lastError, e.createdAt, e.deliveredAt],
+    `INSERT INTO webhook_events (id, type, job_id, account_id, url, destination, payload, status, attempts, next_attempt_at, last_error, created_at, delivered_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (id) DO NOTHING`,
+    [e.id, e.type, e.jobId, e.accountId, e.url, e.destination, e.payload, e.status, e.attempts, e.nextAttemptAt, e.lastError, e.createdAt, e.deliveredAt],
   );
 }
 

@@ -75,4 +75,19 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     name: 'sandbox clock',
     sql: `ALTER TABLE accounts ADD COLUMN clock_offset_ms BIGINT NOT NULL DEFAULT 0 CHECK (clock_offset_ms >= 0);`,
   },
+  {
+    version: 3,
+    name: 'fair webhook delivery',
+    // Events stored before this version are grouped by their whole URL.
+    sql: `
+    ALTER TABLE webhook_events ADD COLUMN destination TEXT NOT NULL DEFAULT '';
+    UPDATE webhook_events SET destination = url WHERE destination = '';
+    CREATE INDEX webhook_events_leased ON webhook_events (lease_until) WHERE status = 'pending' AND lease_until IS NOT NULL;
+    CREATE INDEX webhook_events_destination ON webhook_events (destination) WHERE status = 'pending';
+    CREATE TABLE webhook_destinations (
+      destination TEXT PRIMARY KEY,
+      failures INTEGER NOT NULL CHECK (failures > 0)
+    );
+    `,
+  },
 ];

@@ -1,0 +1,34 @@
+// Text the service takes in: any string of a request body must be well-formed Unicode
+// without U+0000. Neither can be stored everywhere (PostgreSQL refuses both in JSON and
+// NUL in text), nor means anything in a name, a prompt or a script; refusing them up
+// front gives the same 422 on every store instead of a failure deep in one.
+import type { FieldError } from './errors.ts';
+
+const RULE = 'text';
+const MESSAGE = 'must be well-formed Unicode text without U+0000';
+
+/**
+ * The members of `body`, at any depth, whose strings break the rule (member names
+ * included). Walked with a stack of its own, not by recursion: a body can nest deeper
+ * than the call stack goes.
+ */
+export function textErrors(body: unknown): FieldError[] {
+  const errors: FieldError[] = [];
+  const pending: [unknown, string][] = [[body, '']];
+  while (pending.length > 0) {
+    const [node, path] = pending.pop()!;
+    if (typeof node === 'string') {
+      if (!isStorableText(node)) errors.push({ field: path, rule: RULE, message: MESSAGE });
+    } else if (node && typeof node === 'object') {
+      for (const [key, value] of Object.entries(node)) {
+        if (isStorableText(key)) pending.push([value, path ? `${path}.${key}` : key]);
+        else errors.push({ field: path, rule: RULE, message: `has a member name that ${MESSAGE}` });
+      }
+    }
+  }
+  return errors;
+}
+
+function isStorableText(s: string): boolean {
+  return !s.includes('\u0000') && s.isWellFormed();
+}

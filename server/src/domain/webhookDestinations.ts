@@ -1,0 +1,75 @@
+// Fair webhook delivery across receivers. The sender's slots are shared by every
+// account, so a receiver that hangs or keeps failing must not hold more than its share:
+// each destination (a host and port) gets a few attempts in flight at most, and one that
+// has failed several times in a row gets one at a time until an attempt succeeds again.
+// Every attempt of the retry schedule is still made for real (none is skipped or failed
+// without trying), so an event's schedule is the contract's; only a failing
+// destination's own backlog waits its turn.
+
+export interface DeliveryFairness {
+  /** Attempts in flight to one destination at most while it answers. */
+  perDestination: number;
+  /** Failed attempts in a row after which a destination gets one attempt at a time. */
+  circuitFailures: number;
+}
+
+/**
+ * The destination a webhook URL is sent to: its host and effective port, lower-cased.
+ * `http://h` and `https://h:80` are the same destination: they share its sockets.
+ */
+export function destinationOf(raw: string): string {
+  try {
+    const url = new URL(raw);
+    const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+    return `${url.hostname.toLowerCase()}:${port}`;
+  } catch {
+    return raw; // a URL that does not parse fails its attempt; it is its own destination
+  }
+}
+
+/** Attempts a destination may have in flight, given its failures in a row. */
+export function destinationLimit(failuresInARow: number, fairness: DeliveryFairness): number {
+  return failuresInARow >= fairness.circuitFailures ? 1 : fairness.perDestination;
+}
+
+/**
+ * Due events a claim looks at, oldest first, with the full destinations' events left out
+ * by the store. A destination with more due events than its room takes its share, and
+ * the next claim, where it is full, looks past them.
+ */
+export const CLAIM_SCAN = 512;
+
+/** What the store knows of the destinations at claim time. */
+export interface DestinationLoad {
+  /** Attempts in flight (events leased and not yet settled), by destination. */
+  inFlight: ReadonlyMap<string, number>;
+  /** Failures in a row, for the destinations that have some. */
+  failures: ReadonlyMap<string, number>;
+}
+
+function room(destination: string, load: DestinationLoad, fairness: DeliveryFairness): number {
+  return destinationLimit(load.failures.get(destination) ?? 0, fairness) - (load.inFlight.get(destination) ?? 0);
+}
+
+/** Destinations that may not take another attempt now: their due events are passed over. */
+export function fullDestinations(load: DestinationLoad, fairness: DeliveryFairness): string[] {
+  return [...load.inFlight.keys()].filter((d) => room(d, load, fairness) <= 0);
+}
+
+/**
+ * Takes up to `limit` of `due` (oldest first) without putting any destination over its
+ * limit: a destination with many due events takes its share and leaves the rest of the
+ * slots to the others.
+ */
+export function pickFairly<T extends { destination: string }>(due: readonly T[], load: DestinationLoad, fairness: DeliveryFairness, limit: number): T[] {
+  const taken = new Map<string, number>();
+  const picked: T[] = [];
+  for (const event of due) {
+    if (picked.length >= limit) break;
+    const already = taken.get(event.destination) ?? 0;
+    if (already >= room(event.destination, load, fairness)) continue;
+    taken.set(event.destination, already + 1);
+    picked.push(event);
+  }
+  return picked;
+}

@@ -1,0 +1,90 @@
+// What an operator meets when a start or a command cannot go on: one line that says why
+// and what to do, never a stack; and one server per embedded store, with the operator
+// command still working beside it.
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServerProcess, type ServerProcess } from './support/serverProcess.ts';
+import { createTestStoreEnv, scaled, type TestStoreEnv } from './support/stores.ts';
+
+const MAIN = new URL('../src/main.ts', import.meta.url).pathname;
+const ADMIN = new URL('../src/admin.ts', import.meta.url).pathname;
+
+interface Exit {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a script of the server to its end (the server's start refused, or a command). */
+function run(script: string, args: string[], env: Record<string, string>): Promise<Exit> {
+  const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c) => (stdout += c));
+  child.stderr.on('data', (c) => (stderr += c));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+const NO_STACK = /^\s+at /m;
+
+let storeEnv: TestStoreEnv;
+let server: ServerProcess;
+beforeAll(async () => {
+  storeEnv = await createTestStoreEnv();
+  server = await startServerProcess({ ...storeEnv.env, LOG_LEVEL: 'warn' });
+});
+afterAll(async () => {
+  await server?.stop();
+  await storeEnv?.drop();
+});
+
+describe('a start that cannot go on', () => {
+  it('says in one line that the port is in use, and exits 1', async () => {
+    const other = await createTestStoreEnv();
+
+    const exit = await run(MAIN, [], { ...other.env, PORT: String(server.port) });
+    await other.drop();
+
+    expect(exit.code).toBe(1);
+    expect(exit.stderr.trim()).toBe(`Cannot start: 127.0.0.1:${server.port} is already in use by another process. Stop it, or set PORT to a free port (PORT=0 picks one).`);
+  });
+
+  it.runIf(!scaled)('refuses a second server on the same embedded store, saying why and what to do', async () => {
+    const exit = await run(MAIN, [], { ...storeEnv.env, PORT: '0' });
+    const stillServing = await fetch(`${server.url}/healthz`);
+
+    expect(exit.code).toBe(1);
+    expect(exit.stderr).toMatch(/^Cannot start: another server is already running on the embedded store in .+ Stop it, or give this one another DATA_DIR/);
+    expect(exit.stderr.trim().split('\n')).toHaveLength(1);
+    expect(exit.stdout).not.toContain('listening');
+    expect(stillServing.status).toBe(200);
+  });
+});
+
+describe('the operator command beside a running server', () => {
+  it('creates an account the server then serves', async () => {
+    const exit = await run(ADMIN, ['create-account', '--name', 'Beside', '--json'], storeEnv.env);
+    const created = JSON.parse(exit.stdout);
+    const me = await fetch(`${server.url}/v1/me`, { headers: { Authorization: `Bearer ${created.api_key}` } });
+
+    expect(exit.code).toBe(0);
+    expect(me.status).toBe(200);
+  });
+
+  it.each([
+    [['grant-credits', '--account', 'acct_x', '--credits', '-5'], /^admin: Option '--credits' argument is ambiguous\..*'--credits=-XYZ'\.$/],
+    [['grant-credits', '--account', 'acct_x', '--credits=-5'], /^admin: no account acct_x$/],
+    [['list-accounts', '--bogus'], /^admin: Unknown option '--bogus'\./],
+    [['frobnicate'], /^admin: unknown command "frobnicate"$/],
+    [['issue-key'], /^admin: --account is required$/],
+  ])('answers %j with one line, the usage and exit code 2', async (args, message) => {
+    const exit = await run(ADMIN, args, storeEnv.env);
+
+    expect(exit.code).toBe(2);
+    const [first, blank, usage] = exit.stderr.split('\n');
+    expect(first).toMatch(message);
+    expect(blank).toBe('');
+    expect(usage).toMatch(/^Usage: npm run admin/);
+    expect(exit.stderr).not.toMatch(NO_STACK);
+  });
+});
