@@ -5,7 +5,7 @@
 import createClient, { type Client } from 'openapi-fetch';
 import type { components, paths } from '../../generated/openapi.ts';
 
-export * from './signature.ts';
+export * from '../../contract/webhookSignature.ts';
 export * from './verify.ts';
 export * from './receiver.ts';
 

@@ -10,7 +10,7 @@ import {
   WEBHOOK_TIMESTAMP_HEADER,
   WEBHOOK_TOLERANCE_SECONDS,
   signWebhook,
-} from './signature.ts';
+} from '../../contract/webhookSignature.ts';
 
 type Schemas = components['schemas'];
 export type AvatarReadyEvent = Schemas['AvatarReadyEvent'];

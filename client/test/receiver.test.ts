@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import Koa from 'koa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryEventStore, webhookReceiver, type ProcessedEventStore } from '../src/receiver.ts';
-import { WEBHOOK_EVENT_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER, signWebhook } from '../src/signature.ts';
+import { WEBHOOK_EVENT_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER, signWebhook } from '../../contract/webhookSignature.ts';
 import type { WebhookEvent } from '../src/verify.ts';
 
 const SECRET = 'whsec_receiver_test';

@@ -6,7 +6,7 @@ import {
   WEBHOOK_TIMESTAMP_HEADER,
   WEBHOOK_TOLERANCE_SECONDS,
   signWebhook,
-} from '../src/signature.ts';
+} from '../../contract/webhookSignature.ts';
 import { WebhookVerificationError, isKnownWebhookEvent, verifyWebhook, type WebhookEvent } from '../src/verify.ts';
 
 const SECRET = 'whsec_test_receiver';

@@ -103,7 +103,3 @@ export function clause(id: ClauseId): Clause {
   if (!found) throw new Error(`unknown clause ${id}`);
   return found;
 }
-
-export function isBlackBox(entry: Clause): boolean {
-  return entry.observe.includes('B');
-}

@@ -45,11 +45,11 @@ const MODULES = String.raw`/node_modules/`;
 /** The server's layers, most specific first. */
 export const SERVER_CATEGORIES: readonly Category[] = [
   // The dispatcher's store calls first: getAccount lives with the key lookups but only the dispatcher calls it.
-  { name: 'webhook dispatcher (claim, sign, record)', url: new RegExp(`${SERVER}(workers/webhookDispatcher|storage/(embedded|postgres)/outbox)\\.ts|/client/src/signature\\.ts`), fn: /^(getAccount|claimDueEvents|markDelivered|scheduleRetry|markFailed|nextDueAt|countPending)$/ },
-  { name: 'rate limiter (count per request)', url: new RegExp(`${SERVER}(storage/(embedded|redis)/rateLimits|http/rateLimit|domain/rateLimits)\\.ts`) },
-  { name: 'auth (key hash + key lookup)', url: new RegExp(`${SERVER}(http/auth|domain/keys|storage/(embedded|postgres)/accounts)\\.ts`) },
+  { name: 'webhook dispatcher (claim, sign, record)', url: new RegExp(`${SERVER}(workers/webhookDispatcher|storage/(embedded|postgres)/outbox)\\.ts|/contract/webhookSignature\\.ts`), fn: /^(getAccount|claimDueEvents|markDelivered|scheduleRetry|markFailed|nextDueAfter|countPending)$/ },
+  { name: 'rate limiter (count per request)', url: new RegExp(`${SERVER}(storage/(embedded|redis)/rateLimits|http/admit|domain/(admission|rateLimits))\\.ts`) },
+  { name: 'auth (key hash + key lookup)', url: new RegExp(`${SERVER}(domain/keys|storage/(embedded|postgres)/accounts)\\.ts`) },
   { name: 'job runner (claim, finish)', url: new RegExp(`${SERVER}(workers/jobRunner|domain/completion|domain/events|engine/\\w+)\\.ts`), fn: /^(claimJob|completeJob|renewLease|releaseLease|countActiveJobs)$/ },
-  { name: 'webhook HTTP client (a new connection per delivery)', url: new RegExp(`${SERVER}workers/deliver\\.ts`), nodeBelow: true },
+  { name: 'webhook HTTP client', url: new RegExp(`${SERVER}workers/deliver\\.ts`), nodeBelow: true },
   { name: 'jobs: create / read + serialize', url: new RegExp(`${SERVER}(domain/(jobs|serialize|credits|ids)|storage/(embedded|postgres)/jobs|storage/rows|http/routes)\\.ts`) },
   { name: 'request validation (Ajv)', url: new RegExp(`${SERVER}http/(body|contract)\\.ts|${MODULES}(ajv|ajv-formats|fast-uri)/`) },
   { name: 'metrics (prom-client)', url: new RegExp(`${MODULES}prom-client/|${SERVER}metrics\\.ts`) },

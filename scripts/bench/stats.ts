@@ -66,9 +66,8 @@ export class Samples {
   }
 }
 
-/** Bytes as decimal megabytes (the unit of the 200 MB target). */
+/** Bytes as decimal megabytes (the unit of the 200 MB memory target). */
 export const MB = 1_000_000;
-export const toMB = (bytes: number): number => bytes / MB;
 
 /** "12,345" */
 export function formatInt(value: number): string {

@@ -20,8 +20,8 @@ import type { AvatarInput, Job, RatePlan } from '../../server/src/domain/model.t
 import { EMBEDDED_FILE } from '../../server/src/runtime.ts';
 import { openDatabase } from '../../server/src/storage/embedded/database.ts';
 import { createEmbeddedStore } from '../../server/src/storage/embedded/index.ts';
-import { createScaledStore } from '../../server/src/storage/postgres/index.ts';
-import type { Store } from '../../server/src/storage/ports.ts';
+import { createPostgresRedisStore } from '../../server/src/storage/postgres/index.ts';
+import type { Store } from '../../server/src/domain/ports.ts';
 
 export const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -273,7 +273,7 @@ export async function createScaledBenchStore(): Promise<BenchStore> {
   url.searchParams.set('options', `-c search_path=${schema}`);
   const databaseUrl = url.toString();
   const prefix = `${schema}:`;
-  const open = () => createScaledStore({ databaseUrl, redisUrl: REDIS_URL, redisPrefix: prefix });
+  const open = () => createPostgresRedisStore({ databaseUrl, redisUrl: REDIS_URL, redisPrefix: prefix });
   // Migrations run once here, so the bench's own pool below finds the tables.
   await (await open()).close();
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });

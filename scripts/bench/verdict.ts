@@ -329,9 +329,10 @@ function webhookWhy(report: BenchReport, kind: StoreKind): string {
   }
   parts.push(
     `Per delivery the dispatcher claims the event (a write transaction leasing it), reads the account for its signing secret, signs with HMAC-SHA256, ` +
-      `opens a new TCP connection (agent: false, no keep-alive), POSTs, and records the outcome (another write); at most WEBHOOK_CONCURRENCY=${settings.WEBHOOK_CONCURRENCY ?? '?'} are in flight, and each freed slot claims one event at a time.`,
+      `POSTs on a connection kept alive per receiver, and records the outcome (another write); at most WEBHOOK_CONCURRENCY=${settings.WEBHOOK_CONCURRENCY ?? '?'} are in flight, ` +
+      `WEBHOOK_DESTINATION_CONCURRENCY=${settings.WEBHOOK_DESTINATION_CONCURRENCY ?? '?'} of them to the one receiver of this benchmark (fair delivery across receivers), and each freed slot claims one event at a time.`,
   );
   if (drain?.profile) parts.push(`CPU profile while draining: ${topShares(drain.profile, 5)}.`);
-  parts.push(`Keep-alive connections per receiver, claiming and recording in batches, and caching signing secrets would each cut the work per delivery.`);
+  parts.push(`Claiming and recording in batches, and caching signing secrets, would each cut the work per delivery.`);
   return parts.join(' ');
 }

@@ -8,7 +8,7 @@ import { periodOf } from './domain/credits.ts';
 import { generateSigningSecret } from './domain/keys.ts';
 import type { KeyMode, RatePlan } from './domain/model.ts';
 import { openStore } from './runtime.ts';
-import { StoreUnavailableError, type Store } from './storage/ports.ts';
+import { StoreUnavailableError, type Store } from './domain/ports.ts';
 
 const USAGE = `Usage: npm run admin -- <command> [flags]
 

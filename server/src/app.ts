@@ -3,9 +3,9 @@
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import type { DomainDeps } from './domain/deps.ts';
-import type { GenerationEngine } from './engine/engine.ts';
-import { refuseRepeatedAuthorization } from './http/auth.ts';
-import { createRequestValidator, type RequestValidator } from './http/contract.ts';
+import type { GenerationEngine } from './domain/engine.ts';
+import { refuseRepeatedAuthorization } from './http/admit.ts';
+import { createRequestValidator, type RequestValidator } from './http/requestValidator.ts';
 import { errorHandler } from './http/errors.ts';
 import { requestId } from './http/requestId.ts';
 import { createRouter } from './http/routes.ts';

@@ -3,7 +3,7 @@ import { ConfigError, describeConfig, loadConfig, type Config } from './config.t
 import { createAccount } from './domain/accounts.ts';
 import { systemClock } from './domain/clock.ts';
 import { startService } from './runtime.ts';
-import { StoreUnavailableError } from './storage/ports.ts';
+import { StoreUnavailableError } from './domain/ports.ts';
 import { StoreLockedError } from './storage/embedded/serverLock.ts';
 
 /**

@@ -9,12 +9,12 @@ import type { Config } from './config.ts';
 import { systemClock, type Clock } from './domain/clock.ts';
 import type { DomainDeps } from './domain/deps.ts';
 import { createBuiltinEngine } from './engine/builtin.ts';
-import type { GenerationEngine } from './engine/engine.ts';
+import type { GenerationEngine } from './domain/engine.ts';
 import { createLogger } from './logger.ts';
 import { createMetrics } from './metrics.ts';
 import { createEmbeddedStore } from './storage/embedded/index.ts';
-import { createScaledStore } from './storage/postgres/index.ts';
-import type { Store } from './storage/ports.ts';
+import { createPostgresRedisStore } from './storage/postgres/index.ts';
+import type { Store } from './domain/ports.ts';
 import { createAccountTimer } from './workers/accountTimer.ts';
 import { answerConnectionErrors } from './http/connectionErrors.ts';
 import type { Resolver } from './workers/deliver.ts';
@@ -54,7 +54,7 @@ export interface ServiceOverrides {
  */
 export async function openStore(config: Config, options: { serving: boolean }): Promise<Store> {
   if (config.databaseUrl && config.redisUrl) {
-    return createScaledStore({ databaseUrl: config.databaseUrl, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix });
+    return createPostgresRedisStore({ databaseUrl: config.databaseUrl, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix });
   }
   return createEmbeddedStore(join(config.dataDir, EMBEDDED_FILE), {
     recoverOrphanedJobs: options.serving,

@@ -12,7 +12,7 @@ import { loadConfig } from '../src/config.ts';
 import { createAccount } from '../src/domain/accounts.ts';
 import { systemClock } from '../src/domain/clock.ts';
 import { openStore } from '../src/runtime.ts';
-import type { Store } from '../src/storage/ports.ts';
+import type { Store } from '../src/domain/ports.ts';
 import { GENEROUS_PLAN } from './support/harness.ts';
 import { startServerProcess, type ServerProcess } from './support/serverProcess.ts';
 import { createTestStoreEnv, type TestStoreEnv } from './support/stores.ts';

@@ -4,7 +4,7 @@ import { expect } from 'vitest';
 import type { Report } from '../../conformance/src/run.ts';
 import { createAccount } from '../../server/src/domain/accounts.ts';
 import type { Clock } from '../../server/src/domain/clock.ts';
-import type { Store } from '../../server/src/storage/ports.ts';
+import type { Store } from '../../server/src/domain/ports.ts';
 
 export interface RunKeys {
   apiKey: string;

@@ -5,6 +5,7 @@
 // an implementation's shape; checks read records, answers and events through it and
 // never through this project's own choices. The default profile is this project's
 // contract (openapi/README.md), so a run without a profile file judges it as before.
+import { SANDBOX_FAILURE_MARKER } from '../../../contract/sandbox.ts';
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import jsonpointer from 'jsonpointer';
@@ -58,7 +59,7 @@ export const PLACEHOLDERS = {
 } as const;
 
 /** The contract's sandbox failure trigger (ND-SANDBOX-FAILURE). */
-export const CONTRACT_FAIL_MARKER = '[sandbox:fail]';
+export const CONTRACT_FAIL_MARKER = SANDBOX_FAILURE_MARKER;
 
 export const CONTRACT_PROFILE: ImplementationProfile = {
   name: "this project's contract",

@@ -9,7 +9,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { signWebhook, WEBHOOK_TOLERANCE_SECONDS } from '../../../client/src/signature.ts';
+import { signWebhook, WEBHOOK_TOLERANCE_SECONDS } from '../../../contract/webhookSignature.ts';
 
 export type ReceiverMode = 'ok' | 'fail-first' | 'always-fail';
 

@@ -18,6 +18,7 @@ export function dispatcherSettings(env: Record<string, string>): Record<string, 
   const { webhooks } = loadConfig({ ...SERVER_BASE_ENV, ...env });
   return {
     WEBHOOK_CONCURRENCY: String(webhooks.concurrency),
+    WEBHOOK_DESTINATION_CONCURRENCY: String(webhooks.perDestination),
     WEBHOOK_POLL_MS: String(webhooks.pollMs),
     WEBHOOK_TIMEOUT_MS: String(webhooks.timeoutMs),
     WEBHOOK_MAX_ATTEMPTS: String(webhooks.maxAttempts),

@@ -1,6 +1,6 @@
 // Operator use cases: accounts, keys, credits and plans (the admin command and the
 // first start call these; the public API never does).
-import type { Store } from '../storage/ports.ts';
+import type { Store } from './ports.ts';
 import type { Clock } from './clock.ts';
 import { DEFAULT_MONTHLY_CREDITS } from './credits.ts';
 import { newAccountId, newKeyId } from './ids.ts';

@@ -1,16 +1,15 @@
 // A job's last step: its terminal state, its credits and its webhook event, stored together.
 import type { DomainDeps } from './deps.ts';
 import { buildTerminalEvent } from './events.ts';
-import type { Job, JobError, JobResult } from './model.ts';
-
-export type Outcome = { status: 'ready'; result: JobResult } | { status: 'failed'; error: JobError };
+import type { EngineOutcome } from './engine.ts';
+import type { Job } from './model.ts';
 
 /**
  * Moves the job to `ready` (credits captured) or `failed` (credits released) and records
  * its webhook event in the same transaction. False when the job was already terminal:
  * the first outcome stands (ST-TERMINAL) and nothing is charged twice.
  */
-export async function finishJob(deps: DomainDeps, job: Job, outcome: Outcome): Promise<boolean> {
+export async function finishJob(deps: DomainDeps, job: Job, outcome: EngineOutcome): Promise<boolean> {
   // The record's times are the account's (its sandbox clock may be ahead of the service's).
   const account = await deps.store.accounts.getAccount(job.accountId);
   const serviceNow = deps.clock.now();

@@ -1,4 +1,4 @@
-import type { Store } from '../storage/ports.ts';
+import type { Store } from './ports.ts';
 import type { Clock } from './clock.ts';
 import type { Account, ApiKey } from './model.ts';
 import type { ServiceMode } from './webhookUrl.ts';

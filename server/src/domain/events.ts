@@ -1,7 +1,7 @@
 // Webhook events (ND-ENVELOPE): built once, when the job reaches its terminal state,
 // and stored with that state (an outbox), so the sender only ever sends stored bytes.
 import { eventIdFor } from './ids.ts';
-import type { Job, WebhookEvent } from './model.ts';
+import type { Job, OutboxEvent } from './model.ts';
 import { destinationOf } from './webhookDestinations.ts';
 import { toResource } from './serialize.ts';
 
@@ -14,7 +14,7 @@ export function eventTypeFor(job: Job): string {
  * `dueAt` is the service's time of the first attempt: the sender's schedule runs on the
  * service's clock, while the envelope's `created_at` is the account's time.
  */
-export function buildTerminalEvent(job: Job, publicBaseUrl: string, dueAt: number): WebhookEvent | null {
+export function buildTerminalEvent(job: Job, publicBaseUrl: string, dueAt: number): OutboxEvent | null {
   if (!job.webhookUrl || (job.status !== 'ready' && job.status !== 'failed')) return null;
   const type = eventTypeFor(job);
   const id = eventIdFor(job.id, type);

@@ -9,12 +9,6 @@ export function generateApiKey(mode: KeyMode): string {
   return KEY_PREFIX[mode] + randomBytes(24).toString('base64url');
 }
 
-export function keyModeOf(key: string): KeyMode | null {
-  if (key.startsWith(KEY_PREFIX.sandbox)) return 'sandbox';
-  if (key.startsWith(KEY_PREFIX.live)) return 'live';
-  return null;
-}
-
 /**
  * Keys carry 192 random bits, so a plain SHA-256 is enough to store them safely: a slow
  * password hash protects low-entropy secrets and would cost every request dearly.

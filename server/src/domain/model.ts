@@ -5,8 +5,6 @@ export type JobKind = 'avatar' | 'avatar_video';
 export type JobStatus = 'queued' | 'processing' | 'ready' | 'failed';
 export type KeyMode = 'sandbox' | 'live';
 
-export const TERMINAL_STATUSES: ReadonlySet<JobStatus> = new Set(['ready', 'failed']);
-
 export interface JobError {
   code: string;
   message: string;
@@ -116,7 +114,8 @@ export interface RateDecision {
   windows: WindowState[];
 }
 
-export interface WebhookEvent {
+/** A webhook event in the outbox: what to send, where, and how its attempts went. */
+export interface OutboxEvent {
   id: string;
   type: string;
   jobId: string;

@@ -2,6 +2,7 @@
 // payloads all come from here, so a webhook's data.object equals the GET response
 // (WH-PAYLOAD-SHAPE).
 import type { components } from '../../../generated/openapi.ts';
+import { FILE_NAME } from './files.ts';
 import type { AvatarInput, Job, VideoInput } from './model.ts';
 
 export type AvatarResource = components['schemas']['Avatar'];
@@ -11,8 +12,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
 
 export function fileUrl(publicBaseUrl: string, job: Job): string {
-  const file = job.kind === 'avatar' ? 'preview.png' : 'video.mp4';
-  return `${publicBaseUrl}/files/${job.id}/${file}`;
+  return `${publicBaseUrl}/files/${job.id}/${FILE_NAME[job.kind]}`;
 }
 
 /** The members both records share: the request's webhook, the cost, the failure and the times. */

@@ -33,11 +33,22 @@ export function destinationLimit(failuresInARow: number, fairness: DeliveryFairn
 }
 
 /**
- * Due events a claim looks at, oldest first, with the full destinations' events left out
- * by the store. A destination with more due events than its room takes its share, and
- * the next claim, where it is full, looks past them.
+ * How a store claims fairly without reading its whole backlog:
+ * 1. When no destination is full, it reads the oldest due events (HEAD_SCAN per slot
+ *    asked for) and picks from them; that is enough unless one destination's backlog
+ *    fills the read.
+ * 2. Otherwise, or when the read was filled and the claim was not, it looks destination
+ *    by destination (each one's oldest due events, by an index on destination and due
+ *    time), leaving out the full ones, and picks the oldest of those.
+ * Either way a destination's backlog, however long, costs the claim no more than its
+ * room, and no destination waits behind another's.
  */
-export const CLAIM_SCAN = 512;
+export const HEAD_SCAN = 4;
+
+/** Whether the oldest due events read in one scan (step 1) fell short: the claim then goes on to step 2. */
+export function headScanFellShort(picked: number, limit: number, read: number, asked: number): boolean {
+  return picked < limit && read >= asked;
+}
 
 /** What the store knows of the destinations at claim time. */
 export interface DestinationLoad {

@@ -4,7 +4,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AvatarInput, Job, VideoInput } from '../domain/model.ts';
-import { SANDBOX_FAILURE_MARKER, type Artifact, type EngineOutcome, type GenerationEngine } from './engine.ts';
+import { SANDBOX_FAILURE_MARKER } from '../../../contract/sandbox.ts';
+import type { Artifact, EngineOutcome, GenerationEngine } from '../domain/engine.ts';
 import { solidPng } from './png.ts';
 
 export interface BuiltinEngineOptions {

@@ -1,5 +1,6 @@
-import { DomainError, validationFailed } from '../domain/errors.ts';
-import type { RequestValidator } from './contract.ts';
+import { validationFailed } from '../domain/errors.ts';
+import { HttpProblem } from './problem.ts';
+import type { RequestValidator } from './requestValidator.ts';
 import type { AppContext } from './state.ts';
 
 /** Largest request body accepted (ND-ERRORS: 413 payload_too_large). */
@@ -20,7 +21,7 @@ async function readLimited(ctx: AppContext): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-const tooLarge = () => new DomainError('payload_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
+const tooLarge = () => new HttpProblem('payload_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
 
 /**
  * Step 3 of a POST: media type (415), size (413), JSON syntax (400), then the contract's
@@ -29,7 +30,7 @@ const tooLarge = () => new DomainError('payload_too_large', `The request body is
 export async function readValidBody<T>(ctx: AppContext, validator: RequestValidator, schemaName: string): Promise<T> {
   const type = ctx.get('Content-Type');
   if (!JSON_TYPE.test(type)) {
-    throw new DomainError(
+    throw new HttpProblem(
       'unsupported_media_type',
       type ? `Send the body as "Content-Type: application/json"; received "${type.slice(0, 100)}".` : 'Send the body as "Content-Type: application/json".',
     );
@@ -39,7 +40,7 @@ export async function readValidBody<T>(ctx: AppContext, validator: RequestValida
   try {
     body = JSON.parse(raw.toString('utf8'));
   } catch (error) {
-    throw new DomainError('invalid_json', `The request body is not valid JSON: ${(error as Error).message}.`);
+    throw new HttpProblem('invalid_json', `The request body is not valid JSON: ${(error as Error).message}.`);
   }
   const fields = validator.validate(schemaName, body);
   if (fields.length > 0) throw validationFailed(fields);

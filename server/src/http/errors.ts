@@ -1,12 +1,13 @@
 import type { Logger } from 'pino';
 import { DomainError } from '../domain/errors.ts';
-import { StoreUnavailableError } from '../storage/ports.ts';
-import { PROBLEM_CONTENT_TYPE, PROBLEMS, problemBody } from './problem.ts';
+import { StoreUnavailableError } from '../domain/ports.ts';
+import { HttpProblem, PROBLEM_CONTENT_TYPE, PROBLEMS, problemBody } from './problem.ts';
 import type { AppContext, Middleware } from './state.ts';
 
-export function sendProblem(ctx: AppContext, error: DomainError): void {
+export function sendProblem(ctx: AppContext, error: DomainError | HttpProblem): void {
   const status = PROBLEMS[error.code]?.status ?? 500;
   ctx.status = status;
+  if (error.code === 'unauthorized') ctx.set('WWW-Authenticate', 'Bearer realm="avatar-service"');
   ctx.type = PROBLEM_CONTENT_TYPE;
   ctx.body = problemBody({
     code: error.code,
@@ -19,7 +20,7 @@ export function sendProblem(ctx: AppContext, error: DomainError): void {
 }
 
 /** What any request to a route that does not exist gets. */
-export const noSuchRoute = (ctx: AppContext) => new DomainError('not_found', `No resource at ${ctx.method} ${ctx.path}.`);
+export const noSuchRoute = (ctx: AppContext) => new HttpProblem('not_found', `No resource at ${ctx.method} ${ctx.path}.`);
 
 /**
  * The status recorded (in /metrics, never sent) for a request whose client closed the
@@ -31,7 +32,7 @@ export const CLIENT_CLOSED_REQUEST = 499;
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 /**
- * Turns every failure into problem+json. Domain errors carry their code; anything else
+ * Turns every failure into problem+json. Domain errors and HTTP problems carry their code; anything else
  * is our fault: logged with the request ID, answered 500 without a stack or a secret.
  */
 export function errorHandler(log: Logger): Middleware {
@@ -44,17 +45,17 @@ export function errorHandler(log: Logger): Middleware {
       // 501 is the router's answer to a method it knows nowhere (TRACE, PROPFIND): to the
       // client it is the same refusal, with the same Allow, as a method of another route.
       if ((ctx.status === 405 || ctx.status === 501) && ctx.body === undefined) {
-        throw new DomainError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}.`);
+        throw new HttpProblem('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}.`);
       }
     } catch (error) {
-      if (error instanceof DomainError) {
+      if (error instanceof DomainError || error instanceof HttpProblem) {
         sendProblem(ctx, error);
         return;
       }
       if (error instanceof StoreUnavailableError) {
         log.warn({ requestId: ctx.state.requestId, err: { message: error.message } }, 'store unavailable');
         ctx.set('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
-        sendProblem(ctx, new DomainError('service_unavailable', 'The service cannot reach its store; retry after the delay in Retry-After.'));
+        sendProblem(ctx, new HttpProblem('service_unavailable', 'The service cannot reach its store; retry after the delay in Retry-After.'));
         return;
       }
       // The client went away (mid-upload, say): nobody is left to answer, and it is not our fault.
@@ -64,7 +65,7 @@ export function errorHandler(log: Logger): Middleware {
         return;
       }
       log.error({ requestId: ctx.state.requestId, err: error }, 'unhandled error');
-      sendProblem(ctx, new DomainError('internal_error', 'Something went wrong on our side. Quote the request ID when you report it.'));
+      sendProblem(ctx, new HttpProblem('internal_error', 'Something went wrong on our side. Quote the request ID when you report it.'));
     }
   };
 }

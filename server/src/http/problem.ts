@@ -25,6 +25,23 @@ export const PROBLEMS: Record<string, { status: number; title: string }> = {
   request_header_fields_too_large: { status: 431, title: 'Request header fields too large' },
 };
 
+/**
+ * A refusal the HTTP layer makes on its own: a body it cannot read, a route or method
+ * that does not exist, a store it cannot reach. The domain never raises these; its
+ * refusals are DomainErrors, and both leave as the same problem document.
+ */
+export class HttpProblem extends Error {
+  override name = 'HttpProblem';
+  readonly code: string;
+  readonly fields: FieldError[] = [];
+  readonly extra: Record<string, unknown> = {};
+
+  constructor(code: string, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
 export interface ProblemInput {
   code: string;
   detail: string;

@@ -1,20 +1,21 @@
-// Thin routes: each reads the request, calls one use case, and sends what it returns.
+// Thin routes: each is admitted for its operation's bucket (read from the contract),
+// reads the request, calls one use case, and sends what it returns.
 // Bodies are typed by the contract's generated operations, so a contract change that
 // the server no longer satisfies fails type checking.
 import Router from '@koa/router';
 import type { operations } from '../../../generated/openapi.ts';
-import { getMe } from '../domain/account.ts';
+import { rateLimitBuckets } from '../../../contract/operations.ts';
+import { getMe } from '../domain/me.ts';
 import type { DomainDeps } from '../domain/deps.ts';
+import type { GenerationEngine } from '../domain/engine.ts';
+import { readJobFile } from '../domain/files.ts';
 import { createAvatar, createAvatarVideo, getAvatar, getAvatarVideo } from '../domain/jobs.ts';
+import type { LimitedBucket } from '../domain/model.ts';
 import { advanceSandboxClock, readSandboxClock } from '../domain/sandboxClock.ts';
-import type { Bucket } from '../domain/model.ts';
-import type { GenerationEngine } from '../engine/engine.ts';
-import { authenticate } from './auth.ts';
+import { admitted } from './admit.ts';
 import { readValidBody } from './body.ts';
-import type { RequestValidator } from './contract.ts';
-import { noSuchRoute } from './errors.ts';
-import { rateLimit } from './rateLimit.ts';
-import type { AppContext, AppState, Middleware } from './state.ts';
+import type { RequestValidator } from './requestValidator.ts';
+import type { AppContext, AppState } from './state.ts';
 
 type Operation = keyof operations;
 type Responses<O extends Operation> = operations[O]['responses'];
@@ -32,63 +33,64 @@ export interface RouteDeps {
   engine: GenerationEngine;
 }
 
+const LIMITED_BUCKETS: readonly string[] = ['read', 'generation', 'sandbox'] satisfies LimitedBucket[];
+
+/** The bucket the contract gives each operation; a route without one is a contract change the server missed. */
+function bucketsFromContract(): (operation: Operation) => LimitedBucket {
+  const buckets = rateLimitBuckets();
+  return (operation) => {
+    const bucket = buckets.get(operation);
+    if (!bucket || !LIMITED_BUCKETS.includes(bucket)) throw new Error(`the contract gives ${operation} no known x-rate-limit-bucket (got ${bucket})`);
+    return bucket as LimitedBucket;
+  };
+}
+
 export function createRouter({ domain, validator, engine }: RouteDeps): Router<AppState> {
   const router = new Router<AppState>();
-  const { store, clock } = domain;
-  const auth = authenticate(store);
-  const api = (bucket: Bucket) => [auth, rateLimit(store, clock, bucket)] as const;
-  // Live keys have no sandbox clock: they get what an unknown route gets, before the limiter counts them.
-  const sandboxOnly: Middleware = async (ctx, next) => {
-    if (ctx.state.caller!.key.mode !== 'sandbox') throw noSuchRoute(ctx);
-    await next();
-  };
-  const sandboxApi = [auth, sandboxOnly, rateLimit(store, clock, 'sandbox')] as const;
+  const bucketOf = bucketsFromContract();
+  const admit = (operation: Operation) => admitted(domain, bucketOf(operation));
 
-  router.post('/v1/avatars', ...api('generation'), async (ctx) => {
+  router.post('/v1/avatars', admit('createAvatar'), async (ctx) => {
     const body = await readValidBody<RequestBody<'createAvatar'>>(ctx, validator, 'AvatarCreateRequest');
     const avatar = await createAvatar(domain, ctx.state.caller!, body);
     ctx.set('Location', `/v1/avatars/${avatar.id}`);
     send(ctx, 'createAvatar', 202, avatar);
   });
 
-  router.get('/v1/avatars/:id', ...api('read'), async (ctx) => {
+  router.get('/v1/avatars/:id', admit('getAvatar'), async (ctx) => {
     send(ctx, 'getAvatar', 200, await getAvatar(domain, ctx.state.caller!, ctx.params.id!));
   });
 
-  router.post('/v1/avatar-videos', ...api('generation'), async (ctx) => {
+  router.post('/v1/avatar-videos', admit('createAvatarVideo'), async (ctx) => {
     const body = await readValidBody<RequestBody<'createAvatarVideo'>>(ctx, validator, 'AvatarVideoCreateRequest');
     const video = await createAvatarVideo(domain, ctx.state.caller!, body);
     ctx.set('Location', `/v1/avatar-videos/${video.id}`);
     send(ctx, 'createAvatarVideo', 202, video);
   });
 
-  router.get('/v1/avatar-videos/:id', ...api('read'), async (ctx) => {
+  router.get('/v1/avatar-videos/:id', admit('getAvatarVideo'), async (ctx) => {
     send(ctx, 'getAvatarVideo', 200, await getAvatarVideo(domain, ctx.state.caller!, ctx.params.id!));
   });
 
-  router.get('/v1/me', ...api('read'), async (ctx) => {
-    send(ctx, 'getMe', 200, await getMe(domain, ctx.state.caller!));
+  router.get('/v1/me', admit('getMe'), async (ctx) => {
+    send(ctx, 'getMe', 200, await getMe(domain, ctx.state.admission!));
   });
 
-  router.get('/v1/test_helpers/clock', ...sandboxApi, async (ctx) => {
+  router.get('/v1/test_helpers/clock', admit('getSandboxClock'), async (ctx) => {
     send(ctx, 'getSandboxClock', 200, readSandboxClock(domain, ctx.state.caller!));
   });
 
-  router.post('/v1/test_helpers/clock/advance', ...sandboxApi, async (ctx) => {
+  router.post('/v1/test_helpers/clock/advance', admit('advanceSandboxClock'), async (ctx) => {
     const body = await readValidBody<RequestBody<'advanceSandboxClock'>>(ctx, validator, 'SandboxClockAdvance');
     send(ctx, 'advanceSandboxClock', 200, await advanceSandboxClock(domain, ctx.state.caller!, body));
   });
 
-  // The files behind preview_image_url and video_url. Like a CDN URL they need no key:
-  // the unguessable ID in the path is the capability.
   router.get('/files/:id/:name', async (ctx) => {
-    const job = await store.jobs.getJob(ctx.params.id!);
-    const expected = job?.kind === 'avatar' ? 'preview.png' : 'video.mp4';
-    const artifact = job && ctx.params.name === expected ? await engine.artifact(job) : null;
-    if (!artifact) return; // 404 problem from the error handler
-    ctx.type = artifact.contentType;
+    const file = await readJobFile(domain, engine, ctx.params.id!, ctx.params.name!);
+    if (!file) return; // 404 problem from the error handler
+    ctx.type = file.contentType;
     ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
-    ctx.body = Buffer.from(artifact.body);
+    ctx.body = Buffer.from(file.body);
   });
 
   return router;

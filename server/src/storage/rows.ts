@@ -1,7 +1,7 @@
 // Database rows to domain records, for both adapters. SQLite hands JSON columns back
 // as text and booleans as 0/1; PostgreSQL as parsed JSON and booleans: the readers
 // below accept either, so the mapping is written once.
-import type { Job, WebhookEvent } from '../domain/model.ts';
+import type { Job, OutboxEvent } from '../domain/model.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -31,7 +31,7 @@ export function rowToJob(row: Row): Job {
   };
 }
 
-export function rowToEvent(row: Row): WebhookEvent {
+export function rowToEvent(row: Row): OutboxEvent {
   return {
     id: String(row.id),
     type: String(row.type),
@@ -40,7 +40,7 @@ export function rowToEvent(row: Row): WebhookEvent {
     url: String(row.url),
     destination: String(row.destination),
     payload: String(row.payload),
-    status: row.status as WebhookEvent['status'],
+    status: row.status as OutboxEvent['status'],
     attempts: num(row.attempts),
     nextAttemptAt: num(row.next_attempt_at),
     lastError: textOrNull(row.last_error),

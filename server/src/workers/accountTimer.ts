@@ -4,7 +4,7 @@
 // at the next look, every `pollMs`.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../domain/clock.ts';
-import type { Store } from '../storage/ports.ts';
+import type { Store } from '../domain/ports.ts';
 
 export interface AccountTimer {
   /** Resolves once `ms` of the account's time have passed; rejects when `signal` aborts. */

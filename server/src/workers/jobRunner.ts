@@ -3,10 +3,10 @@
 // work at once: the store's lease hands each job to one of them.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { finishJob, type Outcome } from '../domain/completion.ts';
+import { finishJob } from '../domain/completion.ts';
 import type { DomainDeps } from '../domain/deps.ts';
+import type { EngineOutcome, GenerationEngine } from '../domain/engine.ts';
 import type { Job } from '../domain/model.ts';
-import type { GenerationEngine } from '../engine/engine.ts';
 import type { Metrics } from '../metrics.ts';
 import { createPump } from './pump.ts';
 
@@ -52,7 +52,7 @@ export function createJobRunner(deps: DomainDeps, engine: GenerationEngine, opti
     }, Math.max(50, Math.floor(options.leaseMs / 3)));
     const started = performance.now();
     const done = (async () => {
-      let outcome: Outcome;
+      let outcome: EngineOutcome;
       try {
         outcome = job.attempts > options.maxAttempts
           ? { status: 'failed', error: { code: 'interrupted', message: 'The job was interrupted too often to be resumed.' } }

@@ -7,14 +7,14 @@ import {
   WEBHOOK_SIGNATURE_HEADER,
   WEBHOOK_TIMESTAMP_HEADER,
   signWebhook,
-} from '../../../client/src/signature.ts';
+} from '../../../contract/webhookSignature.ts';
 import type { Clock } from '../domain/clock.ts';
-import type { WebhookEvent } from '../domain/model.ts';
+import type { OutboxEvent } from '../domain/model.ts';
 import type { DeliveryFairness } from '../domain/webhookDestinations.ts';
 import { retryDelayMs } from '../domain/webhookSchedule.ts';
 import type { ServiceMode } from '../domain/webhookUrl.ts';
 import type { Metrics } from '../metrics.ts';
-import type { Store } from '../storage/ports.ts';
+import type { Store } from '../domain/ports.ts';
 import { deliverOnce, systemResolver, type Resolver } from './deliver.ts';
 import { createPump } from './pump.ts';
 
@@ -52,9 +52,10 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
       const due = await store.outbox.claimDueEvents(now, room, now + options.timeoutMs * 2 + 5000, fairness);
       for (const event of due) track(event);
       if (due.length === room) pump.wake(); // there may be more: one more pass
-      // Events in flight, or waiting for their destination's room, are not counted: waiting
-      // on them would be a busy loop. A settled attempt wakes the pump instead.
-      const next = await store.outbox.nextDueAt(clock.now(), fairness);
+      // Events due now but not claimed (held by an attempt, or waiting for their
+      // destination's room) are not waited on: that would be a busy loop. A settled
+      // attempt wakes the pump instead; the timer is for retries scheduled for later.
+      const next = await store.outbox.nextDueAfter(clock.now());
       if (next !== null) armDueTimer(next);
     },
     options.pollMs,
@@ -63,7 +64,7 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
   let dueTimer: NodeJS.Timeout | undefined;
   let dueAt = Number.POSITIVE_INFINITY;
 
-  async function attempt(event: WebhookEvent): Promise<void> {
+  async function attempt(event: OutboxEvent): Promise<void> {
     const account = await store.accounts.getAccount(event.accountId);
     const attempts = event.attempts + 1;
     const timestamp = Math.floor(clock.now() / 1000);
@@ -102,14 +103,14 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
   }
 
   /** Says once, when it happens, that a destination is down to one attempt at a time. */
-  function noteFailures(event: WebhookEvent, failuresInARow: number): void {
+  function noteFailures(event: OutboxEvent, failuresInARow: number): void {
     if (failuresInARow === options.circuitFailures) {
       metrics?.webhookCircuitsOpened.inc();
       log.warn({ destination: event.destination, failuresInARow }, 'webhook destination keeps failing; one attempt at a time until one succeeds');
     }
   }
 
-  function track(event: WebhookEvent): void {
+  function track(event: OutboxEvent): void {
     const p: Promise<void> = attempt(event)
       .catch((error) => log.error({ err: error, eventId: event.id }, 'webhook bookkeeping failed; the event lease will expire and it will be retried'))
       .finally(() => {

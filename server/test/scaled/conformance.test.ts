@@ -7,7 +7,7 @@ import { expectClockChecked, expectPass, keysForRun } from '../../../test/e2e/su
 import { loadConfig } from '../../src/config.ts';
 import { systemClock } from '../../src/domain/clock.ts';
 import { openStore } from '../../src/runtime.ts';
-import type { Store } from '../../src/storage/ports.ts';
+import type { Store } from '../../src/domain/ports.ts';
 import { createTestStoreEnv, type TestStoreEnv } from '../support/stores.ts';
 import { startServerProcess, type ServerProcess } from '../support/serverProcess.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcpProxy.ts';

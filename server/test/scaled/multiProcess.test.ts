@@ -7,7 +7,7 @@ import { createAccount } from '../../src/domain/accounts.ts';
 import { systemClock } from '../../src/domain/clock.ts';
 import { eventIdFor } from '../../src/domain/ids.ts';
 import { openStore } from '../../src/runtime.ts';
-import type { Store } from '../../src/storage/ports.ts';
+import type { Store } from '../../src/domain/ports.ts';
 import { GENEROUS_PLAN, promptAvatar } from '../support/harness.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
 import { startServerProcess, type ServerProcess } from '../support/serverProcess.ts';

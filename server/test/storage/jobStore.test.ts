@@ -6,7 +6,7 @@ import { createAccount } from '../../src/domain/accounts.ts';
 import type { Job } from '../../src/domain/model.ts';
 import { destinationOf } from '../../src/domain/webhookDestinations.ts';
 import { openStore } from '../../src/runtime.ts';
-import type { Store } from '../../src/storage/ports.ts';
+import type { Store } from '../../src/domain/ports.ts';
 import { fakeClock } from '../support/clock.ts';
 import { createTestStoreEnv, type TestStoreEnv } from '../support/stores.ts';
 
@@ -123,30 +123,15 @@ describe('the outbox', () => {
   });
 });
 
-describe('nextDueAt', () => {
-  it('leaves out an event held by an attempt, so the sender does not spin on it', async () => {
-    const job = await queued('av_1');
-    const event = {
-      id: 'evt_z', type: 'avatar.ready', jobId: job.id, accountId: job.accountId, url: 'https://h.example/x', destination: 'h.example:443', payload: '{}',
-      status: 'pending' as const, attempts: 0, nextAttemptAt: 1000, lastError: null, createdAt: 0, deliveredAt: null,
-    };
-    await store.jobs.completeJob(job.id, { status: 'ready', error: null, result: {}, at: 1000 }, event);
-    const due = await store.outbox.nextDueAt(1500, FAIR);
-
+describe('nextDueAfter', () => {
+  it('tells when the earliest event not due yet becomes due, whatever is due or in flight now', async () => {
+    await pendingEvents('a', 'https://a.example/hook', 2, 1000); // due at 1000 and 1001
+    await pendingEvents('b', 'https://b.example/hook', 1, 5000);
     await store.outbox.claimDueEvents(1500, 10, 30_000, FAIR);
 
-    expect(due).toBe(1000);
-    expect(await store.outbox.nextDueAt(1600, FAIR)).toBeNull();
-    expect(await store.outbox.nextDueAt(30_001, FAIR)).toBe(1000); // its lease ran out: due again
-  });
-
-  it('leaves out the events of a destination that has no room, and finds them again when it has', async () => {
-    await pendingEvents('a', 'https://a.example/hook', 3, 1000);
-    await store.outbox.claimDueEvents(1500, 10, 30_000, FAIR); // a takes its 2
-
-    expect(await store.outbox.nextDueAt(1600, FAIR)).toBeNull();
-    await store.outbox.markDelivered('evt_a0', 1700, 1);
-    expect(await store.outbox.nextDueAt(1800, FAIR)).toBe(1002); // a2: a1 is still in flight
+    expect(await store.outbox.nextDueAfter(1500)).toBe(5000);
+    expect(await store.outbox.nextDueAfter(999)).toBe(1000);
+    expect(await store.outbox.nextDueAfter(5000)).toBeNull();
   });
 });
 

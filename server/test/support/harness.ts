@@ -6,10 +6,10 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import { createAccount, type CreatedAccount } from '../../src/domain/accounts.ts';
 import type { Clock } from '../../src/domain/clock.ts';
 import type { KeyMode, RatePlan } from '../../src/domain/model.ts';
-import type { GenerationEngine } from '../../src/engine/engine.ts';
+import type { GenerationEngine } from '../../src/domain/engine.ts';
 import { startService, type Service } from '../../src/runtime.ts';
 import type { Resolver } from '../../src/workers/deliver.ts';
-import { contractViolations } from './contract.ts';
+import { contractViolations } from './contractViolations.ts';
 import { createTestStoreEnv, type TestStoreEnv } from './stores.ts';
 
 export interface Reply<T = any> {

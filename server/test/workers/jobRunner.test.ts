@@ -2,7 +2,7 @@
 // engine that throws fails the job with its credits released.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Job } from '../../src/domain/model.ts';
-import type { GenerationEngine } from '../../src/engine/engine.ts';
+import type { GenerationEngine } from '../../src/domain/engine.ts';
 import { promptAvatar, startTestService, type TestService } from '../support/harness.ts';
 
 let svc: TestService | undefined;

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { signWebhook } from '../../../../client/src/signature.ts';
+import { signWebhook } from '../../../../contract/webhookSignature.ts';
 import { defineCheck, STATEFUL } from '../../check.ts';
 import type { Delivery } from '../../receiver/server.ts';
 import { arrivals, describeDelivery } from '../../observe/arrivals.ts';

@@ -1,4 +1,4 @@
-import { WEBHOOK_TOLERANCE_SECONDS } from '../../../../client/src/signature.ts';
+import { WEBHOOK_TOLERANCE_SECONDS } from '../../../../contract/webhookSignature.ts';
 import { defineCheck, STATEFUL } from '../../check.ts';
 import { arrivals, describeDelivery, retried } from '../../observe/arrivals.ts';
 import { fail, skip } from '../../outcome.ts';

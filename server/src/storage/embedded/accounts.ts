@@ -1,5 +1,5 @@
 import type { Account, ApiKey, RatePlan } from '../../domain/model.ts';
-import type { AccountStore, ClockMoved, NewAccount, NewApiKey } from '../ports.ts';
+import type { AccountStore, ClockMoved, NewAccount, NewApiKey } from '../../domain/ports.ts';
 import { json, numOrNull, transaction, type Db, type Row } from './database.ts';
 
 function toAccount(row: Row): Account {

@@ -1,4 +1,4 @@
-import type { Store } from '../ports.ts';
+import type { Store } from '../../domain/ports.ts';
 import { embeddedAccounts } from './accounts.ts';
 import { openDatabase, type Db } from './database.ts';
 import { embeddedJobs } from './jobs.ts';

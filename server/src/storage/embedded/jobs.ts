@@ -1,9 +1,9 @@
-import type { CreditBalance, WebhookEvent } from '../../domain/model.ts';
-import type { Completion, JobStore, ReserveOutcome } from '../ports.ts';
+import type { CreditBalance, OutboxEvent } from '../../domain/model.ts';
+import type { Completion, JobStore, ReserveOutcome } from '../../domain/ports.ts';
 import { transaction, type Db } from './database.ts';
 import { rowToJob, type Row } from '../rows.ts';
 
-export function insertEvent(db: Db, e: WebhookEvent): void {
+export function insertEvent(db: Db, e: OutboxEvent): void {
   db.prepare(`
     INSERT INTO webhook_events (id, type, job_id, account_id, url, destination, payload, status, attempts, next_attempt_at, last_error, created_at, delivered_at)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)

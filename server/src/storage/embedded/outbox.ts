@@ -1,22 +1,32 @@
-import { CLAIM_SCAN, fullDestinations, pickFairly, type DestinationLoad } from '../../domain/webhookDestinations.ts';
-import type { WebhookOutbox } from '../ports.ts';
+import { HEAD_SCAN, fullDestinations, headScanFellShort, pickFairly, type DestinationLoad } from '../../domain/webhookDestinations.ts';
+import type { WebhookOutbox } from '../../domain/ports.ts';
 import { numOrNull, transaction, type Db } from './database.ts';
 import { rowToEvent, type Row } from '../rows.ts';
 
 export function embeddedOutbox(db: Db): WebhookOutbox {
+  // Through the index of leases: the attempts in flight are few, the pending events many
+  // (left to itself, SQLite groups by walking the destination index over all of them).
   const inFlight = db.prepare(`
-    SELECT destination, COUNT(*) AS n FROM webhook_events
-    WHERE status = 'pending' AND lease_until >= ? GROUP BY destination`);
+    SELECT destination, COUNT(*) AS n FROM webhook_events INDEXED BY webhook_events_leased
+    WHERE status = 'pending' AND lease_until IS NOT NULL AND lease_until >= ? GROUP BY destination`);
   const failuresOf = db.prepare('SELECT destination, failures FROM webhook_destinations WHERE destination IN (SELECT value FROM json_each(?))');
-  const dueOutside = db.prepare(`
-    SELECT * FROM webhook_events
+  const dueHead = db.prepare(`
+    SELECT id, destination, next_attempt_at AS at FROM webhook_events
     WHERE status = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until < ?)
-      AND destination NOT IN (SELECT value FROM json_each(?))
     ORDER BY next_attempt_at LIMIT ?`);
-  const nextOutside = db.prepare(`
-    SELECT next_attempt_at AS at FROM webhook_events
-    WHERE status = 'pending' AND (lease_until IS NULL OR lease_until < ?) AND destination NOT IN (SELECT value FROM json_each(?))
-    ORDER BY next_attempt_at LIMIT 1`);
+  // Every destination with pending events, one index seek each (a loose index scan).
+  const pendingDestinations = db.prepare(`
+    WITH RECURSIVE d(name) AS (
+      SELECT MIN(destination) FROM webhook_events WHERE status = 'pending'
+      UNION ALL
+      SELECT (SELECT MIN(destination) FROM webhook_events WHERE status = 'pending' AND destination > d.name) FROM d WHERE d.name IS NOT NULL)
+    SELECT name FROM d WHERE name IS NOT NULL`);
+  const dueOf = db.prepare(`
+    SELECT id, destination, next_attempt_at AS at FROM webhook_events
+    WHERE status = 'pending' AND destination = ? AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until < ?)
+    ORDER BY next_attempt_at LIMIT ?`);
+  const byIds = db.prepare('SELECT * FROM webhook_events WHERE id IN (SELECT value FROM json_each(?)) ORDER BY next_attempt_at');
+  const nextAfter = db.prepare(`SELECT MIN(next_attempt_at) AS at FROM webhook_events WHERE status = 'pending' AND next_attempt_at > ?`);
   const lease = db.prepare('UPDATE webhook_events SET lease_until = ? WHERE id = ?');
   const failed = db.prepare(`
     INSERT INTO webhook_destinations (destination, failures) SELECT destination, 1 FROM webhook_events WHERE id = ?
@@ -26,6 +36,7 @@ export function embeddedOutbox(db: Db): WebhookOutbox {
     DELETE FROM webhook_destinations WHERE destination = (SELECT destination FROM webhook_events WHERE id = ?)
       AND NOT EXISTS (SELECT 1 FROM webhook_events e WHERE e.destination = webhook_destinations.destination AND e.status = 'pending')`);
 
+  /** The attempts in flight, and the failures in a row of those destinations and of `more`. */
   function load(now: number, more: Iterable<string> = []): DestinationLoad {
     const busy = new Map((inFlight.all(now) as Row[]).map((r) => [String(r.destination), Number(r.n)]));
     const names = JSON.stringify([...new Set([...busy.keys(), ...more])]);
@@ -36,12 +47,23 @@ export function embeddedOutbox(db: Db): WebhookOutbox {
   return {
     async claimDueEvents(now, limit, leaseUntil, fairness) {
       return transaction(db, () => {
-        const before = load(now);
-        const full = JSON.stringify(fullDestinations(before, fairness));
-        const due = (dueOutside.all(now, now, full, Math.max(limit, CLAIM_SCAN)) as Row[]).map(rowToEvent);
-        const picked = pickFairly(due, load(now, due.map((e) => e.destination)), fairness, limit);
-        for (const event of picked) lease.run(leaseUntil, event.id);
-        return picked;
+        const full = fullDestinations(load(now), fairness);
+        const due = (rows: Row[]) => rows.map((r) => ({ id: String(r.id), destination: String(r.destination), at: Number(r.at) }));
+        let picked: { id: string; destination: string }[] = [];
+        let byDestination = full.length > 0;
+        if (!byDestination) {
+          const asked = limit * HEAD_SCAN;
+          const head = due(dueHead.all(now, now, asked) as Row[]);
+          picked = pickFairly(head, load(now, head.map((e) => e.destination)), fairness, limit);
+          byDestination = headScanFellShort(picked.length, limit, head.length, asked);
+        }
+        if (byDestination) {
+          const names = (pendingDestinations.all() as Row[]).map((r) => String(r.name)).filter((d) => !full.includes(d));
+          const heads = names.flatMap((d) => due(dueOf.all(d, now, now, fairness.perDestination) as Row[])).sort((a, b) => a.at - b.at);
+          picked = pickFairly(heads, load(now, names), fairness, limit);
+        }
+        for (const { id } of picked) lease.run(leaseUntil, id);
+        return picked.length === 0 ? [] : (byIds.all(JSON.stringify(picked.map((e) => e.id))) as Row[]).map(rowToEvent);
       });
     },
     async markDelivered(id, at, attempts) {
@@ -69,10 +91,8 @@ export function embeddedOutbox(db: Db): WebhookOutbox {
       const row = db.prepare('SELECT * FROM webhook_events WHERE id = ?').get(id) as Row | undefined;
       return row ? rowToEvent(row) : null;
     },
-    async nextDueAt(now, fairness) {
-      // Walks the due-time index and steps over the events held by attempts or waiting for room.
-      const row = nextOutside.get(now, JSON.stringify(fullDestinations(load(now), fairness))) as Row | undefined;
-      return row ? numOrNull(row.at) : null;
+    async nextDueAfter(now) {
+      return numOrNull((nextAfter.get(now) as Row).at); // one seek on the due-time index
     },
     async countPending() {
       return Number((db.prepare(`SELECT COUNT(*) AS n FROM webhook_events WHERE status = 'pending'`).get() as Row).n);

@@ -1,6 +1,6 @@
 import type { WindowName } from '../../domain/model.ts';
 import { WINDOWS, decide, windowStart } from '../../domain/rateLimits.ts';
-import type { RateLimitStore } from '../ports.ts';
+import type { RateLimitStore } from '../../domain/ports.ts';
 import { transaction, type Db, type Row } from './database.ts';
 
 /** How often counters are written behind to the database. */

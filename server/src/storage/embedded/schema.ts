@@ -86,7 +86,7 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE webhook_events ADD COLUMN destination TEXT NOT NULL DEFAULT '';
   UPDATE webhook_events SET destination = url WHERE destination = '';
   CREATE INDEX webhook_events_leased ON webhook_events (lease_until) WHERE status = 'pending' AND lease_until IS NOT NULL;
-  CREATE INDEX webhook_events_destination ON webhook_events (destination) WHERE status = 'pending';
+  CREATE INDEX webhook_events_destination ON webhook_events (destination, next_attempt_at) WHERE status = 'pending';
   CREATE TABLE webhook_destinations (
     destination TEXT PRIMARY KEY,
     failures INTEGER NOT NULL CHECK (failures > 0)

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Account, ApiKey, RatePlan } from '../../domain/model.ts';
-import type { AccountStore, ClockMoved } from '../ports.ts';
+import type { AccountStore, ClockMoved } from '../../domain/ports.ts';
 import { guarded, num, numOrNull, transaction, type Row } from './database.ts';
 
 function toAccount(row: Row, id = row.id): Account {

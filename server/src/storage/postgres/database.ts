@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { StoreUnavailableError } from '../ports.ts';
+import { StoreUnavailableError } from '../../domain/ports.ts';
 import { MIGRATIONS } from './migrations.ts';
 
 import type { Row } from '../rows.ts';

@@ -1,12 +1,12 @@
 import type { Redis } from 'ioredis';
-import type { RateLimitStore, Store } from '../ports.ts';
+import type { RateLimitStore, Store } from '../../domain/ports.ts';
 import { redisRateLimits, createRedis } from '../redis/rateLimits.ts';
 import { postgresAccounts } from './accounts.ts';
 import { createPool, guarded, migrate } from './database.ts';
 import { postgresJobs } from './jobs.ts';
 import { postgresOutbox } from './outbox.ts';
 
-export interface ScaledStoreOptions {
+export interface PostgresRedisStoreOptions {
   databaseUrl: string;
   redisUrl: string;
   /** Prefix of every Redis key, so several deployments (or test runs) can share one Redis. */
@@ -19,7 +19,7 @@ export interface ScaledStoreOptions {
  * PostgreSQL for durable state (accounts, hashed keys, the credit ledger, jobs and their
  * queue, the webhook outbox) and Redis for the shared rate-limit windows.
  */
-export async function createScaledStore(options: ScaledStoreOptions): Promise<Store> {
+export async function createPostgresRedisStore(options: PostgresRedisStoreOptions): Promise<Store> {
   const pool = createPool(options.databaseUrl);
   if (options.migrate ?? true) await migrate(pool);
   const redis: Redis = createRedis(options.redisUrl);

@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import type { CreditBalance, WebhookEvent } from '../../domain/model.ts';
-import type { JobStore, ReserveOutcome } from '../ports.ts';
+import type { CreditBalance, OutboxEvent } from '../../domain/model.ts';
+import type { JobStore, ReserveOutcome } from '../../domain/ports.ts';
 import { guarded, num, transaction } from './database.ts';
 import { rowToJob, type Row } from '../rows.ts';
 
@@ -16,7 +16,7 @@ function toBalance(period: string, row: Row | undefined): CreditBalance {
   return { period, quota, reserved, used, available: Math.max(0, quota - reserved - used) };
 }
 
-export async function insertEvent(client: pg.PoolClient, e: WebhookEvent): Promise<void> {
+export async function insertEvent(client: pg.PoolClient, e: OutboxEvent): Promise<void> {
   await client.query(
     `INSERT INTO webhook_events (id, type, job_id, account_id, url, destination, payload, status, attempts, next_attempt_at, last_error, created_at, delivered_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (id) DO NOTHING`,

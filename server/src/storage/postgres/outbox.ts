@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import { CLAIM_SCAN, fullDestinations, pickFairly, type DestinationLoad } from '../../domain/webhookDestinations.ts';
-import type { WebhookOutbox } from '../ports.ts';
+import { HEAD_SCAN, fullDestinations, headScanFellShort, pickFairly, type DestinationLoad } from '../../domain/webhookDestinations.ts';
+import type { WebhookOutbox } from '../../domain/ports.ts';
 import { rowToEvent } from '../rows.ts';
 import { guarded, num, numOrNull, transaction, type Row } from './database.ts';
 
@@ -16,15 +16,23 @@ const CLAIM_LOCK = `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.
 export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
   const q = (text: string, values: unknown[] = []) => guarded(() => pool.query(text, values));
 
-  async function load(db: Queryable, now: number, more: Iterable<string> = []): Promise<DestinationLoad> {
-    const busy = await db.query(
-      `SELECT destination, COUNT(*) AS n FROM webhook_events WHERE status = 'pending' AND lease_until >= $1 GROUP BY destination`,
+  /** The attempts in flight by destination, with the failures in a row of those destinations, in one query. */
+  async function loadDestinations(db: Queryable, now: number): Promise<DestinationLoad & { failures: Map<string, number> }> {
+    const r = await db.query(
+      `SELECT b.destination, b.n, d.failures
+       FROM (SELECT destination, COUNT(*) AS n FROM webhook_events WHERE status = 'pending' AND lease_until >= $1 GROUP BY destination) b
+       LEFT JOIN webhook_destinations d ON d.destination = b.destination`,
       [now],
     );
-    const inFlight = new Map<string, number>(busy.rows.map((r: Row) => [String(r.destination), num(r.n)]));
-    const names = [...new Set([...inFlight.keys(), ...more])];
-    const f = await db.query('SELECT destination, failures FROM webhook_destinations WHERE destination = ANY($1::text[])', [names]);
-    return { inFlight, failures: new Map(f.rows.map((r: Row) => [String(r.destination), num(r.failures)])) };
+    const inFlight = new Map<string, number>(r.rows.map((row: Row) => [String(row.destination), num(row.n)]));
+    const failures = new Map<string, number>(r.rows.filter((row: Row) => row.failures !== null).map((row: Row) => [String(row.destination), num(row.failures)]));
+    return { inFlight, failures };
+  }
+
+  /** Due events as a claim weighs them; the failures in a row joined to each row go into `load`. */
+  function candidates(rows: Row[], load: { failures: Map<string, number> }) {
+    for (const r of rows) if (r.failures !== null) load.failures.set(String(r.destination), num(r.failures));
+    return rows.map((r) => ({ id: String(r.id), destination: String(r.destination) }));
   }
 
   async function recordFailure(statement: string, values: unknown[], id: string): Promise<number> {
@@ -46,18 +54,47 @@ export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
         // Counting the attempts in flight and leasing more must not interleave between
         // senders, or two of them could each fill the same destination's last slot.
         await client.query(CLAIM_LOCK);
-        const before = await load(client, now);
-        const due = await client.query(
-          `SELECT * FROM webhook_events
-           WHERE status = 'pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until < $1)
-             AND destination <> ALL($2::text[])
-           ORDER BY next_attempt_at LIMIT $3`,
-          [now, fullDestinations(before, fairness), Math.max(limit, CLAIM_SCAN)],
-        );
-        const events = due.rows.map(rowToEvent);
-        const picked = pickFairly(events, await load(client, now, events.map((e) => e.destination)), fairness, limit);
-        if (picked.length > 0) await client.query('UPDATE webhook_events SET lease_until = $1 WHERE id = ANY($2::text[])', [leaseUntil, picked.map((e) => e.id)]);
-        return picked;
+        const load = await loadDestinations(client, now);
+        const full = fullDestinations(load, fairness);
+        let picked: { id: string; destination: string }[] = [];
+        let byDestination = full.length > 0;
+        if (!byDestination) {
+          const asked = limit * HEAD_SCAN;
+          const head = await client.query(
+            `SELECT e.id, e.destination, f.failures FROM (
+               SELECT id, destination, next_attempt_at FROM webhook_events
+               WHERE status = 'pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until < $1)
+               ORDER BY next_attempt_at LIMIT $2) e
+             LEFT JOIN webhook_destinations f ON f.destination = e.destination
+             ORDER BY e.next_attempt_at`,
+            [now, asked],
+          );
+          picked = pickFairly(candidates(head.rows, load), load, fairness, limit);
+          byDestination = headScanFellShort(picked.length, limit, head.rows.length, asked);
+        }
+        if (byDestination) {
+          // Every destination with pending events, one index seek each (a loose index
+          // scan), and the oldest due events of each that is not full.
+          const heads = await client.query(
+            `WITH RECURSIVE d(name) AS (
+               SELECT MIN(destination) FROM webhook_events WHERE status = 'pending'
+               UNION ALL
+               SELECT (SELECT MIN(destination) FROM webhook_events WHERE status = 'pending' AND destination > d.name) FROM d WHERE d.name IS NOT NULL)
+             SELECT e.id, e.destination, f.failures
+             FROM d CROSS JOIN LATERAL (
+               SELECT id, destination, next_attempt_at FROM webhook_events
+               WHERE status = 'pending' AND destination = d.name AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until < $1)
+               ORDER BY next_attempt_at LIMIT $3) e
+             LEFT JOIN webhook_destinations f ON f.destination = e.destination
+             WHERE d.name IS NOT NULL AND d.name <> ALL($2::text[])
+             ORDER BY e.next_attempt_at`,
+            [now, full, fairness.perDestination],
+          );
+          picked = pickFairly(candidates(heads.rows, load), load, fairness, limit);
+        }
+        if (picked.length === 0) return [];
+        const leased = await client.query('UPDATE webhook_events SET lease_until = $1 WHERE id = ANY($2::text[]) RETURNING *', [leaseUntil, picked.map((e) => e.id)]);
+        return leased.rows.map(rowToEvent).sort((a, b) => a.nextAttemptAt - b.nextAttemptAt);
       });
     },
     async markDelivered(id, at, attempts) {
@@ -85,16 +122,9 @@ export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
       const r = await q('SELECT * FROM webhook_events WHERE id = $1', [id]);
       return r.rows[0] ? rowToEvent(r.rows[0]) : null;
     },
-    async nextDueAt(now, fairness) {
-      // Walks the due-time index and steps over the events held by attempts or waiting for room.
-      const full = fullDestinations(await guarded(() => load(pool, now)), fairness);
-      const r = await q(
-        `SELECT next_attempt_at AS at FROM webhook_events
-         WHERE status = 'pending' AND (lease_until IS NULL OR lease_until < $1) AND destination <> ALL($2::text[])
-         ORDER BY next_attempt_at LIMIT 1`,
-        [now, full],
-      );
-      return r.rows[0] ? numOrNull(r.rows[0].at) : null;
+    async nextDueAfter(now) {
+      const r = await q(`SELECT MIN(next_attempt_at) AS at FROM webhook_events WHERE status = 'pending' AND next_attempt_at > $1`, [now]);
+      return numOrNull(r.rows[0].at); // one seek on the due-time index
     },
     async countPending() {
       return num((await q(`SELECT COUNT(*) AS n FROM webhook_events WHERE status = 'pending'`)).rows[0].n);

@@ -3,7 +3,7 @@
 import { Redis } from 'ioredis';
 import type { WindowName } from '../../domain/model.ts';
 import { WINDOW_MS, WINDOWS, decide, windowStart } from '../../domain/rateLimits.ts';
-import { StoreUnavailableError, type RateLimitStore } from '../ports.ts';
+import { StoreUnavailableError, type RateLimitStore } from '../../domain/ports.ts';
 
 // KEYS: one counter per window. ARGV: the limits, then each key's expiry (ms), then
 // 1 to count or 0 to peek. Returns the counts before this request and 1 if admitted.

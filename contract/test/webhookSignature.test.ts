@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { signWebhook } from '../src/signature.ts';
+import { signWebhook } from '../webhookSignature.ts';
 
 interface Vector {
   name: string;

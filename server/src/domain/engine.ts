@@ -1,4 +1,6 @@
-import type { Job, JobError, JobResult } from '../domain/model.ts';
+// The generation engine, as the domain sees it: the port the job runner hands jobs to
+// and the files route reads artifacts from. engine/ holds the built-in adapter.
+import type { Job, JobError, JobResult } from './model.ts';
 
 export type EngineOutcome = { status: 'ready'; result: JobResult } | { status: 'failed'; error: JobError };
 
@@ -17,6 +19,3 @@ export interface GenerationEngine {
   /** The file behind a ready job's preview_image_url or video_url. */
   artifact(job: Job): Promise<Artifact | null>;
 }
-
-/** In sandbox, an avatar name or a video script containing this marker makes the job fail (ND-SANDBOX-FAILURE). */
-export const SANDBOX_FAILURE_MARKER = '[sandbox:fail]';

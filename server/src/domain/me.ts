@@ -1,8 +1,9 @@
 // GET /v1/me (ND-ME): the caller's account, key, credits and rate-limit windows.
 import type { components } from '../../../generated/openapi.ts';
 import { periodBounds, periodOf } from './credits.ts';
-import type { Caller, DomainDeps } from './deps.ts';
-import type { Bucket, RateDecision } from './model.ts';
+import type { Admission } from './admission.ts';
+import type { DomainDeps } from './deps.ts';
+import type { RateDecision } from './model.ts';
 import { ceilSeconds } from './rateLimits.ts';
 import { accountNow } from './sandboxClock.ts';
 
@@ -17,13 +18,18 @@ function bucketResource(decision: RateDecision): BucketResource {
   return { minute: find('minute'), day: find('day') };
 }
 
-export async function getMe(deps: DomainDeps, caller: Caller): Promise<AccountResource> {
+/**
+ * The account of an admitted GET /v1/me. Its read windows are the admission's, this
+ * request counted; the generation windows are read without counting anything.
+ */
+export async function getMe(deps: DomainDeps, { caller, decision: read }: Admission): Promise<AccountResource> {
   const now = accountNow(deps, caller.account);
   const period = periodOf(now);
   const { start, end } = periodBounds(period);
-  const balance = await deps.store.jobs.creditBalance(caller.account.id, period);
-  const peek = (bucket: Bucket) => deps.store.rateLimits.peek(caller.key.id, bucket, caller.account.plan[bucket], now);
-  const [read, generation] = await Promise.all([peek('read'), peek('generation')]);
+  const [balance, generation] = await Promise.all([
+    deps.store.jobs.creditBalance(caller.account.id, period),
+    deps.store.rateLimits.peek(caller.key.id, 'generation', caller.account.plan.generation, now),
+  ]);
   return {
     object: 'account',
     account_id: caller.account.id,

@@ -1,6 +1,6 @@
-// The storage ports. The domain and the HTTP layer depend on these interfaces only;
-// each adapter (embedded SQLite now, PostgreSQL and Redis later) implements them.
-// Every method that changes more than one thing is atomic inside the adapter: that
+// The ports the domain needs from a store. The domain owns them; each adapter under
+// storage/ (embedded SQLite, PostgreSQL with Redis) implements them and depends on the
+// domain alone. Every method that changes more than one thing is atomic inside the adapter: that
 // is where "nothing lost, nothing spent twice" is decided, not in the callers.
 import type {
   Account,
@@ -14,10 +14,10 @@ import type {
   LimitedBucket,
   RateDecision,
   RatePlan,
-  WebhookEvent,
+  OutboxEvent,
   WindowLimits,
-} from '../domain/model.ts';
-import type { DeliveryFairness } from '../domain/webhookDestinations.ts';
+} from './model.ts';
+import type { DeliveryFairness } from './webhookDestinations.ts';
 
 /**
  * Thrown by an adapter when its engine cannot be reached (connection refused, timed
@@ -104,7 +104,7 @@ export interface JobStore {
    * Returns false, changing nothing, when the job is already terminal (ST-TERMINAL),
    * so a job can never be charged twice.
    */
-  completeJob(jobId: string, completion: Completion, event: WebhookEvent | null): Promise<boolean>;
+  completeJob(jobId: string, completion: Completion, event: OutboxEvent | null): Promise<boolean>;
   /** Jobs waiting for a worker or being worked on. */
   countActiveJobs(): Promise<{ queued: number; processing: number }>;
   creditBalance(accountId: string, period: string): Promise<CreditBalance>;
@@ -116,20 +116,20 @@ export interface WebhookOutbox {
    * and never more per destination than `fairness` allows counting the attempts already
    * in flight on every sender (atomic against concurrent claims).
    */
-  claimDueEvents(now: number, limit: number, leaseUntil: number, fairness: DeliveryFairness): Promise<WebhookEvent[]>;
+  claimDueEvents(now: number, limit: number, leaseUntil: number, fairness: DeliveryFairness): Promise<OutboxEvent[]>;
   /** Records the delivery and clears its destination's failures in a row. */
   markDelivered(eventId: string, at: number, attempts: number): Promise<void>;
   /** Records a failed attempt; returns its destination's failures in a row, this one included. */
   scheduleRetry(eventId: string, attempts: number, nextAttemptAt: number, error: string): Promise<number>;
   /** Records the last failed attempt; returns its destination's failures in a row, this one included. */
   markFailed(eventId: string, attempts: number, error: string): Promise<number>;
-  getEvent(eventId: string): Promise<WebhookEvent | null>;
+  getEvent(eventId: string): Promise<OutboxEvent | null>;
   /**
-   * When the next event not held by an attempt, and not waiting for its destination's
-   * room, is due. Those are left out so that a sender does not spin on them: a settled
-   * attempt wakes its sender, and a lease that expires is found by the next poll.
+   * When the earliest pending event that is not due yet at `now` becomes due (a retry
+   * scheduled for later), so a sender can wake then. Events already due are the claim's
+   * business: a sender claims again when an attempt settles and on every poll.
    */
-  nextDueAt(now: number, fairness: DeliveryFairness): Promise<number | null>;
+  nextDueAfter(now: number): Promise<number | null>;
   countPending(): Promise<number>;
 }
 

@@ -1,6 +1,7 @@
 // The one implementation of the webhook signature scheme (WH-SIGNATURE, service
-// interface §6.4). The server's dispatcher signs with it and the verifier (verify.ts)
-// checks with it, so sender and receiver can never disagree about what is signed.
+// interface §6.4), beside the contract: the server's dispatcher signs with it, the
+// client's verifier and the conformance runner check with it, so sender and receivers
+// can never disagree about what is signed.
 import { createHmac } from 'node:crypto';
 
 /** Carries the stable event ID, equal to the body's `id` (WH-EVENT-ID). */

@@ -1,0 +1,16 @@
+// What the contract says of each operation beyond its schemas, read from the bundle so
+// that the server never writes it again by hand.
+import { loadBundle, type JsonObject } from './schemas.ts';
+
+/** Each operation's rate-limit bucket (`x-rate-limit-bucket`), by operationId. */
+export function rateLimitBuckets(bundle: JsonObject = loadBundle()): ReadonlyMap<string, string> {
+  const buckets = new Map<string, string>();
+  for (const item of Object.values((bundle.paths ?? {}) as Record<string, Record<string, JsonObject>>)) {
+    for (const operation of Object.values(item)) {
+      if (typeof operation?.operationId === 'string' && typeof operation['x-rate-limit-bucket'] === 'string') {
+        buckets.set(operation.operationId, operation['x-rate-limit-bucket']);
+      }
+    }
+  }
+  return buckets;
+}

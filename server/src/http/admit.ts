@@ -1,0 +1,50 @@
+import { admit } from '../domain/admission.ts';
+import type { DomainDeps } from '../domain/deps.ts';
+import type { LimitedBucket } from '../domain/model.ts';
+import { noSuchRoute } from './errors.ts';
+import { HttpProblem } from './problem.ts';
+import type { Middleware } from './state.ts';
+
+/** RFC 9110 §11.1: the scheme name is case-insensitive ("bearer", "BEARER"). */
+const BEARER = /^Bearer +([A-Za-z0-9_\-]{8,200})\s*$/i;
+
+/** The key a request presents (AUTH-KEY, ND-AUTH-PRESENTATION), or null. */
+export const presentedKey = (authorization: string): string | null => BEARER.exec(authorization)?.[1] ?? null;
+
+/**
+ * Steps 1 and 2 of every /v1 request: the caller is admitted for the operation's bucket.
+ * The headers of the shown window go on every answer from here on, success or error,
+ * with their X- twins (RL-HEADERS, RL-HEADERS-COMPAT); Retry-After only on the 429
+ * (RL-RETRY-AFTER-ONLY-429).
+ */
+export function admitted(domain: DomainDeps, bucket: LimitedBucket): Middleware {
+  return async (ctx, next) => {
+    const admission = await admit(domain, presentedKey(ctx.get('Authorization')), bucket);
+    if (!admission) throw noSuchRoute(ctx);
+    ctx.state.caller = admission.caller;
+    ctx.state.admission = admission;
+    for (const prefix of ['RateLimit', 'X-RateLimit']) {
+      ctx.set(`${prefix}-Limit`, String(admission.shown.limit));
+      ctx.set(`${prefix}-Remaining`, String(admission.shown.remaining));
+      ctx.set(`${prefix}-Reset`, String(admission.resetSeconds));
+    }
+    if (admission.refusal) {
+      ctx.set('Retry-After', String(admission.resetSeconds));
+      throw admission.refusal;
+    }
+    await next();
+  };
+}
+
+/**
+ * A request with more than one Authorization header is malformed: which key would be
+ * meant is unknowable, and taking the first (what Node does) would act on a guess.
+ * Refused before any route is known, like the other requests the HTTP layer cannot read.
+ */
+export const refuseRepeatedAuthorization: Middleware = async (ctx, next) => {
+  let seen = 0;
+  const raw = ctx.req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization') seen++;
+  if (seen > 1) throw new HttpProblem('malformed_request', `The request carries ${seen} Authorization headers; send exactly one.`);
+  await next();
+};

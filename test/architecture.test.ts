@@ -1,0 +1,86 @@
+// The layers of ARCHITECTURE.md, held by the code's own imports: a forbidden import or
+// an import circle fails here, in CI, before anyone has to notice it in review.
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '..');
+
+interface SourceFile {
+  /** Path from the repository root. */
+  path: string;
+  /** Repository paths of the files it imports, and the bare names of the packages it imports. */
+  imports: string[];
+}
+
+function sources(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && e.name.endsWith('.ts') && !e.name.endsWith('.d.ts'))
+    .map((e) => relative(ROOT, join(e.parentPath, e.name)));
+}
+
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'";]*?from\s+'([^']+)'|(?:^|\n)\s*import\s+'([^']+)'|import\('([^']+)'\)/g;
+
+function read(path: string): SourceFile {
+  const text = readFileSync(join(ROOT, path), 'utf8');
+  const imports = [...text.matchAll(IMPORT)].map((m) => {
+    const spec = (m[1] ?? m[2] ?? m[3])!;
+    return spec.startsWith('.') ? relative(ROOT, resolve(ROOT, dirname(path), spec)) : spec;
+  });
+  return { path, imports };
+}
+
+const files = ['server/src', 'conformance/src', 'client/src', 'contract', 'scripts']
+  .flatMap(sources)
+  .filter((p) => !p.includes('/test/'))
+  .map(read);
+
+/** What each part may not import: repository folders (with a slash) or packages. */
+const FORBIDDEN: { from: string; not: string[]; why: string }[] = [
+  { from: 'server/src/domain/', not: ['server/src/http/', 'server/src/storage/', 'server/src/workers/', 'server/src/engine/', 'koa', '@koa/router', 'pg', 'ioredis', 'node:sqlite'], why: 'the domain knows no transport and no adapter' },
+  { from: 'server/src/storage/', not: ['server/src/http/', 'server/src/workers/', 'server/src/engine/', 'server/src/app.ts', 'server/src/runtime.ts', 'koa'], why: 'an adapter depends on the domain alone' },
+  { from: 'server/src/http/', not: ['server/src/storage/', 'server/src/workers/', 'pg', 'ioredis', 'node:sqlite'], why: 'routes reach the store through use cases' },
+  { from: 'server/src/engine/', not: ['server/src/http/', 'server/src/storage/', 'server/src/workers/'], why: 'the engine is an adapter of the domain' },
+  { from: 'conformance/', not: ['server/'], why: 'the runner sees an implementation over HTTP only' },
+  { from: 'client/', not: ['server/', 'conformance/'], why: 'the client is for integrators and knows no implementation' },
+  { from: 'contract/', not: ['server/', 'client/', 'conformance/'], why: 'the contract is the neutral ground everyone imports' },
+];
+
+const matches = (target: string, rule: string) => (rule.includes('/') || rule.endsWith('.ts') ? target === rule || target.startsWith(rule) : target === rule || target.startsWith(`${rule}/`));
+
+describe('the layers', () => {
+  it.each(FORBIDDEN)('$from imports nothing of $not ($why)', ({ from, not }) => {
+    const offending = files
+      .filter((f) => f.path.startsWith(from))
+      .flatMap((f) => f.imports.filter((target) => not.some((rule) => matches(target, rule))).map((target) => `${f.path} -> ${target}`));
+
+    expect(offending).toEqual([]);
+  });
+
+  it('reads enough of the tree to mean something', () => {
+    expect(files.filter((f) => f.path.startsWith('server/src/domain/')).length).toBeGreaterThan(15);
+    expect(files.find((f) => f.path === 'server/src/http/routes.ts')?.imports).toContain('server/src/domain/jobs.ts');
+  });
+});
+
+describe('import circles', () => {
+  it.each(['server/src/', 'conformance/src/'])('none in %s', (root) => {
+    const inside = new Map(files.filter((f) => f.path.startsWith(root)).map((f) => [f.path, f.imports.filter((i) => i.startsWith(root))]));
+    const circles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const stack: string[] = [];
+    const visit = (file: string) => {
+      state.set(file, 'open');
+      stack.push(file);
+      for (const next of inside.get(file) ?? []) {
+        if (state.get(next) === 'open') circles.push([...stack.slice(stack.indexOf(next)), next].join(' -> '));
+        else if (!state.has(next)) visit(next);
+      }
+      stack.pop();
+      state.set(file, 'done');
+    };
+    for (const file of inside.keys()) if (!state.has(file)) visit(file);
+
+    expect(circles).toEqual([]);
+  });
+});
