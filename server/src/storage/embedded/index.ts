@@ -1,5 +1,6 @@
 import type { Store } from '../../domain/ports.ts';
 import { embeddedAccounts } from './accounts.ts';
+import { embeddedBulk } from './bulk.ts';
 import { openDatabase, type Db } from './database.ts';
 import { embeddedJobs } from './jobs.ts';
 import { embeddedOutbox } from './outbox.ts';
@@ -40,6 +41,7 @@ export function createEmbeddedStore(file: string, options: EmbeddedOptions = {})
     accounts: embeddedAccounts(db),
     jobs: embeddedJobs(db),
     outbox: embeddedOutbox(db),
+    bulk: embeddedBulk(db),
     rateLimits,
     async ping() {
       db.prepare('SELECT 1').get();
