@@ -42,7 +42,8 @@ function readRows(targets: ReadTarget[]): string[][] {
   ]);
 }
 
-export function renderMarkdown(report: BenchReport): string {
+/** The title, the machine and the commit. */
+function headerSection(report: BenchReport): string[] {
   const out: string[] = [];
   const m = report.machine;
   out.push(`# Benchmark report${report.mode === 'quick' ? ' (QUICK smoke run: figures not meant to be quoted)' : ''}`);
@@ -58,7 +59,12 @@ export function renderMarkdown(report: BenchReport): string {
   out.push('');
   out.push('Everything below comes from this one run, so ratios hold even on a busy machine; absolute figures move from run to run and machine to machine. The load generator (autocannon, in the benchmark process) shares the cores with the server.');
   out.push('');
+  return out;
+}
 
+/** Every target, met or missed, and why the missed ones were missed. */
+function verdictSection(report: BenchReport): string[] {
+  const out: string[] = [];
   out.push('## Verdict');
   out.push('');
   out.push(table(['target', 'measured', 'result', 'by how much'], report.verdict.map((v) => [v.target, v.measured, v.met === null ? 'not measured' : v.met ? 'met' : '**missed**', v.margin ?? ''])));
@@ -69,7 +75,12 @@ export function renderMarkdown(report: BenchReport): string {
     out.push('');
     for (const v of explained) out.push(`- **${v.target}** (${v.met === null ? 'not measured' : 'missed'}): ${v.why}`, '');
   }
+  return out;
+}
 
+/** 1. The read path against bare Koa and the mock, and 7. peak RSS under it. */
+function readPathSection(report: BenchReport): string[] {
+  const out: string[] = [];
   const read = report.read;
   if (read) {
     out.push('## 1. Read path and 7. peak RSS under it');
@@ -131,7 +142,12 @@ export function renderMarkdown(report: BenchReport): string {
     out.push(`Per-round figures are in latest.json (\`read.targets[].rounds\`).`);
     out.push('');
   }
+  return out;
+}
 
+/** 2. The write path. */
+function writePathSection(report: BenchReport): string[] {
+  const out: string[] = [];
   const write = report.write;
   if (write) {
     out.push('## 2. Write path');
@@ -169,7 +185,12 @@ export function renderMarkdown(report: BenchReport): string {
     }
     out.push('');
   }
+  return out;
+}
 
+/** 3. Jobs: the backlog rate and create -> ready. */
+function jobsSection(report: BenchReport): string[] {
+  const out: string[] = [];
   const jobs = report.jobs;
   if (jobs) {
     out.push('## 3. Jobs');
@@ -193,7 +214,12 @@ export function renderMarkdown(report: BenchReport): string {
     );
     out.push('');
   }
+  return out;
+}
 
+/** 4. Webhooks: delivery lag at a steady rate and the drain of a backlog. */
+function webhooksSection(report: BenchReport): string[] {
+  const out: string[] = [];
   const hooks = report.webhooks;
   const drain = report.drain;
   if (hooks || drain) {
@@ -239,7 +265,12 @@ export function renderMarkdown(report: BenchReport): string {
       }
     }
   }
+  return out;
+}
 
+/** 5. Growth: reads as the store grows, memory with many keys. */
+function growthSection(report: BenchReport): string[] {
+  const out: string[] = [];
   const growth = report.growth;
   const keys = report.keys;
   if (growth || keys) {
@@ -271,7 +302,12 @@ export function renderMarkdown(report: BenchReport): string {
     );
     out.push('');
   }
+  return out;
+}
 
+/** 6. The conformance runner's wall time. */
+function conformanceSection(report: BenchReport): string[] {
+  const out: string[] = [];
   const conf = report.conformance;
   if (conf) {
     out.push('## 6. Conformance runner, core profile');
@@ -290,7 +326,12 @@ export function renderMarkdown(report: BenchReport): string {
       out.push('');
     }
   }
+  return out;
+}
 
+/** What ran, for how long, and the run's notes. */
+function partsAndNotesSection(report: BenchReport): string[] {
+  const out: string[] = [];
   out.push('## Parts of this run');
   out.push('');
   out.push(table(['part', 'status', 'time (of the group it ran in)', 'note'], report.parts.map((p) => [PART_TITLES[p.part], p.status, seconds(p.seconds), p.reason ?? ''])));
@@ -301,6 +342,12 @@ export function renderMarkdown(report: BenchReport): string {
     for (const note of report.notes) out.push(`- ${note}`);
     out.push('');
   }
+  return out;
+}
+
+/** How to run it again. */
+function reproduceSection(report: BenchReport): string[] {
+  const out: string[] = [];
   out.push('## Reproduce');
   out.push('');
   out.push('```sh');
@@ -311,5 +358,11 @@ export function renderMarkdown(report: BenchReport): string {
   out.push('');
   out.push('It needs PostgreSQL and Redis on 127.0.0.1 for the PostgreSQL + Redis figures (BENCH_DATABASE_URL, BENCH_REDIS_URL; defaults as the tests use); `--stores embedded` leaves them out. Every process, temp folder, schema and Redis key it makes is removed at the end.');
   out.push('');
-  return out.join('\n');
+  return out;
+}
+
+const SECTIONS = [headerSection, verdictSection, readPathSection, writePathSection, jobsSection, webhooksSection, growthSection, conformanceSection, partsAndNotesSection, reproduceSection];
+
+export function renderMarkdown(report: BenchReport): string {
+  return SECTIONS.flatMap((section) => section(report)).join('\n');
 }

@@ -112,17 +112,17 @@ function growthWhy(g: GrowthStore): string {
   return parts.join(' ');
 }
 
-export function evaluate(report: BenchReport): VerdictRow[] {
-  const rows: VerdictRow[] = [];
-  const notMeasured = (id: string, target: string, why: string): VerdictRow => ({ id, target, measured: 'not measured', met: null, why });
+const notMeasured = (id: string, target: string, why: string): VerdictRow => ({ id, target, measured: 'not measured', met: null, why });
+const serverTarget = (report: BenchReport, kind: StoreKind): ReadTarget | undefined => report.read?.targets.find((t) => t.id === `server-${kind}`);
 
-  // Read throughput against the ceiling and the mock.
+/** Read throughput against bare Koa, the ceiling of any Koa server. */
+function readVsKoaRows(report: BenchReport): VerdictRow[] {
+  const rows: VerdictRow[] = [];
   const read = report.read;
-  const server = (kind: StoreKind): ReadTarget | undefined => read?.targets.find((t) => t.id === `server-${kind}`);
   for (const [kind, threshold] of [['embedded', TARGETS.embeddedVsKoa], ['pg', TARGETS.pgVsKoa]] as const) {
     const id = `read-${kind}-vs-koa`;
     const target = `${STORE_LABEL[kind]} read throughput >= ${formatPercent(threshold)} of bare Koa`;
-    const t = server(kind);
+    const t = serverTarget(report, kind);
     if (!t || t.vsKoa.rps === null) {
       rows.push(notMeasured(id, target, read ? `${STORE_LABEL[kind]} not in this run (--stores)` : 'read part not run'));
       continue;
@@ -136,10 +136,17 @@ export function evaluate(report: BenchReport): VerdictRow[] {
       ...(met ? {} : { margin: ratioShortfall(t.vsKoa.rps, threshold, true), why: readWhy(report, kind) }),
     });
   }
+  return rows;
+}
+
+/** Read throughput against the Prism mock. */
+function readVsPrismRows(report: BenchReport): VerdictRow[] {
+  const rows: VerdictRow[] = [];
+  const read = report.read;
   for (const kind of ['embedded', 'pg'] as const) {
     const id = `read-${kind}-vs-prism`;
     const target = `${STORE_LABEL[kind]} read throughput >= ${TARGETS.vsPrism}x the Prism mock`;
-    const t = server(kind);
+    const t = serverTarget(report, kind);
     if (!t || t.vsPrism.rps === null) {
       rows.push(notMeasured(id, target, read ? `${STORE_LABEL[kind]} not in this run (--stores)` : 'read part not run'));
       continue;
@@ -163,8 +170,12 @@ export function evaluate(report: BenchReport): VerdictRow[] {
           }),
     });
   }
+  return rows;
+}
 
-  // Growth: read p99 at the large size within 1.5x of the small one.
+/** Growth: read p99 at the large size within 1.5x of the small one. */
+function growthRows(report: BenchReport): VerdictRow[] {
+  const rows: VerdictRow[] = [];
   for (const kind of report.stores) {
     const id = `growth-${kind}-p99`;
     const g = report.growth?.stores.find((s) => s.store === kind);
@@ -182,8 +193,12 @@ export function evaluate(report: BenchReport): VerdictRow[] {
       ...(met ? {} : { margin: `${formatRatio(g.p99Ratio)} vs <= ${TARGETS.growthP99Ratio}x: the p99 is ${formatNumber(g.large.p99Ms - g.small.p99Ms * TARGETS.growthP99Ratio)} ms above the allowance`, why: growthWhy(g) }),
     });
   }
+  return rows;
+}
 
-  // Jobs: create to ready on the embedded store.
+/** Jobs: create to ready on the embedded store. */
+function jobsRows(report: BenchReport): VerdictRow[] {
+  const rows: VerdictRow[] = [];
   {
     const id = 'jobs-create-to-ready';
     const target = `create -> ready median < ${TARGETS.createToReadyMedianMs} ms (embedded, zero-work engine)`;
@@ -200,8 +215,12 @@ export function evaluate(report: BenchReport): VerdictRow[] {
       });
     }
   }
+  return rows;
+}
 
-  // Webhooks: deliveries per second (the backlog drain is the dispatcher's capacity).
+/** Webhooks: deliveries per second (the backlog drain is the dispatcher's capacity). */
+function webhookRows(report: BenchReport): VerdictRow[] {
+  const rows: VerdictRow[] = [];
   for (const kind of report.stores) {
     const id = `webhooks-${kind}-rate`;
     const target = `${STORE_LABEL[kind]}: webhooks >= ${formatInt(TARGETS.webhooksPerSecond)} deliveries/s`;
@@ -233,8 +252,12 @@ export function evaluate(report: BenchReport): VerdictRow[] {
           }),
     });
   }
+  return rows;
+}
 
-  // Conformance.
+/** The core conformance run's wall time, with the sandbox clock. */
+function conformanceRows(report: BenchReport): VerdictRow[] {
+  const rows: VerdictRow[] = [];
   {
     const id = 'conformance-core';
     const target = `core conformance run < ${TARGETS.conformanceSeconds} s against the local server, with the sandbox clock`;
@@ -256,12 +279,16 @@ export function evaluate(report: BenchReport): VerdictRow[] {
       });
     }
   }
+  return rows;
+}
 
-  // RSS under the read load.
+/** Server RSS under the read load. */
+function rssRows(report: BenchReport): VerdictRow[] {
+  const rows: VerdictRow[] = [];
   for (const kind of report.stores) {
     const id = `rss-${kind}`;
     const target = `${STORE_LABEL[kind]}: server RSS < 200 MB under the read load`;
-    const t = server(kind);
+    const t = serverTarget(report, kind);
     const peak = t ? Math.max(t.peakRssBytes ?? 0, t.hwmBytes ?? 0) : 0;
     if (!t || peak === 0) {
       rows.push(notMeasured(id, target, 'read part not run'));
@@ -277,6 +304,11 @@ export function evaluate(report: BenchReport): VerdictRow[] {
     });
   }
   return rows;
+}
+
+/** Every target of the benchmark, met, missed (with why) or not measured, in the report's order. */
+export function evaluate(report: BenchReport): VerdictRow[] {
+  return [readVsKoaRows, readVsPrismRows, growthRows, jobsRows, webhookRows, conformanceRows, rssRows].flatMap((rows) => rows(report));
 }
 
 function conformanceWhy(c: NonNullable<BenchReport['conformance']>): string {
