@@ -80,7 +80,7 @@ export interface RunOptions {
 export type ProgressEvent =
   | { type: 'start'; total: number; profile: Profile; implementation: string; baseUrl: string }
   | { type: 'check-start'; id: string; title: string }
-  | { type: 'check-end'; result: import('./report/model.ts').CheckResult }
+  | { type: 'check-end'; result: import('./outcome.ts').CheckResult }
   | { type: 'note'; message: string };
 
 export type ResolvedOptions = Required<

@@ -66,3 +66,29 @@ export function skip(reason: string): never {
 export function notApplicable(reason: string): never {
   throw new CheckSkip('not_applicable', reason);
 }
+
+/** How one check ended in a run, as the reports show it. */
+export interface FailureReport {
+  clause: string;
+  message: string;
+  expected?: string;
+  received?: string;
+  fix?: string;
+  /** Request and response excerpts, secrets redacted. */
+  exchanges: string[];
+}
+
+export interface CheckResult {
+  id: string;
+  title: string;
+  area: string;
+  clauses: string[];
+  decisions: string[];
+  phase: Phase;
+  required: boolean;
+  outcome: Outcome;
+  /** Why it was skipped or not applicable. */
+  reason?: string;
+  failure?: FailureReport;
+  durationMs: number;
+}

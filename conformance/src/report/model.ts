@@ -1,30 +1,7 @@
 // The report of a run, as runConformance returns it and every reporter renders it.
-import type { Outcome, Phase, Profile } from '../outcome.ts';
+import type { CheckResult, Outcome, Profile } from '../outcome.ts';
 
-export interface FailureReport {
-  clause: string;
-  message: string;
-  expected?: string;
-  received?: string;
-  fix?: string;
-  /** Request and response excerpts, secrets redacted. */
-  exchanges: string[];
-}
-
-export interface CheckResult {
-  id: string;
-  title: string;
-  area: string;
-  clauses: string[];
-  decisions: string[];
-  phase: Phase;
-  required: boolean;
-  outcome: Outcome;
-  /** Why it was skipped or not applicable. */
-  reason?: string;
-  failure?: FailureReport;
-  durationMs: number;
-}
+export type { CheckResult, FailureReport } from '../outcome.ts';
 
 export interface ClauseRow {
   id: string;
