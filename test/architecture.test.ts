@@ -35,12 +35,16 @@ const files = ['server/src', 'conformance/src', 'client/src', 'contract', 'scrip
   .filter((p) => !p.includes('/test/'))
   .map(read);
 
-/** What each part may not import: repository folders (with a slash) or packages. */
+/** The files that put a service together: nothing below them may import them. */
+const ASSEMBLY = ['server/src/app.ts', 'server/src/runtime.ts', 'server/src/main.ts', 'server/src/admin.ts', 'server/src/config.ts'];
+
+/** What each part may not import: repository folders (with a slash), files or packages. */
 const FORBIDDEN: { from: string; not: string[]; why: string }[] = [
-  { from: 'server/src/domain/', not: ['server/src/http/', 'server/src/storage/', 'server/src/workers/', 'server/src/engine/', 'koa', '@koa/router', 'pg', 'ioredis', 'node:sqlite'], why: 'the domain knows no transport and no adapter' },
-  { from: 'server/src/storage/', not: ['server/src/http/', 'server/src/workers/', 'server/src/engine/', 'server/src/app.ts', 'server/src/runtime.ts', 'koa'], why: 'an adapter depends on the domain alone' },
-  { from: 'server/src/http/', not: ['server/src/storage/', 'server/src/workers/', 'pg', 'ioredis', 'node:sqlite'], why: 'routes reach the store through use cases' },
-  { from: 'server/src/engine/', not: ['server/src/http/', 'server/src/storage/', 'server/src/workers/'], why: 'the engine is an adapter of the domain' },
+  { from: 'server/src/domain/', not: [...ASSEMBLY, 'server/src/http/', 'server/src/storage/', 'server/src/workers/', 'server/src/engine/', 'server/src/metrics.ts', 'server/src/logger.ts', 'koa', '@koa/router', 'pg', 'ioredis', 'node:sqlite', 'pino'], why: 'the domain knows no transport, no adapter and no process' },
+  { from: 'server/src/storage/', not: [...ASSEMBLY, 'server/src/http/', 'server/src/workers/', 'server/src/engine/', 'server/src/metrics.ts', 'koa'], why: 'an adapter depends on the domain alone' },
+  { from: 'server/src/workers/', not: [...ASSEMBLY, 'server/src/http/', 'server/src/storage/', 'koa'], why: 'workers reach the store through the ports' },
+  { from: 'server/src/http/', not: [...ASSEMBLY, 'server/src/storage/', 'server/src/workers/', 'pg', 'ioredis', 'node:sqlite'], why: 'routes reach the store through use cases' },
+  { from: 'server/src/engine/', not: [...ASSEMBLY, 'server/src/http/', 'server/src/storage/', 'server/src/workers/'], why: 'the engine is an adapter of the domain' },
   { from: 'conformance/', not: ['server/'], why: 'the runner sees an implementation over HTTP only' },
   { from: 'client/', not: ['server/', 'conformance/'], why: 'the client is for integrators and knows no implementation' },
   { from: 'contract/', not: ['server/', 'client/', 'conformance/'], why: 'the contract is the neutral ground everyone imports' },

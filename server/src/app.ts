@@ -4,6 +4,7 @@ import Koa from 'koa';
 import type { Logger } from 'pino';
 import type { DomainDeps } from './domain/deps.ts';
 import type { GenerationEngine } from './domain/engine.ts';
+import { accessLog } from './http/accessLog.ts';
 import { refuseRepeatedAuthorization } from './http/admit.ts';
 import { createRequestValidator, type RequestValidator } from './http/requestValidator.ts';
 import { errorHandler } from './http/errors.ts';
@@ -43,11 +44,13 @@ export function createApp({ domain, engine, log, metrics, validator = createRequ
   const router = createRouter({ domain, validator, engine });
 
   app.use(requestId);
+  app.use(accessLog(log));
   app.use(observe(metrics));
   app.use(errorHandler(log));
   app.use(refuseRepeatedAuthorization);
   app.use(async (ctx, next) => {
     if (ctx.path === '/healthz') {
+      ctx.state.route = '/healthz';
       try {
         await domain.store.ping();
         ctx.body = { status: 'ok' };
@@ -58,6 +61,7 @@ export function createApp({ domain, engine, log, metrics, validator = createRequ
       return;
     }
     if (ctx.path === '/metrics') {
+      ctx.state.route = '/metrics';
       ctx.type = metrics.registry.contentType;
       ctx.body = await metrics.registry.metrics();
       return;

@@ -1,8 +1,10 @@
 // `npm start`: the only place that reads the environment, opens ports and starts workers.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ConfigError, describeConfig, loadConfig, type Config } from './config.ts';
 import { createAccount } from './domain/accounts.ts';
 import { systemClock } from './domain/clock.ts';
-import { startService } from './runtime.ts';
+import { FIRST_ACCOUNT_FILE, startService } from './runtime.ts';
 import { StoreUnavailableError } from './domain/ports.ts';
 import { StoreLockedError } from './storage/embedded/serverLock.ts';
 
@@ -11,11 +13,15 @@ import { StoreLockedError } from './storage/embedded/serverLock.ts';
  * keeps its stack, which is then the most useful thing to show.
  */
 function startFailure(error: NodeJS.ErrnoException, c: Config): string {
+  if (error.syscall !== 'listen') {
+    if (error instanceof StoreLockedError) return error.message;
+    if (error instanceof StoreUnavailableError) return `${error.message}. Check DATABASE_URL and REDIS_URL, and that both servers are running.`;
+    if (error.code === 'EACCES' || error.code === 'EROFS') return `not allowed to write ${error.path ?? 'the data folder'}: give this user a DATA_DIR it can write.`;
+    return error.stack ?? String(error);
+  }
   if (error.code === 'EADDRINUSE') return `${c.host}:${c.port} is already in use by another process. Stop it, or set PORT to a free port (PORT=0 picks one).`;
   if (error.code === 'EACCES') return `not allowed to listen on ${c.host}:${c.port}. Ports below 1024 need privileges: set PORT to 1024 or above.`;
   if (error.code === 'EADDRNOTAVAIL') return `HOST=${c.host} is not an address of this machine.`;
-  if (error instanceof StoreLockedError) return error.message;
-  if (error instanceof StoreUnavailableError) return `${error.message}. Check DATABASE_URL and REDIS_URL, and that both servers are running.`;
   return error.stack ?? String(error);
 }
 
@@ -41,20 +47,25 @@ console.log(`avatar service listening on ${service.url}`);
 console.log(`avatar service ${describeConfig(config)}`);
 
 // On an empty store, make the first sandbox account so `npm start` is usable at once.
-// Its key and signing secret go to the terminal once, never to the logs.
+// Its key and signing secret are shown once and never logged: on the terminal in
+// sandbox mode; in production, where stdout is collected, in a file only this user reads.
 if ((await store.accounts.countAccounts()) === 0) {
   const created = await createAccount(store, systemClock, { name: 'Sandbox', mode: 'sandbox' });
-  console.log(
-    [
-      '',
-      'Created a sandbox account on this empty store (shown once; keep them):',
-      `  account_id:     ${created.account_id}`,
-      `  api_key:        ${created.api_key}`,
-      `  signing_secret: ${created.signing_secret}`,
-      `Try: curl -H "Authorization: Bearer ${created.api_key}" ${config.publicBaseUrl}/v1/me`,
-      '',
-    ].join('\n'),
-  );
+  const credentials = [
+    `  account_id:     ${created.account_id}`,
+    `  api_key:        ${created.api_key}`,
+    `  signing_secret: ${created.signing_secret}`,
+  ];
+  if (config.mode === 'production') {
+    const file = join(config.dataDir, FIRST_ACCOUNT_FILE);
+    mkdirSync(config.dataDir, { recursive: true });
+    writeFileSync(file, `${credentials.join('\n')}\n`, { mode: 0o600 });
+    console.log(`Created a sandbox account on this empty store; its key and signing secret are in ${file}, readable by this user only. Keep them elsewhere and delete the file.`);
+  } else {
+    console.log(
+      ['', 'Created a sandbox account on this empty store (shown once; keep them):', ...credentials, `Try: curl -H "Authorization: Bearer ${created.api_key}" ${config.publicBaseUrl}/v1/me`, ''].join('\n'),
+    );
+  }
 }
 
 let exiting = false;

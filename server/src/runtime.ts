@@ -22,6 +22,8 @@ import { createJobRunner, type JobRunner } from './workers/jobRunner.ts';
 import { createWebhookDispatcher, type WebhookDispatcher } from './workers/webhookDispatcher.ts';
 
 export const EMBEDDED_FILE = 'avatar-service.db';
+/** Where a server started in production mode leaves the first account's credentials (mode 0600). */
+export const FIRST_ACCOUNT_FILE = 'first-account.txt';
 /** Held by the one server of an embedded store while it runs. */
 export const SERVER_LOCK_FILE = 'server.lock';
 
@@ -63,9 +65,19 @@ export async function openStore(config: Config, options: { serving: boolean }): 
 }
 
 export async function startService(config: Config, overrides: ServiceOverrides = {}): Promise<Service> {
+  const store = overrides.store ?? (await openStore(config, { serving: true }));
+  try {
+    return await serve(config, overrides, store);
+  } catch (error) {
+    // A start that fails closes what it opened, and with it the embedded store's server lock.
+    if (!overrides.store) await store.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+async function serve(config: Config, overrides: ServiceOverrides, store: Store): Promise<Service> {
   const log = overrides.log ?? createLogger(config.logLevel);
   const clock = overrides.clock ?? systemClock;
-  const store = overrides.store ?? (await openStore(config, { serving: true }));
   const timer = createAccountTimer(store, clock, config.worker.pollMs);
   const engine = overrides.engine ?? createBuiltinEngine({ ...config.engine, wait: (job, ms, signal) => timer.wait(job.accountId, ms, signal) });
   const metrics = createMetrics({ activeJobs: () => store.jobs.countActiveJobs(), pendingEvents: () => store.outbox.countPending() });
@@ -106,15 +118,10 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   // Connections beyond this are closed as they arrive, before any byte is read.
   server.maxConnections = config.http.maxConnections;
   answerConnectionErrors(server, log);
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(config.port, config.host, () => resolve());
-    });
-  } catch (error) {
-    if (!overrides.store) await store.close(); // and with it the embedded store's server lock
-    throw error;
-  }
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
   const { port } = server.address() as AddressInfo;
   const working = config.role !== 'api';
   if (working) {

@@ -2,6 +2,9 @@
 // and what to do, never a stack; and one server per embedded store, with the operator
 // command still working beside it.
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServerProcess, type ServerProcess } from './support/serverProcess.ts';
 import { createTestStoreEnv, scaled, type TestStoreEnv } from './support/stores.ts';
@@ -58,6 +61,28 @@ describe('a start that cannot go on', () => {
     expect(exit.stderr.trim().split('\n')).toHaveLength(1);
     expect(exit.stdout).not.toContain('listening');
     expect(stillServing.status).toBe(200);
+  });
+});
+
+describe('the first account on an empty store', () => {
+  it('in production, goes to a file only this user reads, never to stdout', async () => {
+    const other = await createTestStoreEnv();
+    const dataDir = mkdtempSync(join(tmpdir(), 'first-account-'));
+    const production = await startServerProcess({ ...other.env, DATA_DIR: dataDir, SERVICE_MODE: 'production', LOG_LEVEL: 'info' });
+    await production.waitForLine(/^Created a sandbox account/);
+    await production.stop();
+    const file = join(dataDir, 'first-account.txt');
+    const saved = readFileSync(file, 'utf8');
+    const mode = statSync(file).mode & 0o777;
+    rmSync(dataDir, { recursive: true, force: true });
+    await other.drop();
+
+    const key = /api_key: +(\S+)/.exec(saved)?.[1];
+    expect(key).toMatch(/^sk_test_/);
+    expect(saved).toMatch(/signing_secret: +whsec_/);
+    expect(mode).toBe(0o600);
+    expect(production.logs.join('\n')).not.toContain(key!);
+    expect(production.logs.join('\n')).toContain(file);
   });
 });
 

@@ -17,7 +17,7 @@ import type {
   OutboxEvent,
   WindowLimits,
 } from './model.ts';
-import type { DeliveryFairness } from './webhookDestinations.ts';
+import type { DeliveryFairness, DestinationHealth } from './webhookDestinations.ts';
 
 /**
  * Thrown by an adapter when its engine cannot be reached (connection refused, timed
@@ -119,10 +119,14 @@ export interface WebhookOutbox {
   claimDueEvents(now: number, limit: number, leaseUntil: number, fairness: DeliveryFairness): Promise<OutboxEvent[]>;
   /** Records the delivery and clears its destination's failures in a row. */
   markDelivered(eventId: string, at: number, attempts: number): Promise<void>;
-  /** Records a failed attempt; returns its destination's failures in a row, this one included. */
-  scheduleRetry(eventId: string, attempts: number, nextAttemptAt: number, error: string): Promise<number>;
-  /** Records the last failed attempt; returns its destination's failures in a row, this one included. */
-  markFailed(eventId: string, attempts: number, error: string): Promise<number>;
+  /**
+   * Records a failed attempt, and what it says of its destination: `down` counts one
+   * more failure in a row, `up` clears them, `unknown` leaves them. Returns the
+   * destination's failures in a row afterwards.
+   */
+  scheduleRetry(eventId: string, attempts: number, nextAttemptAt: number, error: string, health: DestinationHealth): Promise<number>;
+  /** Records the last failed attempt, as scheduleRetry does; the destination's failures are forgotten once it has nothing pending. */
+  markFailed(eventId: string, attempts: number, error: string, health: DestinationHealth): Promise<number>;
   getEvent(eventId: string): Promise<OutboxEvent | null>;
   /**
    * When the earliest pending event that is not due yet at `now` becomes due (a retry

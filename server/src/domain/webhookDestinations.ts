@@ -1,7 +1,7 @@
 // Fair webhook delivery across receivers. The sender's slots are shared by every
 // account, so a receiver that hangs or keeps failing must not hold more than its share:
 // each destination (a host and port) gets a few attempts in flight at most, and one that
-// has failed several times in a row gets one at a time until an attempt succeeds again.
+// has been down several times in a row gets one at a time until it answers again.
 // Every attempt of the retry schedule is still made for real (none is skipped or failed
 // without trying), so an event's schedule is the contract's; only a failing
 // destination's own backlog waits its turn.
@@ -9,13 +9,14 @@
 export interface DeliveryFairness {
   /** Attempts in flight to one destination at most while it answers. */
   perDestination: number;
-  /** Failed attempts in a row after which a destination gets one attempt at a time. */
+  /** Attempts in a row that found the destination down, after which it gets one at a time. */
   circuitFailures: number;
 }
 
 /**
  * The destination a webhook URL is sent to: its host and effective port, lower-cased.
- * `http://h` and `https://h:80` are the same destination: they share its sockets.
+ * `http://h` and `https://h:80` are the same destination: the same listening socket
+ * answers both, so they share its share of the sender.
  */
 export function destinationOf(raw: string): string {
   try {
@@ -25,6 +26,22 @@ export function destinationOf(raw: string): string {
   } catch {
     return raw; // a URL that does not parse fails its attempt; it is its own destination
   }
+}
+
+/** What one attempt says of its destination: whether it serves, fails, or was never asked. */
+export type DestinationHealth = 'up' | 'down' | 'unknown';
+
+/**
+ * A destination is down when it did not answer (no connection, a reset, a timeout, a
+ * name that does not resolve) or answered as a server that cannot take the request
+ * (5xx, 408, 429). Any other answer shows it up: a 2xx, and also a 404 or 410 for one
+ * tenant's stale URL on a host that others share, which must not slow the others. An
+ * attempt never made (the account is gone, the URL is refused) says nothing of it.
+ */
+export function destinationHealth(attempted: boolean, status: number | null): DestinationHealth {
+  if (!attempted) return 'unknown';
+  if (status === null || status >= 500 || status === 408 || status === 429) return 'down';
+  return 'up';
 }
 
 /** Attempts a destination may have in flight, given its failures in a row. */

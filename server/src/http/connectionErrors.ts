@@ -47,16 +47,17 @@ export function answerConnectionErrors(server: Server, log: Logger): void {
     if (!current) {
       const { status, title, body, headers } = refuse();
       socket.end(rawAnswer(status, title, headers, body));
-    } else if (current.req.complete && !timedOut) {
-      // The bytes after a whole request are not a request: answer the one that was, then
-      // refuse the rest and close.
+    } else if (current.req.complete) {
+      // What follows a whole request (bytes that are not one, or the start of a second
+      // that did not arrive in time) is refused once the request that was is answered:
+      // never on that request's own response, which may already have been acted on.
       const after = () => {
         if (!socket.writable) return socket.destroy();
         const { status, title, body, headers } = refuse();
         socket.end(rawAnswer(status, title, headers, body));
       };
       if (current.writableFinished) after();
-      else current.once('finish', after).once('close', () => socket.destroy());
+      else current.once('finish', after).once('close', () => current.writableFinished || socket.destroy());
     } else if (timedOut && !current.headersSent) {
       // Its body did not arrive in time: answered on its own response, under the app's
       // request ID; the app's read of the body then fails and it answers nothing more.

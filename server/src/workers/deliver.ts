@@ -41,7 +41,10 @@ function agentFor(url: URL, address: ResolvedAddress): HttpAgent {
   if (agent) {
     agents.delete(key); // re-inserted below: the map's order is least recently used first
   } else {
-    const options = { keepAlive: true, maxSockets: 16, maxFreeSockets: 4, timeout: 30_000 };
+    // No socket limit of its own: the dispatcher bounds the attempts in flight to a
+    // destination (WEBHOOK_DESTINATION_CONCURRENCY), and an attempt must never queue
+    // here while its timeout runs.
+    const options = { keepAlive: true, maxFreeSockets: 8, timeout: 30_000 };
     agent = url.protocol === 'https:' ? new HttpsAgent(options) : new HttpAgent(options);
     if (agents.size >= MAX_KEPT_AGENTS) {
       const [oldest, old] = agents.entries().next().value!;
@@ -53,7 +56,8 @@ function agentFor(url: URL, address: ResolvedAddress): HttpAgent {
   return agent;
 }
 
-export type AttemptResult = { ok: true; status: number } | { ok: false; status: number | null; error: string };
+/** `attempted` is false when no request was sent (the URL is invalid, or refused before any connection). */
+export type AttemptResult = { ok: true; status: number } | { ok: false; status: number | null; error: string; attempted: boolean };
 
 export interface DeliveryOptions {
   mode: ServiceMode;
@@ -89,15 +93,15 @@ export async function deliverOnce(target: string, body: string, headers: Record<
   try {
     url = new URL(target);
   } catch {
-    return { ok: false, status: null, error: 'invalid URL' };
+    return { ok: false, status: null, error: 'invalid URL', attempted: false };
   }
   let picked;
   try {
     picked = await pickAddress(url, options);
   } catch (error) {
-    return { ok: false, status: null, error: `DNS lookup failed: ${(error as Error).message}` };
+    return { ok: false, status: null, error: `DNS lookup failed: ${(error as Error).message}`, attempted: true };
   }
-  if ('refused' in picked) return { ok: false, status: null, error: `refused: ${picked.refused}` };
+  if ('refused' in picked) return { ok: false, status: null, error: `refused: ${picked.refused}`, attempted: false };
   const { address } = picked;
   // Hand the socket the address that was checked, so a second DNS answer cannot send
   // the connection elsewhere (no DNS-rebinding window). TLS still verifies the host name.
@@ -124,8 +128,8 @@ export async function deliverOnce(target: string, body: string, headers: Record<
       agent: agentFor(url, address),
       servername: isIP(url.hostname.replace(/^\[|\]$/g, '')) ? undefined : url.hostname,
     });
-    const timer = setTimeout(() => finish({ ok: false, status: null, error: `no answer within ${options.timeoutMs} ms` }), options.timeoutMs);
-    req.on('error', (error) => finish({ ok: false, status: null, error: error.message }));
+    const timer = setTimeout(() => finish({ ok: false, status: null, error: `no answer within ${options.timeoutMs} ms`, attempted: true }), options.timeoutMs);
+    req.on('error', (error) => finish({ ok: false, status: null, error: error.message, attempted: true }));
     req.on('response', (res: IncomingMessage) => {
       const status = res.statusCode ?? 0;
       let read = 0;
@@ -135,7 +139,7 @@ export async function deliverOnce(target: string, body: string, headers: Record<
       });
       const done = (complete: boolean) =>
         finish(
-          status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status, error: status >= 300 && status < 400 ? `redirect ${status} not followed` : `status ${status}` },
+          status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status, error: status >= 300 && status < 400 ? `redirect ${status} not followed` : `status ${status}`, attempted: true },
           complete,
         );
       res.on('end', () => done(true));

@@ -10,7 +10,7 @@ import {
 } from '../../../contract/webhookSignature.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { OutboxEvent } from '../domain/model.ts';
-import type { DeliveryFairness } from '../domain/webhookDestinations.ts';
+import { destinationHealth, type DeliveryFairness, type DestinationHealth } from '../domain/webhookDestinations.ts';
 import { retryDelayMs } from '../domain/webhookSchedule.ts';
 import type { ServiceMode } from '../domain/webhookUrl.ts';
 import type { Metrics } from '../metrics.ts';
@@ -81,7 +81,7 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
           },
           { mode: options.mode, timeoutMs: options.timeoutMs, resolve: options.resolve ?? systemResolver },
         )
-      : ({ ok: false, status: null, error: 'account no longer exists' } as const);
+      : ({ ok: false, status: null, error: 'account no longer exists', attempted: false } as const);
 
     if (result.ok) {
       await store.outbox.markDelivered(event.id, clock.now(), attempts);
@@ -89,24 +89,25 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
       log.info({ eventId: event.id, type: event.type, attempts, status: result.status }, 'webhook delivered');
       return;
     }
+    const health = destinationHealth(result.attempted, result.status);
     const delay = retryDelayMs(attempts, options.maxAttempts, options.baseDelayMs, options.random);
     if (delay === null) {
-      noteFailures(event, await store.outbox.markFailed(event.id, attempts, result.error));
+      noteFailures(event, health, await store.outbox.markFailed(event.id, attempts, result.error, health));
       metrics?.webhookDeliveries.inc({ outcome: 'given_up' });
       log.warn({ eventId: event.id, type: event.type, attempts, error: result.error }, 'webhook given up after the last attempt; polling remains the source of truth');
       return;
     }
-    noteFailures(event, await store.outbox.scheduleRetry(event.id, attempts, clock.now() + delay, result.error));
+    noteFailures(event, health, await store.outbox.scheduleRetry(event.id, attempts, clock.now() + delay, result.error, health));
     metrics?.webhookDeliveries.inc({ outcome: 'retry' });
     log.info({ eventId: event.id, attempts, retryInMs: delay, error: result.error }, 'webhook attempt failed; will retry');
     armDueTimer(clock.now() + delay);
   }
 
   /** Says once, when it happens, that a destination is down to one attempt at a time. */
-  function noteFailures(event: OutboxEvent, failuresInARow: number): void {
-    if (failuresInARow === options.circuitFailures) {
+  function noteFailures(event: OutboxEvent, health: DestinationHealth, failuresInARow: number): void {
+    if (health === 'down' && failuresInARow === options.circuitFailures) {
       metrics?.webhookCircuitsOpened.inc();
-      log.warn({ destination: event.destination, failuresInARow }, 'webhook destination keeps failing; one attempt at a time until one succeeds');
+      log.warn({ destination: event.destination, failuresInARow }, 'webhook destination keeps failing; one attempt at a time until it answers again');
     }
   }
 

@@ -192,12 +192,12 @@ describe('fair claims across destinations', () => {
     await pendingEvents('a', 'https://a.example/hook', 7, 1000);
     const later = 100_000; // retries out of the way
     await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR); // a0, a1
-    const counts = [await store.outbox.scheduleRetry('evt_a0', 1, later, 'status 500'), await store.outbox.scheduleRetry('evt_a1', 1, later, 'status 500')];
+    const counts = [await store.outbox.scheduleRetry('evt_a0', 1, later, 'status 500', 'down'), await store.outbox.scheduleRetry('evt_a1', 1, later, 'status 500', 'down')];
     await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR); // a2, a3
-    counts.push(await store.outbox.scheduleRetry('evt_a2', 1, later, 'status 500'));
+    counts.push(await store.outbox.scheduleRetry('evt_a2', 1, later, 'status 500', 'down'));
 
     const open = await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR); // a3 still in flight: no room
-    counts.push(await store.outbox.scheduleRetry('evt_a3', 1, later, 'status 500'));
+    counts.push(await store.outbox.scheduleRetry('evt_a3', 1, later, 'status 500', 'down'));
     const probe = await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR);
     await store.outbox.markDelivered('evt_a4', 5100, 1);
     const closed = await store.outbox.claimDueEvents(5100, 10, 30_000, FAIR);
@@ -208,13 +208,33 @@ describe('fair claims across destinations', () => {
     expect(claimedIds(closed)).toEqual(['evt_a5', 'evt_a6']);
   });
 
+  it('counts as failures only what says the destination is down: a 404 of one tenant clears them, an attempt never made leaves them', async () => {
+    await pendingEvents('a', 'https://shared.example/hook', 3, 1000);
+    await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR);
+
+    const afterDown = await store.outbox.scheduleRetry('evt_a0', 1, 100_000, 'status 503', 'down');
+    const afterUnknown = await store.outbox.scheduleRetry('evt_a1', 1, 100_000, 'account no longer exists', 'unknown');
+    const afterUp = await store.outbox.scheduleRetry('evt_a2', 1, 100_000, 'status 404', 'up');
+
+    expect([afterDown, afterUnknown, afterUp]).toEqual([1, 1, 0]);
+  });
+
+  it('looks destination by destination when one destination fills the oldest events, so another is not left waiting', async () => {
+    await pendingEvents('a', 'https://a.example/hook', 45, 1000);
+    await pendingEvents('b', 'https://b.example/hook', 1, 2000);
+
+    const claimed = await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR); // reads 40 of a's first
+
+    expect(claimedIds(claimed)).toEqual(['evt_a0', 'evt_a1', 'evt_b0']);
+  });
+
   it('forgets the failures of a destination that has nothing left to send', async () => {
     await pendingEvents('a', 'https://a.example/hook', 1, 1000);
     await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR);
-    expect(await store.outbox.markFailed('evt_a0', 6, 'status 500')).toBe(1);
+    expect(await store.outbox.markFailed('evt_a0', 6, 'status 500', 'down')).toBe(1);
     await pendingEvents('b', 'https://a.example/other', 1, 7000);
     await store.outbox.claimDueEvents(8000, 10, 30_000, FAIR);
 
-    expect(await store.outbox.scheduleRetry('evt_b0', 1, 9000, 'status 500')).toBe(1);
+    expect(await store.outbox.scheduleRetry('evt_b0', 1, 9000, 'status 500', 'down')).toBe(1);
   });
 });

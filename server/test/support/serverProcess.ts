@@ -13,6 +13,8 @@ export interface ServerProcess {
   port: number;
   /** Every line the child wrote to stdout and stderr, in order. */
   logs: string[];
+  /** Resolves once the child has written a line that matches (it may have already). */
+  waitForLine(pattern: RegExp, timeoutMs?: number): Promise<string>;
   /** Sends `signal` and resolves once the child has exited. */
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
@@ -20,6 +22,7 @@ export interface ServerProcess {
 export async function startServerProcess(env: Record<string, string | undefined>, { timeoutMs = 30_000 } = {}): Promise<ServerProcess> {
   const child = spawn(process.execPath, [MAIN], { env: { ...process.env, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
+  const lineListeners = new Set<() => void>();
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = await new Promise<string>((resolve, reject) => {
     const fail = (why: string) => {
@@ -30,6 +33,7 @@ export async function startServerProcess(env: Record<string, string | undefined>
     const read = (chunk: Buffer) => {
       const lines = chunk.toString().split('\n').filter(Boolean);
       logs.push(...lines);
+      for (const listener of lineListeners) listener();
       for (const line of lines) {
         const found = LISTENING.exec(line);
         if (found) {
@@ -55,6 +59,23 @@ export async function startServerProcess(env: Record<string, string | undefined>
     url,
     port: Number(new URL(url).port),
     logs,
+    waitForLine(pattern, timeoutMs = 10_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const found = logs.find((line) => pattern.test(line));
+          if (!found) return;
+          lineListeners.delete(check);
+          clearTimeout(timer);
+          resolve(found);
+        };
+        const timer = setTimeout(() => {
+          lineListeners.delete(check);
+          reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms; the server wrote:\n${logs.join('\n')}`));
+        }, timeoutMs);
+        lineListeners.add(check);
+        check();
+      });
+    },
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       await exited;

@@ -186,7 +186,8 @@ describe('a slow receiver', () => {
 
 describe('fair delivery across destinations', () => {
   it('delivers to a healthy receiver within a second while 32 hanging and 32 flooding deliveries wait their turn', async () => {
-    const { receiver: healthy, svc, key } = await setup({ WEBHOOK_TIMEOUT_MS: '5000' });
+    // 16 slots, 4 a destination: without fairness the 64 bad deliveries would take them all.
+    const { receiver: healthy, svc, key } = await setup({ WEBHOOK_TIMEOUT_MS: '5000', WEBHOOK_CONCURRENCY: '16', WEBHOOK_DESTINATION_CONCURRENCY: '4' });
     const hanging = await startReceiver();
     const flooding = await startReceiver();
     open.push(hanging, flooding);

@@ -5,7 +5,7 @@ import { openDatabase, type Db } from './database.ts';
 import { embeddedJobs } from './jobs.ts';
 import { embeddedOutbox } from './outbox.ts';
 import { RATE_COUNTER_FLUSH_MS, embeddedRateLimits } from './rateLimits.ts';
-import { takeServerLock } from './serverLock.ts';
+import { takeServerLock, type ServerLock } from './serverLock.ts';
 
 export interface EmbeddedOptions {
   /**
@@ -23,34 +23,40 @@ export interface EmbeddedOptions {
 export function createEmbeddedStore(file: string, options: EmbeddedOptions = {}): Store {
   // Taken before anything else: the recovery below is only right for the only server.
   const lock = options.serverLockFile ? takeServerLock(options.serverLockFile) : undefined;
-  let db: Db;
+  let db: Db | undefined;
   try {
     db = openDatabase(file);
+    if (options.recoverOrphanedJobs) {
+      db.prepare(`UPDATE jobs SET lease_until = 0, lease_owner = NULL WHERE status = 'processing'`).run();
+      db.prepare(`UPDATE webhook_events SET lease_until = NULL WHERE status = 'pending'`).run();
+    }
+    return embeddedStore(db, lock);
   } catch (error) {
+    if (db?.isOpen) db.close();
     lock?.release();
     throw error;
   }
-  if (options.recoverOrphanedJobs) {
-    db.prepare(`UPDATE jobs SET lease_until = 0, lease_owner = NULL WHERE status = 'processing'`).run();
-    db.prepare(`UPDATE webhook_events SET lease_until = NULL WHERE status = 'pending'`).run();
-  }
+}
+
+function embeddedStore(db: Db, lock: ServerLock | undefined): Store {
   const rateLimits = embeddedRateLimits(db);
+  const stores = { accounts: embeddedAccounts(db), jobs: embeddedJobs(db), outbox: embeddedOutbox(db), bulk: embeddedBulk(db) };
   const flusher = setInterval(() => rateLimits.flush(), RATE_COUNTER_FLUSH_MS);
   flusher.unref();
   return {
-    accounts: embeddedAccounts(db),
-    jobs: embeddedJobs(db),
-    outbox: embeddedOutbox(db),
-    bulk: embeddedBulk(db),
+    ...stores,
     rateLimits,
     async ping() {
       db.prepare('SELECT 1').get();
     },
     async close() {
       clearInterval(flusher);
-      rateLimits.flush();
-      if (db.isOpen) db.close();
-      lock?.release();
+      try {
+        rateLimits.flush();
+      } finally {
+        if (db.isOpen) db.close();
+        lock?.release();
+      }
     },
   };
 }

@@ -1,4 +1,4 @@
-import { HEAD_SCAN, fullDestinations, headScanFellShort, pickFairly, type DestinationLoad } from '../../domain/webhookDestinations.ts';
+import { HEAD_SCAN, fullDestinations, headScanFellShort, pickFairly, type DestinationHealth, type DestinationLoad } from '../../domain/webhookDestinations.ts';
 import type { WebhookOutbox } from '../../domain/ports.ts';
 import { numOrNull, transaction, type Db } from './database.ts';
 import { rowToEvent, type Row } from '../rows.ts';
@@ -32,6 +32,14 @@ export function embeddedOutbox(db: Db): WebhookOutbox {
     INSERT INTO webhook_destinations (destination, failures) SELECT destination, 1 FROM webhook_events WHERE id = ?
     ON CONFLICT (destination) DO UPDATE SET failures = failures + 1
     RETURNING failures`);
+  const cleared = db.prepare('DELETE FROM webhook_destinations WHERE destination = (SELECT destination FROM webhook_events WHERE id = ?)');
+  const current = db.prepare('SELECT failures FROM webhook_destinations WHERE destination = (SELECT destination FROM webhook_events WHERE id = ?)');
+  /** Applies what an attempt said of its destination; its failures in a row afterwards. */
+  const judge = (id: string, health: DestinationHealth): number => {
+    if (health === 'down') return Number((failed.get(id) as Row | undefined)?.failures ?? 0);
+    if (health === 'up') cleared.run(id);
+    return Number((current.get(id) as Row | undefined)?.failures ?? 0);
+  };
   const forgetIfIdle = db.prepare(`
     DELETE FROM webhook_destinations WHERE destination = (SELECT destination FROM webhook_events WHERE id = ?)
       AND NOT EXISTS (SELECT 1 FROM webhook_events e WHERE e.destination = webhook_destinations.destination AND e.status = 'pending')`);
@@ -69,19 +77,19 @@ export function embeddedOutbox(db: Db): WebhookOutbox {
     async markDelivered(id, at, attempts) {
       transaction(db, () => {
         db.prepare(`UPDATE webhook_events SET status = 'delivered', delivered_at = ?, attempts = ?, lease_until = NULL WHERE id = ?`).run(at, attempts, id);
-        db.prepare('DELETE FROM webhook_destinations WHERE destination = (SELECT destination FROM webhook_events WHERE id = ?)').run(id);
+        cleared.run(id);
       });
     },
-    async scheduleRetry(id, attempts, nextAttemptAt, error) {
+    async scheduleRetry(id, attempts, nextAttemptAt, error, health) {
       return transaction(db, () => {
         db.prepare('UPDATE webhook_events SET attempts = ?, next_attempt_at = ?, last_error = ?, lease_until = NULL WHERE id = ?').run(attempts, nextAttemptAt, error, id);
-        return Number((failed.get(id) as Row | undefined)?.failures ?? 0);
+        return judge(id, health);
       });
     },
-    async markFailed(id, attempts, error) {
+    async markFailed(id, attempts, error, health) {
       return transaction(db, () => {
         db.prepare(`UPDATE webhook_events SET status = 'failed', attempts = ?, last_error = ?, lease_until = NULL WHERE id = ?`).run(attempts, error, id);
-        const failures = Number((failed.get(id) as Row | undefined)?.failures ?? 0);
+        const failures = judge(id, health);
         // A destination with nothing left to send starts afresh with its next event.
         forgetIfIdle.run(id);
         return failures;

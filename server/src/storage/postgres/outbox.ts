@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { HEAD_SCAN, fullDestinations, headScanFellShort, pickFairly, type DestinationLoad } from '../../domain/webhookDestinations.ts';
+import { HEAD_SCAN, fullDestinations, headScanFellShort, pickFairly, type DestinationHealth, type DestinationLoad } from '../../domain/webhookDestinations.ts';
 import type { WebhookOutbox } from '../../domain/ports.ts';
 import { rowToEvent } from '../rows.ts';
 import { guarded, num, numOrNull, transaction, type Row } from './database.ts';
@@ -35,15 +35,21 @@ export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
     return rows.map((r) => ({ id: String(r.id), destination: String(r.destination) }));
   }
 
-  async function recordFailure(statement: string, values: unknown[], id: string): Promise<number> {
+  /** Records a failed attempt and applies what it said of its destination; its failures in a row afterwards. */
+  async function recordFailure(statement: string, values: unknown[], id: string, health: DestinationHealth): Promise<number> {
     return transaction(pool, async (client) => {
       await client.query(statement, values);
-      const r = await client.query(
-        `INSERT INTO webhook_destinations (destination, failures) SELECT destination, 1 FROM webhook_events WHERE id = $1
-         ON CONFLICT (destination) DO UPDATE SET failures = webhook_destinations.failures + 1
-         RETURNING failures`,
-        [id],
-      );
+      if (health === 'down') {
+        const r = await client.query(
+          `INSERT INTO webhook_destinations (destination, failures) SELECT destination, 1 FROM webhook_events WHERE id = $1
+           ON CONFLICT (destination) DO UPDATE SET failures = webhook_destinations.failures + 1
+           RETURNING failures`,
+          [id],
+        );
+        return r.rows[0] ? num(r.rows[0].failures) : 0;
+      }
+      if (health === 'up') await client.query('DELETE FROM webhook_destinations WHERE destination = (SELECT destination FROM webhook_events WHERE id = $1)', [id]);
+      const r = await client.query('SELECT failures FROM webhook_destinations WHERE destination = (SELECT destination FROM webhook_events WHERE id = $1)', [id]);
       return r.rows[0] ? num(r.rows[0].failures) : 0;
     });
   }
@@ -105,11 +111,11 @@ export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
         [at, attempts, id],
       );
     },
-    async scheduleRetry(id, attempts, nextAttemptAt, error) {
-      return recordFailure('UPDATE webhook_events SET attempts = $1, next_attempt_at = $2, last_error = $3, lease_until = NULL WHERE id = $4', [attempts, nextAttemptAt, error, id], id);
+    async scheduleRetry(id, attempts, nextAttemptAt, error, health) {
+      return recordFailure('UPDATE webhook_events SET attempts = $1, next_attempt_at = $2, last_error = $3, lease_until = NULL WHERE id = $4', [attempts, nextAttemptAt, error, id], id, health);
     },
-    async markFailed(id, attempts, error) {
-      const failures = await recordFailure(`UPDATE webhook_events SET status = 'failed', attempts = $1, last_error = $2, lease_until = NULL WHERE id = $3`, [attempts, error, id], id);
+    async markFailed(id, attempts, error, health) {
+      const failures = await recordFailure(`UPDATE webhook_events SET status = 'failed', attempts = $1, last_error = $2, lease_until = NULL WHERE id = $3`, [attempts, error, id], id, health);
       // A destination with nothing left to send starts afresh with its next event.
       await q(
         `DELETE FROM webhook_destinations d WHERE d.destination = (SELECT destination FROM webhook_events WHERE id = $1)
