@@ -808,11 +808,11 @@ export interface components {
         PaymentRequired: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Limit": components["headers"]["GenerationRateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["GenerationRateLimit-Remaining"];
                 "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 [name: string]: unknown;
             };
@@ -856,11 +856,11 @@ export interface components {
         ValidationFailedAvatar: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Limit": components["headers"]["GenerationRateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["GenerationRateLimit-Remaining"];
                 "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 [name: string]: unknown;
             };
@@ -942,11 +942,11 @@ export interface components {
         AvatarNotReady: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Limit": components["headers"]["GenerationRateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["GenerationRateLimit-Remaining"];
                 "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 [name: string]: unknown;
             };
@@ -958,11 +958,11 @@ export interface components {
         ValidationFailedVideo: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Limit": components["headers"]["GenerationRateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["GenerationRateLimit-Remaining"];
                 "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 [name: string]: unknown;
             };
@@ -1067,7 +1067,37 @@ export interface components {
          */
         "X-Request-Id": string;
         /**
-         * @description Requests the active window admits. The active window is, of the bucket's per-minute and per-day windows, the one with fewest requests remaining (on a 429, the window that refused).
+         * @description Requests the active window of the generation bucket admits (10 a minute and 300 a day by default). The active window is, of the bucket's per-minute and per-day windows, the one with fewest requests remaining (on a 429, the window that refused).
+         * @example 10
+         */
+        "GenerationRateLimit-Limit": number;
+        /**
+         * @description Requests left in the active window after this one.
+         * @example 9
+         */
+        "GenerationRateLimit-Remaining": number;
+        /**
+         * @description Seconds until the active window starts again.
+         * @example 42
+         */
+        "RateLimit-Reset": number;
+        /**
+         * @description Same value as `RateLimit-Limit`, for older clients.
+         * @example 10
+         */
+        "GenerationX-RateLimit-Limit": number;
+        /**
+         * @description Same value as `RateLimit-Remaining`, for older clients.
+         * @example 9
+         */
+        "GenerationX-RateLimit-Remaining": number;
+        /**
+         * @description Same value as `RateLimit-Reset`, in seconds (not a Unix time), for older clients.
+         * @example 42
+         */
+        "X-RateLimit-Reset": number;
+        /**
+         * @description Requests the active window admits (for the read bucket, 120 a minute and 10,000 a day by default). The active window is, of the bucket's per-minute and per-day windows, the one with fewest requests remaining (on a 429, the window that refused).
          * @example 120
          */
         "RateLimit-Limit": number;
@@ -1076,11 +1106,6 @@ export interface components {
          * @example 119
          */
         "RateLimit-Remaining": number;
-        /**
-         * @description Seconds until the active window starts again.
-         * @example 42
-         */
-        "RateLimit-Reset": number;
         /**
          * @description Same value as `RateLimit-Limit`, for older clients.
          * @example 120
@@ -1091,11 +1116,6 @@ export interface components {
          * @example 119
          */
         "X-RateLimit-Remaining": number;
-        /**
-         * @description Same value as `RateLimit-Reset`, in seconds (not a Unix time), for older clients.
-         * @example 42
-         */
-        "X-RateLimit-Reset": number;
         /**
          * @description The authentication scheme the service expects.
          * @example Bearer realm="avatar-service"
@@ -1111,6 +1131,26 @@ export interface components {
          * @example /v1/avatar-videos/vid_8f2k4m6n1p3q5r7s9t0v2w4x
          */
         AvatarVideoLocation: string;
+        /**
+         * @description Requests the active window of the sandbox clock's own bucket admits (600 a minute and 20,000 a day). The active window is, of the bucket's per-minute and per-day windows, the one with fewest requests remaining (on a 429, the window that refused).
+         * @example 600
+         */
+        "SandboxRateLimit-Limit": number;
+        /**
+         * @description Requests left in the active window after this one.
+         * @example 599
+         */
+        "SandboxRateLimit-Remaining": number;
+        /**
+         * @description Same value as `RateLimit-Limit`, for older clients.
+         * @example 600
+         */
+        "SandboxX-RateLimit-Limit": number;
+        /**
+         * @description Same value as `RateLimit-Remaining`, for older clients.
+         * @example 599
+         */
+        "SandboxX-RateLimit-Remaining": number;
     };
     pathItems: never;
 }
@@ -1134,11 +1174,11 @@ export interface operations {
                 headers: {
                     Location: components["headers"]["AvatarLocation"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Limit": components["headers"]["GenerationRateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["GenerationRateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     [name: string]: unknown;
                 };
@@ -1213,11 +1253,11 @@ export interface operations {
                 headers: {
                     Location: components["headers"]["AvatarVideoLocation"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Limit": components["headers"]["GenerationRateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["GenerationRateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     [name: string]: unknown;
                 };
@@ -1320,11 +1360,11 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Limit": components["headers"]["SandboxRateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["SandboxRateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     [name: string]: unknown;
                 };
@@ -1356,11 +1396,11 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Limit": components["headers"]["SandboxRateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["SandboxRateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     [name: string]: unknown;
                 };

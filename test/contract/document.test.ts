@@ -205,3 +205,22 @@ describe('generated/openapi.json', () => {
     });
   });
 });
+
+describe('rate-limit header examples', () => {
+  // The source's default per-minute limits (RL-BUCKETS), and the sandbox clock's own bucket.
+  const MINUTE_LIMIT: Record<string, number> = { read: 120, generation: 10, sandbox: 600 };
+  const cases = listOperations(doc).map((entry) => {
+    const [status, response] = Object.entries(entry.operation.responses ?? {}).find(([s]) => s.startsWith('2'))!;
+    return { name: `${entry.method.toUpperCase()} ${entry.path} ${status}`, entry, response };
+  });
+
+  test.each(cases)('$name states the limit of its bucket, as the server sends it', ({ entry, response }) => {
+    const bucket = String((entry.operation as JsonObject)['x-rate-limit-bucket']);
+    const headers = (deref<JsonObject>(doc, response).headers ?? {}) as Record<string, unknown>;
+    const example = (name: string) => deref<JsonObject>(doc, headers[name]).example;
+
+    expect(example('RateLimit-Limit')).toBe(MINUTE_LIMIT[bucket]);
+    expect(example('X-RateLimit-Limit')).toBe(MINUTE_LIMIT[bucket]);
+    expect(example('RateLimit-Remaining')).toBe(MINUTE_LIMIT[bucket]! - 1);
+  });
+});
