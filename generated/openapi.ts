@@ -453,7 +453,8 @@ export interface components {
          * @description Every error answers `application/problem+json` (RFC 9457) with a stable `code`
          *     (`ND-ERROR-BODY`). `type` is a relative URI naming the code, `title` is the same for
          *     every occurrence of a code, `detail` explains this occurrence. Validation errors list
-         *     every broken rule in `errors`, each naming the field and the rule.
+         *     every broken rule in `errors`, each naming the field and the rule. The members below
+         *     are every member an answer carries; a code that needs another one adds it here first.
          */
         Problem: {
             /**
@@ -490,6 +491,8 @@ export interface components {
             credits_available?: number;
             /** @description On `rate_limit_exceeded`, the same number of seconds as `Retry-After`. */
             retry_after?: number;
+            /** @description On `avatar_not_ready`, the status the avatar has instead of `ready`. */
+            avatar_status?: components["schemas"]["JobStatus"];
         };
         /**
          * @description Frame of the video. UGC videos are usually vertical.

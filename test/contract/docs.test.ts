@@ -1,14 +1,14 @@
 // The docs page (scripts/docs.ts) is one file that renders offline: opened from disk in
 // Chromium with every non-file request refused, it must still show every operation and
 // every webhook of generated/openapi.json, and must not even try the network.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildDocs, offlineProblems } from '../../scripts/docs.ts';
-import { listOperations, listWebhooks, loadDocument } from './support/openapi.ts';
+import { ROOT, listOperations, listWebhooks, loadDocument } from './support/openapi.ts';
 import { renderRoute, routeOfSidebarEntry, type RenderedItem } from './support/redoc-page.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -39,6 +39,7 @@ describe('docs page built from generated/openapi.json', () => {
   const remoteRequests: string[] = [];
   const pageErrors: string[] = [];
   let title = '';
+  let pageText = '';
 
   beforeAll(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'docs-test-'));
@@ -61,6 +62,15 @@ describe('docs page built from generated/openapi.json', () => {
     for (const tag of tagsShown) {
       for (const item of await renderRoute(page, await routeOfSidebarEntry(page, tag))) items.set(item.sectionId, item);
     }
+    // The overview (the document's description) has a route of its own: the first one.
+    await page.evaluate(() => {
+      (globalThis as unknown as { location: { hash: string } }).location.hash = '#/';
+    });
+    await page.getByText('Order of checks', { exact: false }).first().waitFor({ timeout: 10_000 });
+    pageText = collapse(await page.locator('body').innerText());
+    // Kept for a reader of the CI run: the overview as a browser shows it, fully loaded.
+    mkdirSync(join(ROOT, '.reports'), { recursive: true });
+    await page.screenshot({ path: join(ROOT, '.reports', 'docs-overview.png'), fullPage: false });
   });
 
   afterAll(async () => {
@@ -80,6 +90,13 @@ describe('docs page built from generated/openapi.json', () => {
     expect(builtProblems).toEqual([]);
     expect(cdnProblems.some((p) => p.includes('cdn.redocly.com'))).toBe(true);
     expect(html).not.toMatch(/<(script|link)\b[^>]*\s(src|href)=["']?https?:/i);
+  });
+
+  test('states the limits and the prices in its text, not only inside examples', () => {
+    for (const words of ['every GET under /v1 120 10,000', 'POST /v1/avatar-videos 10 300', '(sandbox keys only) 600 20,000', 'An avatar costs 10 credits and a video 20 credits', '1,000 credits a month']) {
+      expect(pageText).toContain(words);
+    }
+    expect(pageText).not.toContain('Loading...');
   });
 
   test('is titled after the API', () => {
