@@ -29,6 +29,24 @@ function vendorKeywords(node: unknown, found = new Set<string>()): Set<string> {
 }
 
 /**
+ * The schema with every discriminator's `mapping` left out. Ajv refuses `mapping`; it
+ * finds each variant by the `const` of its tag, which is what the mapping states for the
+ * tools that read it (docs, generators).
+ */
+function withoutMappings(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutMappings);
+  if (!node || typeof node !== 'object') return node;
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'discriminator' && value && typeof value === 'object') {
+      const { mapping: _mapping, ...rest } = value as JsonObject;
+      out[key] = rest;
+    } else out[key] = withoutMappings(value);
+  }
+  return out;
+}
+
+/**
  * Ajv 2020-12 with every components.schemas entry registered under the ID its $refs
  * use (`#/components/schemas/Name`). Ajv's strict mode refuses the OpenAPI document
  * itself as a schema, so only schemas are compiled; strict stays on so that a misspelt
@@ -37,9 +55,11 @@ function vendorKeywords(node: unknown, found = new Set<string>()): Set<string> {
  */
 export function createContractAjv(bundle: JsonObject = loadBundle()): Ajv2020 {
   const schemas = ((bundle.components as JsonObject | undefined)?.schemas ?? {}) as Record<string, JsonObject>;
-  const ajv = new Ajv2020({ strict: true, strictTypes: false, strictRequired: false, allErrors: true });
+  // discriminator: a oneOf told apart by a tag is checked against the one variant its
+  // tag names, so a bad body gets that variant's errors rather than every variant's.
+  const ajv = new Ajv2020({ strict: true, strictTypes: false, strictRequired: false, allErrors: true, discriminator: true });
   addFormats(ajv);
   for (const keyword of vendorKeywords(schemas)) ajv.addKeyword({ keyword, schemaType: ['array', 'string', 'object', 'boolean', 'number'] });
-  for (const [name, schema] of Object.entries(schemas)) ajv.addSchema(schema, `#/components/schemas/${name}`);
+  for (const [name, schema] of Object.entries(schemas)) ajv.addSchema(withoutMappings(schema) as JsonObject, `#/components/schemas/${name}`);
   return ajv;
 }

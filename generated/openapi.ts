@@ -304,11 +304,33 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /** @description Human-readable name of the avatar. In sandbox, a name containing `[sandbox:fail]` makes the job fail (see the README). */
+        AvatarName: string;
         /**
-         * @description What the avatar is created from.
-         * @enum {string}
+         * Format: uri
+         * @description Where the terminal event of this job is sent (`WH-OPTIONAL`). In production the URL
+         *     must use `https://` and a public host; an address that is not public (loopback,
+         *     private, link-local, CGNAT, unique-local, multicast) is refused with `422` at request
+         *     time and again at delivery time (`WH-HTTPS-PUBLIC`). A server in sandbox mode also
+         *     accepts `http://` and loopback receivers, for local development.
+         * @example https://hooks.example.com/avatar-events
          */
-        AvatarType: "prompt" | "photo" | "props";
+        WebhookUrl: string;
+        /**
+         * From a prompt
+         * @description An avatar described in words.
+         */
+        PromptAvatarCreateRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "prompt";
+            name: components["schemas"]["AvatarName"];
+            /** @description Description of the avatar. */
+            prompt: string;
+            webhook_url?: components["schemas"]["WebhookUrl"];
+        };
         /** @description The portrait a photo avatar is made from. Only `url` files are accepted. */
         AvatarFile: {
             /**
@@ -323,6 +345,20 @@ export interface components {
             url: string;
         };
         /**
+         * From a photo
+         * @description An avatar made from a portrait, given by URL.
+         */
+        PhotoAvatarCreateRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "photo";
+            name: components["schemas"]["AvatarName"];
+            file: components["schemas"]["AvatarFile"];
+            webhook_url?: components["schemas"]["WebhookUrl"];
+        };
+        /**
          * @description Ethnicity of a props avatar.
          * @enum {string}
          */
@@ -335,33 +371,33 @@ export interface components {
         /** @description Age of a props avatar in whole years; at least 20. */
         Age: number;
         /**
-         * Format: uri
-         * @description Where the terminal event of this job is sent (`WH-OPTIONAL`). In production the URL
-         *     must use `https://` and a public host; an address that is not public (loopback,
-         *     private, link-local, CGNAT, unique-local, multicast) is refused with `422` at request
-         *     time and again at delivery time (`WH-HTTPS-PUBLIC`). A server in sandbox mode also
-         *     accepts `http://` and loopback receivers, for local development.
-         * @example https://hooks.example.com/avatar-events
+         * From props
+         * @description An avatar made from its ethnicity, sex and age.
          */
-        WebhookUrl: string;
-        /**
-         * @description Body of `POST /v1/avatars`. `type` decides which other members are required:
-         *     `prompt` for `prompt`; `file` for `photo`; `ethnicity`, `sex` and `age` for `props`.
-         *     Members that belong to another type are refused, so that a request means one thing.
-         *     In sandbox, a `name` containing `[sandbox:fail]` makes the job fail (see the README).
-         */
-        AvatarCreateRequest: {
-            type: components["schemas"]["AvatarType"];
-            /** @description Human-readable name of the avatar. */
-            name: string;
-            /** @description Description of the avatar. Required when `type` is `prompt`. */
-            prompt?: string;
-            file?: components["schemas"]["AvatarFile"];
-            ethnicity?: components["schemas"]["Ethnicity"];
-            sex?: components["schemas"]["Sex"];
-            age?: components["schemas"]["Age"];
+        PropsAvatarCreateRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "props";
+            name: components["schemas"]["AvatarName"];
+            ethnicity: components["schemas"]["Ethnicity"];
+            sex: components["schemas"]["Sex"];
+            age: components["schemas"]["Age"];
             webhook_url?: components["schemas"]["WebhookUrl"];
-        } & (unknown & unknown & unknown);
+        };
+        /**
+         * Avatar to create
+         * @description Body of `POST /v1/avatars`, one of three variants told apart by `type`: `prompt`
+         *     needs `prompt`; `photo` needs `file`; `props` needs `ethnicity`, `sex` and `age`.
+         *     Members that belong to another variant are refused, so that a request means one thing.
+         */
+        AvatarCreateRequest: components["schemas"]["PromptAvatarCreateRequest"] | components["schemas"]["PhotoAvatarCreateRequest"] | components["schemas"]["PropsAvatarCreateRequest"];
+        /**
+         * @description What the avatar is created from.
+         * @enum {string}
+         */
+        AvatarType: "prompt" | "photo" | "props";
         /**
          * @description Where a job stands (`ND-STATES`). `queued`: accepted and waiting for a worker.
          *     `processing`: a worker is generating it. `ready` and `failed` are terminal and never

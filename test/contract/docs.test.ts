@@ -99,6 +99,14 @@ describe('docs page built from generated/openapi.json', () => {
     expect(pageText).not.toContain('Loading...');
   });
 
+  test('shows the create-avatar variants by their type, each with its typed members', () => {
+    const create = [...items.values()].find((item) => item.text.toLowerCase().includes('post /v1/avatars') && !item.text.includes('avatar-videos'));
+    expect(create, 'the POST /v1/avatars section').toBeDefined();
+    expect(create!.text).toContain('Discriminator prompt photo props');
+    expect(create!.text).toContain('prompt string, [ 1 .. 4000 ] characters required');
+    expect(create!.text).not.toMatch(/case 1|prompt any|file any/);
+  });
+
   test('is titled after the API', () => {
     expect(title).toBe(String((doc.info as { title?: unknown }).title));
   });

@@ -14,11 +14,23 @@ function typeOf(body: unknown): string | undefined {
   return body && typeof body === 'object' && 'type' in body ? String((body as { type: unknown }).type) : undefined;
 }
 
+/** What a schema of variants told apart by a tag (a discriminator) says of its variants. */
+export interface Variants {
+  tag: string;
+  /** The tag's values, one per variant. */
+  values: string[];
+  /** Members some variant has. */
+  members: Set<string>;
+  /** Members every variant requires: the others are required only by some. */
+  requiredByAll: Set<string>;
+}
+
 /** Ajv's errors as the contract's `errors[]`: each names the field and the rule it broke. */
-export function toFieldErrors(errors: ErrorObject[], body: unknown): FieldError[] {
+export function toFieldErrors(errors: ErrorObject[], body: unknown, variants?: Variants): FieldError[] {
   const out: FieldError[] = [];
   const seen = new Set<string>();
-  const conditional = (e: ErrorObject) => e.schemaPath.includes('/then/');
+  const conditional = (e: ErrorObject) =>
+    e.schemaPath.includes('/then/') || (variants !== undefined && e.instancePath === '' && !variants.requiredByAll.has(String((e.params as { missingProperty?: string }).missingProperty)));
   for (const e of errors) {
     const base = dotted(e.instancePath);
     const p = e.params as Record<string, unknown>;
@@ -42,8 +54,18 @@ export function toFieldErrors(errors: ErrorObject[], body: unknown): FieldError[
       case 'false schema':
         item = { field: base, rule: 'not_allowed', message: `is not allowed when type is ${typeOf(body)}` };
         break;
-      case 'additionalProperties':
-        item = { field: join(base, String(p.additionalProperty)), rule: 'not_allowed', message: 'is not a known member' };
+      case 'additionalProperties': {
+        const member = String(p.additionalProperty);
+        const ofAnother = variants !== undefined && base === '' && variants.members.has(member);
+        item = { field: join(base, member), rule: 'not_allowed', message: ofAnother ? `is not allowed when type is ${typeOf(body)}` : 'is not a known member' };
+        break;
+      }
+      case 'discriminator':
+        // The tag is missing, or names no variant.
+        item =
+          p.error === 'tag' && p.tagValue === undefined
+            ? { field: join(base, String(p.tag)), rule: 'required', message: 'is required' }
+            : { field: join(base, String(p.tag)), rule: 'enum', message: `must be one of: ${(variants?.values ?? []).join(', ')}` };
         break;
       case 'type':
         item = { field: base, rule: 'type', message: base ? `must be ${String(p.type)}` : 'the body must be a JSON object' };
@@ -86,18 +108,34 @@ export interface RequestValidator {
   validate(schemaName: string, body: unknown): FieldError[];
 }
 
+/** The variants of a schema with a discriminator, read from the schemas Ajv holds. */
+function variantsOf(ajv: Ajv2020, schema: Record<string, any>): Variants | undefined {
+  const tag = schema.discriminator?.propertyName as string | undefined;
+  if (!tag || !Array.isArray(schema.oneOf)) return undefined;
+  const branches = (schema.oneOf as { $ref: string }[]).map((b) => ajv.getSchema(b.$ref)!.schema as Record<string, any>);
+  const required = branches.map((b) => new Set<string>(b.required ?? []));
+  return {
+    tag,
+    values: branches.map((b) => String(b.properties[tag].const)),
+    members: new Set(branches.flatMap((b) => Object.keys(b.properties ?? {}))),
+    requiredByAll: new Set([...required[0]!].filter((m) => required.every((r) => r.has(m)))),
+  };
+}
+
 export function createRequestValidator(ajv: Ajv2020 = createContractAjv()): RequestValidator {
-  const compiled = new Map<string, ValidateFunction>();
+  const compiled = new Map<string, { fn: ValidateFunction; variants?: Variants }>();
   return {
     validate(schemaName, body) {
-      let fn = compiled.get(schemaName);
-      if (!fn) {
-        fn = ajv.getSchema(`#/components/schemas/${schemaName}`);
+      let entry = compiled.get(schemaName);
+      if (!entry) {
+        const fn = ajv.getSchema(`#/components/schemas/${schemaName}`);
         if (!fn) throw new Error(`No schema ${schemaName} in the contract`);
-        compiled.set(schemaName, fn);
+        entry = { fn, variants: variantsOf(ajv, fn.schema as Record<string, any>) };
+        compiled.set(schemaName, entry);
       }
+      const { fn, variants } = entry;
       // The schema's findings first; then the one rule no JSON Schema keyword can state.
-      const broken = fn(body) ? [] : toFieldErrors(fn.errors ?? [], body);
+      const broken = fn(body) ? [] : toFieldErrors(fn.errors ?? [], body, variants);
       return [...broken, ...textErrors(body).filter((t) => !broken.some((b) => b.field === t.field))];
     },
   };
