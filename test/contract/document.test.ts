@@ -224,3 +224,19 @@ describe('rate-limit header examples', () => {
     expect(example('RateLimit-Remaining')).toBe(MINUTE_LIMIT[bucket]! - 1);
   });
 });
+
+describe('examples', () => {
+  const withBodies = listOperations(doc).filter((entry) => entry.operation.requestBody !== undefined);
+
+  test.each(withBodies.map((entry) => ({ name: `${entry.method.toUpperCase()} ${entry.path}`, entry })))(
+    '$name: each request example has a success example of the same name, so example-driven tools pair them',
+    ({ entry }) => {
+      const [, response] = Object.entries(entry.operation.responses ?? {}).find(([s]) => s.startsWith('2'))!;
+      const requestNames = Object.keys(Object.values(contentOf(doc, entry.operation.requestBody))[0]!.examples ?? {});
+      const responseNames = Object.keys(Object.values(contentOf(doc, deref<JsonObject>(doc, response)))[0]!.examples ?? {});
+
+      expect(requestNames.length).toBeGreaterThan(0);
+      expect(responseNames).toEqual(expect.arrayContaining(requestNames));
+    },
+  );
+});
