@@ -52,3 +52,14 @@ describe('signWebhook', () => {
     expect(() => signWebhook('k', -1, '{}')).toThrow(RangeError);
   });
 });
+
+describe('the worked example the docs publish', () => {
+  it('is what signWebhook and OpenSSL compute', () => {
+    const description = String((JSON.parse(readFileSync(new URL('../../generated/openapi.json', import.meta.url), 'utf8')) as { info: { description: string } }).info.description);
+    const field = (name: string) => new RegExp(`^${name}: +(.+)$`, 'm').exec(description)![1]!;
+    const [secret, timestamp, body, signature] = [field('secret'), Number(field('timestamp')), field('body'), field('signature')];
+
+    expect(signWebhook(secret, timestamp, body)).toBe(signature);
+    expect(opensslSignature(secret, timestamp, body)).toBe(signature);
+  });
+});
