@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { randomSuffix } from '../../src/domain/ids.ts';
 import { openDatabase } from '../../src/storage/embedded/database.ts';
 import { createPool, migrate } from '../../src/storage/postgres/database.ts';
-import { TEST_DATABASE_URL, scaled } from '../support/stores.ts';
+import { TEST_DATABASE_URL } from '../support/stores.ts';
 
 /** Tables only one store has: the other keeps the same thing outside its database. */
 const ONLY_EMBEDDED = ['rate_counters']; // PostgreSQL deployments count requests in Redis
@@ -49,8 +49,8 @@ async function postgresColumns(): Promise<string[]> {
 const tableOf = (column: string) => column.slice(0, column.indexOf('.'));
 
 describe('the embedded and PostgreSQL schemas', () => {
-  // It needs PostgreSQL, which the scaled project runs beside; the embedded project does not.
-  it.runIf(scaled)('have the same tables with the same columns, once both are migrated', async () => {
+  // It needs PostgreSQL: it lives with the scaled tests, which only the scaled project runs.
+  it('have the same tables with the same columns, once both are migrated', async () => {
     const embedded = embeddedColumns().filter((c) => !ONLY_EMBEDDED.includes(tableOf(c)));
     const postgres = (await postgresColumns()).filter((c) => !ONLY_POSTGRES.includes(tableOf(c)));
 
