@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 // The command line: flags -> runConformance -> reports -> exit code.
 //
 //   node conformance/src/cli.ts --base-url http://localhost:3000 --api-key sk_test_… \
@@ -20,8 +21,11 @@ import { listMatrix, toMarkdown } from './report/markdown.ts';
 import { EXIT_CODES } from './report/model.ts';
 import { runConformance } from './run.ts';
 
-const HELP = `Usage: node conformance/src/cli.ts --base-url <url> --api-key <key> [options]
-       node conformance/src/cli.ts draft-profile <openapi file or URL> [--name <name>] [--output <file>]
+/** How the user ran this: the package's command, or the script in a clone. */
+const COMMAND = import.meta.url.endsWith('.js') ? 'avatar-conformance' : 'node conformance/src/cli.ts';
+
+const HELP = `Usage: ${COMMAND} --base-url <url> --api-key <key> [options]
+       ${COMMAND} draft-profile <openapi file or URL> [--name <name>] [--output <file>]
 
 Drives an implementation of the Avatar Service API over HTTP and reports, clause by
 clause, what holds. draft-profile drafts an implementation profile from the

@@ -1,0 +1,92 @@
+// The client and the runner as a user of the published packages meets them: packed into
+// tarballs, installed into an empty folder, and run there on the system's Node (not the
+// repository's pinned one, and without type stripping): the runner's --help, a run
+// against a fixture implementation, and a TypeScript script of the client type-checked
+// and executed.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KEYS, SECRET, startFixture, type Fixture } from '../conformance/test/fixtures/reference.ts';
+import { buildPackages } from '../scripts/packages.ts';
+
+const run = promisify(execFile);
+/** The system's Node, as a user without this repository has it; the repository's own if there is none. */
+const USER_NODE = existsSync('/usr/bin/node') ? '/usr/bin/node' : process.execPath;
+const TSC = join(import.meta.dirname, '..', 'node_modules', 'typescript', 'bin', 'tsc');
+
+let scratch: string;
+let project: string;
+let fixture: Fixture;
+beforeAll(async () => {
+  scratch = mkdtempSync(join(tmpdir(), 'packages-'));
+  const tarballs = buildPackages(join(scratch, 'dist'));
+  project = join(scratch, 'user');
+  await run('mkdir', ['-p', project]);
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'user-project', private: true, type: 'module' }));
+  // The dependencies come from npm's cache when it has them (CI installed them already).
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', ...tarballs], { cwd: project });
+  fixture = await startFixture();
+}, 180_000);
+afterAll(async () => {
+  await fixture?.close();
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+});
+
+describe('the packed conformance runner', () => {
+  it('prints its help under the command name the package gives it', async () => {
+    const { stdout } = await run(USER_NODE, [join(project, 'node_modules', '.bin', 'avatar-conformance'), '--help']);
+
+    expect(stdout).toMatch(/^Usage: avatar-conformance --base-url <url> --api-key <key>/);
+  });
+
+  it('runs against an implementation and passes it, writing its JSON report', async () => {
+    const report = join(scratch, 'report.json');
+    const config = join(scratch, 'config.json');
+    writeFileSync(config, JSON.stringify({ pollInitialDelayMs: 50, pollMaxDelayMs: 200, terminalObserveSeconds: 0.6, expectedLimits: { generation: [fixture.config.limits.generation, fixture.config.limits.day.generation], read: [fixture.config.limits.read, fixture.config.limits.day.read] } }));
+
+    const { stdout } = await run(
+      USER_NODE,
+      [
+        join(project, 'node_modules', '.bin', 'avatar-conformance'),
+        ...['--base-url', fixture.baseUrl, '--api-key', KEYS.main, '--second-key', KEYS.second, '--empty-key', KEYS.empty, '--signing-secret', SECRET],
+        ...['--config', config, '--job-timeout', '10', '--webhook-retry-timeout', '3', '--report-json', report],
+        ...['--webhook-first-retry', String(fixture.config.webhookRetryDelaysMs[0]! / 1000), '--webhook-retries', fixture.config.webhookRetryDelaysMs.map((ms) => ms / 1000).join(',')],
+      ],
+      { cwd: project, env: { ...process.env, NO_COLOR: '1' } },
+    );
+
+    expect(stdout.trimEnd().split('\n').at(-1)).toMatch(/^\d+ passed, 0 failed, 0 skipped$/);
+    expect(JSON.parse(readFileSync(report, 'utf8')).verdict).toBe('pass');
+  }, 120_000);
+});
+
+describe('the packed client', () => {
+  it('type-checks and runs a TypeScript script that imports it by its package name', async () => {
+    writeFileSync(
+      join(project, 'use.ts'),
+      [
+        "import { createAvatarClient, signWebhook, verifyWebhook, type AvatarCreateRequest } from '@avatar-service/client';",
+        "const body: AvatarCreateRequest = { type: 'props', name: 'Coach', ethnicity: 'Hispanic', sex: 'male', age: 34 };",
+        "const client = createAvatarClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'sk_test_x' });",
+        "const raw = JSON.stringify({ id: 'evt_1', object: 'event', type: 'avatar.ready', api_version: 'v1', created_at: '2026-11-02T09:14:41.532Z', data: { object: { id: 'av_1' } } });",
+        'const timestamp = Math.floor(Date.now() / 1000);',
+        "const headers = { 'x-service-event-id': 'evt_1', 'x-service-timestamp': String(timestamp), 'x-service-signature': signWebhook('whsec_x', timestamp, raw) };",
+        "const event = verifyWebhook({ rawBody: raw, headers, secret: 'whsec_x' });",
+        "console.log(JSON.stringify({ type: event.type, body: body.type, client: typeof client.createAvatar }));",
+        '',
+      ].join('\n'),
+    );
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: true, outDir: 'out' }, files: ['use.ts'] }),
+    );
+
+    await run(USER_NODE, [TSC, '-p', 'tsconfig.json'], { cwd: project });
+    const { stdout } = await run(USER_NODE, [join('out', 'use.js')], { cwd: project });
+
+    expect(JSON.parse(stdout)).toEqual({ type: 'avatar.ready', body: 'props', client: 'function' });
+  }, 60_000);
+});
