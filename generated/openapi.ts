@@ -12,7 +12,7 @@ export interface paths {
         /**
          * Create an avatar
          * @description Queues the creation of an avatar from a prompt, a photo or props and answers at once
-         *     with the new record (`status: queued`), before generation finishes (`AV-ASYNC`).
+         *     with the new record (`status: queued`), before generation finishes.
          *     Poll `GET /v1/avatars/{id}` with backoff until `ready` or `failed`, or pass
          *     `webhook_url`. The job's credits are reserved with its creation and charged only
          *     when it is `ready`; a failed job releases them.
@@ -65,7 +65,7 @@ export interface paths {
          * Generate an avatar video
          * @description Queues a video in which a `ready` avatar of the same account speaks `script`, and
          *     answers at once with the new record (`status: queued`). An avatar that is not
-         *     `ready` is refused with `409` (`AV-READY-BEFORE-VIDEO`). Poll
+         *     `ready` is refused with `409`. Poll
          *     `GET /v1/avatar-videos/{id}` with backoff, or pass `webhook_url`.
          */
         post: operations["createAvatarVideo"];
@@ -111,7 +111,7 @@ export interface paths {
         };
         /**
          * Get the calling account
-         * @description Tells who the key belongs to (`ND-ME`): the account charged for its jobs, the key's
+         * @description Tells who the key belongs to: the account charged for its jobs, the key's
          *     mode, the credits of the current month (quota, used, reserved, available) and what
          *     remains of each rate-limit window. Reads are free; this request itself counts
          *     against the read bucket, and the figures include it.
@@ -134,7 +134,7 @@ export interface paths {
         };
         /**
          * Read the account's sandbox clock
-         * @description The account's time and how far it is ahead of the service's (`ND-SANDBOX-CLOCK`).
+         * @description The account's time and how far it is ahead of the service's.
          *     Sandbox keys only: a live key gets the answer of an unknown route.
          */
         get: operations["getSandboxClock"];
@@ -157,7 +157,7 @@ export interface paths {
         put?: never;
         /**
          * Move the account's time forward
-         * @description Moves the calling account's time forward, never back (`ND-SANDBOX-CLOCK`), so that
+         * @description Moves the calling account's time forward, never back, so that
          *     what takes a day or a month can be tried in seconds. The account's time drives its
          *     keys' rate-limit windows (minute and day), its credit period (month), its jobs'
          *     progress in the built-in engine and the due times of its webhook retries: a retry the
@@ -188,18 +188,18 @@ export interface webhooks {
         put?: never;
         /**
          * avatar.ready
-         * @description Sent to the request's `webhook_url` when an avatar reached `ready`: it can now speak in videos (`WH-TERMINAL`).
+         * @description Sent to the request's `webhook_url` when an avatar reached `ready`: it can now speak in videos.
          *     The body is the event envelope; `data.object` equals what the GET of the resource
-         *     returns (`WH-PAYLOAD-SHAPE`).
+         *     returns.
          *
-         *     **Delivery** (`ND-DELIVERY`, `WH-RETRY`): each attempt waits at most 10 seconds
+         *     **Delivery**: each attempt waits at most 10 seconds
          *     for an answer; any `2xx` ends delivery; anything else, a redirect, a timeout or a
          *     refused connection is a failure. After a failure the service tries again, 6 attempts
          *     in all, waiting about 5 s, 20 s, 80 s, 320 s and 1280 s (each ±20 % jitter). When
          *     every attempt fails the event is given up; the job's state and credits never depend
-         *     on delivery (`CR-WEBHOOK-INDEPENDENT`), and polling stays the source of truth
-         *     (`WH-GIVE-UP`). Events of different jobs may arrive in any order, and one event may
-         *     arrive more than once (`WH-ORDER`, `WH-DUPLICATES`).
+         *     on delivery, and polling stays the source of truth.
+         *     Events of different jobs may arrive in any order, and one event may
+         *     arrive more than once.
          */
         post: operations["avatarReadyEvent"];
         delete?: never;
@@ -219,18 +219,18 @@ export interface webhooks {
         put?: never;
         /**
          * avatar.failed
-         * @description Sent to the request's `webhook_url` when an avatar reached `failed`; `data.object.error` says why (`WH-TERMINAL`).
+         * @description Sent to the request's `webhook_url` when an avatar reached `failed`; `data.object.error` says why.
          *     The body is the event envelope; `data.object` equals what the GET of the resource
-         *     returns (`WH-PAYLOAD-SHAPE`).
+         *     returns.
          *
-         *     **Delivery** (`ND-DELIVERY`, `WH-RETRY`): each attempt waits at most 10 seconds
+         *     **Delivery**: each attempt waits at most 10 seconds
          *     for an answer; any `2xx` ends delivery; anything else, a redirect, a timeout or a
          *     refused connection is a failure. After a failure the service tries again, 6 attempts
          *     in all, waiting about 5 s, 20 s, 80 s, 320 s and 1280 s (each ±20 % jitter). When
          *     every attempt fails the event is given up; the job's state and credits never depend
-         *     on delivery (`CR-WEBHOOK-INDEPENDENT`), and polling stays the source of truth
-         *     (`WH-GIVE-UP`). Events of different jobs may arrive in any order, and one event may
-         *     arrive more than once (`WH-ORDER`, `WH-DUPLICATES`).
+         *     on delivery, and polling stays the source of truth.
+         *     Events of different jobs may arrive in any order, and one event may
+         *     arrive more than once.
          */
         post: operations["avatarFailedEvent"];
         delete?: never;
@@ -250,18 +250,18 @@ export interface webhooks {
         put?: never;
         /**
          * avatar_video.ready
-         * @description Sent to the request's `webhook_url` when an avatar video reached `ready`: `data.object.video_url` can be downloaded (`WH-TERMINAL`).
+         * @description Sent to the request's `webhook_url` when an avatar video reached `ready`: `data.object.video_url` can be downloaded.
          *     The body is the event envelope; `data.object` equals what the GET of the resource
-         *     returns (`WH-PAYLOAD-SHAPE`).
+         *     returns.
          *
-         *     **Delivery** (`ND-DELIVERY`, `WH-RETRY`): each attempt waits at most 10 seconds
+         *     **Delivery**: each attempt waits at most 10 seconds
          *     for an answer; any `2xx` ends delivery; anything else, a redirect, a timeout or a
          *     refused connection is a failure. After a failure the service tries again, 6 attempts
          *     in all, waiting about 5 s, 20 s, 80 s, 320 s and 1280 s (each ±20 % jitter). When
          *     every attempt fails the event is given up; the job's state and credits never depend
-         *     on delivery (`CR-WEBHOOK-INDEPENDENT`), and polling stays the source of truth
-         *     (`WH-GIVE-UP`). Events of different jobs may arrive in any order, and one event may
-         *     arrive more than once (`WH-ORDER`, `WH-DUPLICATES`).
+         *     on delivery, and polling stays the source of truth.
+         *     Events of different jobs may arrive in any order, and one event may
+         *     arrive more than once.
          */
         post: operations["avatarVideoReadyEvent"];
         delete?: never;
@@ -281,18 +281,18 @@ export interface webhooks {
         put?: never;
         /**
          * avatar_video.failed
-         * @description Sent to the request's `webhook_url` when an avatar video reached `failed`; `data.object.error` says why (`WH-TERMINAL`).
+         * @description Sent to the request's `webhook_url` when an avatar video reached `failed`; `data.object.error` says why.
          *     The body is the event envelope; `data.object` equals what the GET of the resource
-         *     returns (`WH-PAYLOAD-SHAPE`).
+         *     returns.
          *
-         *     **Delivery** (`ND-DELIVERY`, `WH-RETRY`): each attempt waits at most 10 seconds
+         *     **Delivery**: each attempt waits at most 10 seconds
          *     for an answer; any `2xx` ends delivery; anything else, a redirect, a timeout or a
          *     refused connection is a failure. After a failure the service tries again, 6 attempts
          *     in all, waiting about 5 s, 20 s, 80 s, 320 s and 1280 s (each ±20 % jitter). When
          *     every attempt fails the event is given up; the job's state and credits never depend
-         *     on delivery (`CR-WEBHOOK-INDEPENDENT`), and polling stays the source of truth
-         *     (`WH-GIVE-UP`). Events of different jobs may arrive in any order, and one event may
-         *     arrive more than once (`WH-ORDER`, `WH-DUPLICATES`).
+         *     on delivery, and polling stays the source of truth.
+         *     Events of different jobs may arrive in any order, and one event may
+         *     arrive more than once.
          */
         post: operations["avatarVideoFailedEvent"];
         delete?: never;
@@ -308,10 +308,10 @@ export interface components {
         AvatarName: string;
         /**
          * Format: uri
-         * @description Where the terminal event of this job is sent (`WH-OPTIONAL`). In production the URL
+         * @description Where the terminal event of this job is sent. In production the URL
          *     must use `https://` and a public host; an address that is not public (loopback,
          *     private, link-local, CGNAT, unique-local, multicast) is refused with `422` at request
-         *     time and again at delivery time (`WH-HTTPS-PUBLIC`). A server in sandbox mode also
+         *     time and again at delivery time. A server in sandbox mode also
          *     accepts `http://` and loopback receivers, for local development.
          * @example https://hooks.example.com/avatar-events
          */
@@ -399,7 +399,7 @@ export interface components {
          */
         AvatarType: "prompt" | "photo" | "props";
         /**
-         * @description Where a job stands (`ND-STATES`). `queued`: accepted and waiting for a worker.
+         * @description Where a job stands. `queued`: accepted and waiting for a worker.
          *     `processing`: a worker is generating it. `ready` and `failed` are terminal and never
          *     change again. The moves are `queued → processing → ready | failed` and
          *     `queued → failed` (a job that cannot be started, for example when its input is refused).
@@ -422,7 +422,7 @@ export interface components {
             message: string;
         };
         /**
-         * @description An avatar as `GET /v1/avatars/{id}` returns it (`ND-AVATAR-FIELDS`). The same object is
+         * @description An avatar as `GET /v1/avatars/{id}` returns it. The same object is
          *     the body of `202` on creation and `data.object` of the `avatar.*` events.
          */
         Avatar: {
@@ -452,7 +452,7 @@ export interface components {
              * @description The `webhook_url` of the request, or `null`.
              */
             webhook_url: string | null;
-            /** @description Credits this job costs (`ND-CREDIT-COST`). Reserved at creation, charged when `ready`, released when `failed`. */
+            /** @description Credits this job costs. Reserved at creation, charged when `ready`, released when `failed`. */
             credits: number;
             /** @description Why the job failed; `null` unless `status` is `failed`. */
             error: components["schemas"]["JobError"] | null;
@@ -486,8 +486,8 @@ export interface components {
             message: string;
         };
         /**
-         * @description Every error answers `application/problem+json` (RFC 9457) with a stable `code`
-         *     (`ND-ERROR-BODY`). `type` is a relative URI naming the code, `title` is the same for
+         * @description Every error answers `application/problem+json` (RFC 9457) with a stable `code`.
+         *     `type` is a relative URI naming the code, `title` is the same for
          *     every occurrence of a code, `detail` explains this occurrence. Validation errors list
          *     every broken rule in `errors`, each naming the field and the rule. The members below
          *     are every member an answer carries; a code that needs another one adds it here first.
@@ -537,7 +537,7 @@ export interface components {
          */
         AspectRatio: "9:16" | "16:9" | "1:1";
         /**
-         * @description Body of `POST /v1/avatar-videos` (`ND-VIDEO-REQUEST`): the avatar that speaks, what it
+         * @description Body of `POST /v1/avatar-videos`: the avatar that speaks, what it
          *     says, and the frame. The avatar must belong to the same account and be `ready`.
          *     In sandbox, a `script` containing `[sandbox:fail]` makes the job fail.
          */
@@ -550,7 +550,7 @@ export interface components {
             webhook_url?: components["schemas"]["WebhookUrl"];
         };
         /**
-         * @description An avatar video as `GET /v1/avatar-videos/{id}` returns it (`ND-VIDEO-FIELDS`). The
+         * @description An avatar video as `GET /v1/avatar-videos/{id}` returns it. The
          *     same object is the body of `202` on creation and `data.object` of the
          *     `avatar_video.*` events.
          */
@@ -575,7 +575,7 @@ export interface components {
             duration_seconds: number | null;
             /** Format: uri */
             webhook_url: string | null;
-            /** @description Credits this job costs (`ND-CREDIT-COST`). */
+            /** @description Credits this job costs. */
             credits: number;
             /** @description Why the job failed; `null` unless `status` is `failed`. */
             error: components["schemas"]["JobError"] | null;
@@ -602,7 +602,7 @@ export interface components {
             prefix: string;
         };
         /**
-         * @description The account's credits for the current monthly period (`ND-ME`, `CR-RESERVE`).
+         * @description The account's credits for the current monthly period.
          *     `available = quota - used - reserved`; a generation request is accepted only when
          *     `available` covers its cost.
          */
@@ -641,7 +641,7 @@ export interface components {
             day: components["schemas"]["RateLimitWindow"];
         };
         /**
-         * @description What remains of the calling key's limits (`RL-BUCKETS`). `read` covers the three GET
+         * @description What remains of the calling key's limits. `read` covers the three GET
          *     operations, `generation` the two POST operations.
          */
         RateLimitStatus: {
@@ -649,7 +649,7 @@ export interface components {
             generation: components["schemas"]["RateLimitBucket"];
         };
         /**
-         * @description `GET /v1/me` (`ND-ME`): the account the key belongs to, the key itself, the
+         * @description `GET /v1/me`: the account the key belongs to, the key itself, the
          *     account's credits and what remains of the key's rate limits. Reading it is free and
          *     counts against the read bucket like any GET.
          */
@@ -667,7 +667,7 @@ export interface components {
             rate_limits: components["schemas"]["RateLimitStatus"];
         };
         /**
-         * @description The account's sandbox clock (`ND-SANDBOX-CLOCK`). The account's time is the service's
+         * @description The account's sandbox clock. The account's time is the service's
          *     time plus `offset_seconds`; it drives the account's rate-limit windows, its credit
          *     period, its jobs' progress and its webhook retries.
          */
@@ -703,12 +703,11 @@ export interface components {
          */
         EventId: string;
         /**
-         * @description Body of the `avatar.ready` event (`ND-ENVELOPE`). `id` is the event ID, equal to the
-         *     `X-Service-Event-Id` header and the same on every retry and duplicate
-         *     (`WH-EVENT-ID`). `data.object` is the avatar exactly as its GET returns it when the
-         *     event is recorded, with `status: ready` (`WH-PAYLOAD-SHAPE`). Events of different jobs
-         *     arrive in any order: drop duplicates by `id`, find the job by `data.object.id`
-         *     (`WH-ORDER`).
+         * @description Body of the `avatar.ready` event. `id` is the event ID, equal to the
+         *     `X-Service-Event-Id` header and the same on every retry and duplicate.
+         *     `data.object` is the avatar exactly as its GET returns it when the
+         *     event is recorded, with `status: ready`. Events of different jobs
+         *     arrive in any order: drop duplicates by `id`, find the job by `data.object.id`.
          */
         AvatarReadyEvent: {
             id: components["schemas"]["EventId"];
@@ -731,12 +730,11 @@ export interface components {
             };
         };
         /**
-         * @description Body of the `avatar.failed` event (`ND-ENVELOPE`). `id` is the event ID, equal to the
-         *     `X-Service-Event-Id` header and the same on every retry and duplicate
-         *     (`WH-EVENT-ID`). `data.object` is the avatar exactly as its GET returns it when the
-         *     event is recorded, with `status: failed` (`WH-PAYLOAD-SHAPE`). Events of different jobs
-         *     arrive in any order: drop duplicates by `id`, find the job by `data.object.id`
-         *     (`WH-ORDER`).
+         * @description Body of the `avatar.failed` event. `id` is the event ID, equal to the
+         *     `X-Service-Event-Id` header and the same on every retry and duplicate.
+         *     `data.object` is the avatar exactly as its GET returns it when the
+         *     event is recorded, with `status: failed`. Events of different jobs
+         *     arrive in any order: drop duplicates by `id`, find the job by `data.object.id`.
          */
         AvatarFailedEvent: {
             id: components["schemas"]["EventId"];
@@ -759,12 +757,11 @@ export interface components {
             };
         };
         /**
-         * @description Body of the `avatar_video.ready` event (`ND-ENVELOPE`). `id` is the event ID, equal to the
-         *     `X-Service-Event-Id` header and the same on every retry and duplicate
-         *     (`WH-EVENT-ID`). `data.object` is the avatar video exactly as its GET returns it when the
-         *     event is recorded, with `status: ready` (`WH-PAYLOAD-SHAPE`). Events of different jobs
-         *     arrive in any order: drop duplicates by `id`, find the job by `data.object.id`
-         *     (`WH-ORDER`).
+         * @description Body of the `avatar_video.ready` event. `id` is the event ID, equal to the
+         *     `X-Service-Event-Id` header and the same on every retry and duplicate.
+         *     `data.object` is the avatar video exactly as its GET returns it when the
+         *     event is recorded, with `status: ready`. Events of different jobs
+         *     arrive in any order: drop duplicates by `id`, find the job by `data.object.id`.
          */
         AvatarVideoReadyEvent: {
             id: components["schemas"]["EventId"];
@@ -787,12 +784,11 @@ export interface components {
             };
         };
         /**
-         * @description Body of the `avatar_video.failed` event (`ND-ENVELOPE`). `id` is the event ID, equal to the
-         *     `X-Service-Event-Id` header and the same on every retry and duplicate
-         *     (`WH-EVENT-ID`). `data.object` is the avatar video exactly as its GET returns it when the
-         *     event is recorded, with `status: failed` (`WH-PAYLOAD-SHAPE`). Events of different jobs
-         *     arrive in any order: drop duplicates by `id`, find the job by `data.object.id`
-         *     (`WH-ORDER`).
+         * @description Body of the `avatar_video.failed` event. `id` is the event ID, equal to the
+         *     `X-Service-Event-Id` header and the same on every retry and duplicate.
+         *     `data.object` is the avatar video exactly as its GET returns it when the
+         *     event is recorded, with `status: failed`. Events of different jobs
+         *     arrive in any order: drop duplicates by `id`, find the job by `data.object.id`.
          */
         AvatarVideoFailedEvent: {
             id: components["schemas"]["EventId"];
@@ -1069,25 +1065,23 @@ export interface components {
         AvatarVideoId: string;
         /**
          * @description The event ID, equal to the body's `id`. Derived from the resource ID and the event
-         *     type, so every retry and every duplicate of one event carries the same value
-         *     (`WH-EVENT-ID`). Store processed IDs and answer `2xx` to one seen before
-         *     (`WH-DUPLICATES`).
+         *     type, so every retry and every duplicate of one event carries the same value.
+         *     Store processed IDs and answer `2xx` to one seen before.
          * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
          */
         "X-Service-Event-Id": string;
         /**
-         * @description Unix time in whole seconds when this delivery attempt was signed (`WH-TIMESTAMP`).
+         * @description Unix time in whole seconds when this delivery attempt was signed.
          *     Each retry carries a fresh timestamp and signature. Receivers refuse a timestamp more
-         *     than 300 seconds away from their clock, in either direction (`ND-TIMESTAMP-AGE`,
-         *     `WH-RECEIVER-VERIFY`).
+         *     than 300 seconds away from their clock, in either direction.
          * @example 1762074881
          */
         "X-Service-Timestamp": string;
         /**
          * @description `v1=` followed by the lowercase hex HMAC-SHA256 of `${timestamp}.${rawBody}` keyed with
          *     the integration's signing secret (`whsec_…`), where `timestamp` is the
-         *     `X-Service-Timestamp` header and `rawBody` the exact bytes of the body
-         *     (`WH-SIGNATURE`, `AUTH-SIGNING-SECRET`). Verify it over the raw body before parsing
+         *     `X-Service-Timestamp` header and `rawBody` the exact bytes of the body.
+         *     Verify it over the raw body before parsing
          *     it, with a constant-time comparison.
          * @example v1=6f1c2b0e9a4d8f7c3b5a1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b
          */
@@ -1161,7 +1155,7 @@ export interface components {
          */
         "WWW-Authenticate": string;
         /**
-         * @description Seconds to wait before the refused window admits a request again. Sent on `429` (and `503`) only; clients wait at least this long before retrying (`RL-CLIENT-WAIT`).
+         * @description Seconds to wait before the refused window admits a request again. Sent on `429` (and `503`) only; clients wait at least this long before retrying.
          * @example 17
          */
         "Retry-After": number;
@@ -1465,25 +1459,23 @@ export interface operations {
             header: {
                 /**
                  * @description The event ID, equal to the body's `id`. Derived from the resource ID and the event
-                 *     type, so every retry and every duplicate of one event carries the same value
-                 *     (`WH-EVENT-ID`). Store processed IDs and answer `2xx` to one seen before
-                 *     (`WH-DUPLICATES`).
+                 *     type, so every retry and every duplicate of one event carries the same value.
+                 *     Store processed IDs and answer `2xx` to one seen before.
                  * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
                  */
                 "X-Service-Event-Id": components["parameters"]["X-Service-Event-Id"];
                 /**
-                 * @description Unix time in whole seconds when this delivery attempt was signed (`WH-TIMESTAMP`).
+                 * @description Unix time in whole seconds when this delivery attempt was signed.
                  *     Each retry carries a fresh timestamp and signature. Receivers refuse a timestamp more
-                 *     than 300 seconds away from their clock, in either direction (`ND-TIMESTAMP-AGE`,
-                 *     `WH-RECEIVER-VERIFY`).
+                 *     than 300 seconds away from their clock, in either direction.
                  * @example 1762074881
                  */
                 "X-Service-Timestamp": components["parameters"]["X-Service-Timestamp"];
                 /**
                  * @description `v1=` followed by the lowercase hex HMAC-SHA256 of `${timestamp}.${rawBody}` keyed with
                  *     the integration's signing secret (`whsec_…`), where `timestamp` is the
-                 *     `X-Service-Timestamp` header and `rawBody` the exact bytes of the body
-                 *     (`WH-SIGNATURE`, `AUTH-SIGNING-SECRET`). Verify it over the raw body before parsing
+                 *     `X-Service-Timestamp` header and `rawBody` the exact bytes of the body.
+                 *     Verify it over the raw body before parsing
                  *     it, with a constant-time comparison.
                  * @example v1=6f1c2b0e9a4d8f7c3b5a1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b
                  */
@@ -1520,25 +1512,23 @@ export interface operations {
             header: {
                 /**
                  * @description The event ID, equal to the body's `id`. Derived from the resource ID and the event
-                 *     type, so every retry and every duplicate of one event carries the same value
-                 *     (`WH-EVENT-ID`). Store processed IDs and answer `2xx` to one seen before
-                 *     (`WH-DUPLICATES`).
+                 *     type, so every retry and every duplicate of one event carries the same value.
+                 *     Store processed IDs and answer `2xx` to one seen before.
                  * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
                  */
                 "X-Service-Event-Id": components["parameters"]["X-Service-Event-Id"];
                 /**
-                 * @description Unix time in whole seconds when this delivery attempt was signed (`WH-TIMESTAMP`).
+                 * @description Unix time in whole seconds when this delivery attempt was signed.
                  *     Each retry carries a fresh timestamp and signature. Receivers refuse a timestamp more
-                 *     than 300 seconds away from their clock, in either direction (`ND-TIMESTAMP-AGE`,
-                 *     `WH-RECEIVER-VERIFY`).
+                 *     than 300 seconds away from their clock, in either direction.
                  * @example 1762074881
                  */
                 "X-Service-Timestamp": components["parameters"]["X-Service-Timestamp"];
                 /**
                  * @description `v1=` followed by the lowercase hex HMAC-SHA256 of `${timestamp}.${rawBody}` keyed with
                  *     the integration's signing secret (`whsec_…`), where `timestamp` is the
-                 *     `X-Service-Timestamp` header and `rawBody` the exact bytes of the body
-                 *     (`WH-SIGNATURE`, `AUTH-SIGNING-SECRET`). Verify it over the raw body before parsing
+                 *     `X-Service-Timestamp` header and `rawBody` the exact bytes of the body.
+                 *     Verify it over the raw body before parsing
                  *     it, with a constant-time comparison.
                  * @example v1=6f1c2b0e9a4d8f7c3b5a1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b
                  */
@@ -1575,25 +1565,23 @@ export interface operations {
             header: {
                 /**
                  * @description The event ID, equal to the body's `id`. Derived from the resource ID and the event
-                 *     type, so every retry and every duplicate of one event carries the same value
-                 *     (`WH-EVENT-ID`). Store processed IDs and answer `2xx` to one seen before
-                 *     (`WH-DUPLICATES`).
+                 *     type, so every retry and every duplicate of one event carries the same value.
+                 *     Store processed IDs and answer `2xx` to one seen before.
                  * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
                  */
                 "X-Service-Event-Id": components["parameters"]["X-Service-Event-Id"];
                 /**
-                 * @description Unix time in whole seconds when this delivery attempt was signed (`WH-TIMESTAMP`).
+                 * @description Unix time in whole seconds when this delivery attempt was signed.
                  *     Each retry carries a fresh timestamp and signature. Receivers refuse a timestamp more
-                 *     than 300 seconds away from their clock, in either direction (`ND-TIMESTAMP-AGE`,
-                 *     `WH-RECEIVER-VERIFY`).
+                 *     than 300 seconds away from their clock, in either direction.
                  * @example 1762074881
                  */
                 "X-Service-Timestamp": components["parameters"]["X-Service-Timestamp"];
                 /**
                  * @description `v1=` followed by the lowercase hex HMAC-SHA256 of `${timestamp}.${rawBody}` keyed with
                  *     the integration's signing secret (`whsec_…`), where `timestamp` is the
-                 *     `X-Service-Timestamp` header and `rawBody` the exact bytes of the body
-                 *     (`WH-SIGNATURE`, `AUTH-SIGNING-SECRET`). Verify it over the raw body before parsing
+                 *     `X-Service-Timestamp` header and `rawBody` the exact bytes of the body.
+                 *     Verify it over the raw body before parsing
                  *     it, with a constant-time comparison.
                  * @example v1=6f1c2b0e9a4d8f7c3b5a1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b
                  */
@@ -1630,25 +1618,23 @@ export interface operations {
             header: {
                 /**
                  * @description The event ID, equal to the body's `id`. Derived from the resource ID and the event
-                 *     type, so every retry and every duplicate of one event carries the same value
-                 *     (`WH-EVENT-ID`). Store processed IDs and answer `2xx` to one seen before
-                 *     (`WH-DUPLICATES`).
+                 *     type, so every retry and every duplicate of one event carries the same value.
+                 *     Store processed IDs and answer `2xx` to one seen before.
                  * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
                  */
                 "X-Service-Event-Id": components["parameters"]["X-Service-Event-Id"];
                 /**
-                 * @description Unix time in whole seconds when this delivery attempt was signed (`WH-TIMESTAMP`).
+                 * @description Unix time in whole seconds when this delivery attempt was signed.
                  *     Each retry carries a fresh timestamp and signature. Receivers refuse a timestamp more
-                 *     than 300 seconds away from their clock, in either direction (`ND-TIMESTAMP-AGE`,
-                 *     `WH-RECEIVER-VERIFY`).
+                 *     than 300 seconds away from their clock, in either direction.
                  * @example 1762074881
                  */
                 "X-Service-Timestamp": components["parameters"]["X-Service-Timestamp"];
                 /**
                  * @description `v1=` followed by the lowercase hex HMAC-SHA256 of `${timestamp}.${rawBody}` keyed with
                  *     the integration's signing secret (`whsec_…`), where `timestamp` is the
-                 *     `X-Service-Timestamp` header and `rawBody` the exact bytes of the body
-                 *     (`WH-SIGNATURE`, `AUTH-SIGNING-SECRET`). Verify it over the raw body before parsing
+                 *     `X-Service-Timestamp` header and `rawBody` the exact bytes of the body.
+                 *     Verify it over the raw body before parsing
                  *     it, with a constant-time comparison.
                  * @example v1=6f1c2b0e9a4d8f7c3b5a1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b
                  */

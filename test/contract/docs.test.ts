@@ -107,6 +107,14 @@ describe('docs page built from generated/openapi.json', () => {
     expect(create!.text).not.toMatch(/case 1|prompt any|file any/);
   });
 
+  test('reads as plain text: no clause or decision ID in what it renders (they live in x-clauses and x-decisions)', () => {
+    const ID = /\b(?:AV|CR|RL|WH|ST|AUTH|VER|ND)-[A-Z0-9]+(?:-[A-Z0-9]+)*\b/g;
+    const texts = [pageText, ...[...items.values()].map((item) => item.text)];
+
+    expect(texts.flatMap((text) => text.match(ID) ?? [])).toEqual([]);
+    expect(items.size).toBeGreaterThan(5);
+  });
+
   test('is titled after the API', () => {
     expect(title).toBe(String((doc.info as { title?: unknown }).title));
   });
