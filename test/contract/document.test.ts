@@ -18,6 +18,7 @@ import {
   type MediaType,
   type Operation,
 } from './support/openapi.ts';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { schemaValidator } from './support/schemas.ts';
 
 const CLAUSE_ID = /^[A-Z]+(-[A-Z0-9]+)+$/;
@@ -239,4 +240,19 @@ describe('examples', () => {
       expect(responseNames).toEqual(expect.arrayContaining(requestNames));
     },
   );
+});
+
+describe('a second, independent document validator', () => {
+  // Redocly's lint is the first; this one checks the bundle against the OpenAPI 3.1
+  // JSON Schema itself, written by other people.
+  test('finds the bundle valid OpenAPI 3.1, and a copy without info.title not', async () => {
+    type Spec = Parameters<Validator['validate']>[0];
+    const valid = await new Validator().validate(structuredClone(doc) as unknown as Spec);
+    const broken = structuredClone(doc) as unknown as { info: Record<string, unknown> };
+    delete broken.info.title;
+    const invalid = await new Validator().validate(broken as unknown as Spec);
+
+    expect(valid).toEqual({ valid: true });
+    expect(invalid.valid).toBe(false);
+  });
 });
