@@ -1,6 +1,7 @@
 // A Prism mock of generated/openapi.json, for client authors who want the API before
 // the server runs (`npm run mock`) and for tests (`startMock`). Prism answers with the
-// documented examples, enforces the bearer scheme and validates request bodies.
+// documented examples, enforces the bearer scheme and validates request bodies. With
+// `upstream`, the same Prism is a validating proxy in front of a real server.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { readFileSync } from 'node:fs';
@@ -21,6 +22,13 @@ export interface MockOptions {
   // its tail, for error messages (tests).
   logs?: 'inherit' | 'quiet';
   readyTimeoutMs?: number;
+  /**
+   * Prism's validating proxy instead of the mock: requests go to this base URL and every
+   * exchange is checked against the document on the way, each violation a log line.
+   */
+  upstream?: string;
+  /** Called with each line Prism writes (its log), for those who judge it. */
+  onLine?: (line: string) => void;
 }
 
 export interface MockServer {
@@ -47,7 +55,8 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
 export async function startMock(options: MockOptions = {}): Promise<MockServer> {
   const { host = '127.0.0.1', document = BUNDLE, logs = 'quiet', readyTimeoutMs = 30_000 } = options;
   const port = options.port === 0 ? await freePort(host) : (options.port ?? 4010);
-  const child = spawn(process.execPath, [PRISM, 'mock', document, '--port', String(port), '--host', host], {
+  const mode = options.upstream ? ['proxy', document, options.upstream] : ['mock', document];
+  const child = spawn(process.execPath, [PRISM, ...mode, '--port', String(port), '--host', host], {
     cwd: ROOT,
     env: { ...process.env, SCARF_ANALYTICS: 'false' },
     // Its own process group, so stop() reaches anything Prism forks, and a Ctrl-C in a
@@ -61,6 +70,15 @@ export async function startMock(options: MockOptions = {}): Promise<MockServer> 
     child.stderr?.pipe(process.stderr);
   }
   const output = captureTail(child);
+  if (options.onLine) {
+    const onLine = options.onLine;
+    let partial = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      const lines = (partial + chunk.toString('utf8')).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) onLine(line);
+    });
+  }
   // A detached Prism would outlive us: if this process ends first, take it along.
   const orphanGuard = () => killGroup(child, 'SIGKILL');
   process.once('exit', orphanGuard);
