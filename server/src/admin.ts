@@ -2,6 +2,7 @@
 // server uses (DATA_DIR). Keys and signing secrets are printed once, on creation.
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.ts';
+import { DomainError } from './domain/errors.ts';
 import { createAccount, issueKey } from './domain/accounts.ts';
 import { systemClock } from './domain/clock.ts';
 import { periodOf } from './domain/credits.ts';
@@ -152,7 +153,7 @@ if (values.help) {
     store = await openStore(loadConfig(), { serving: false });
     await run(store, positionals[0]);
   } catch (error) {
-    if (error instanceof UsageError || error instanceof ConfigError) {
+    if (error instanceof UsageError || error instanceof ConfigError || error instanceof DomainError) {
       console.error(`admin: ${error.message}\n\n${USAGE}`);
       process.exitCode = 2;
     } else if (error instanceof StoreUnavailableError) {

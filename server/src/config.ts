@@ -18,6 +18,8 @@ export interface Config {
   /** Folder of the embedded store. */
   dataDir: string;
   publicBaseUrl: string;
+  /** PUBLIC_BASE_URL was not set: the base follows the port actually bound (PORT=0 included). */
+  publicBaseUrlFromPort: boolean;
   logLevel: string;
   engine: { avatarMs: number; videoMs: number };
   worker: { concurrency: number; leaseMs: number; pollMs: number; maxAttempts: number };
@@ -79,6 +81,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     mode: oneOf(env, 'SERVICE_MODE', 'sandbox', ['sandbox', 'production'] as const),
     dataDir: resolve(cwd, env.DATA_DIR || 'data'),
     publicBaseUrl,
+    publicBaseUrlFromPort: !env.PUBLIC_BASE_URL,
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
     engine: {
       avatarMs: int(env, 'ENGINE_AVATAR_MS', 1500, 0, 3_600_000),

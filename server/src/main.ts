@@ -41,10 +41,10 @@ const service = await startService(config).catch((error: unknown) => {
   process.exit(1);
 });
 const { log, store } = service;
-log.info({ summary: describeConfig(config) }, `avatar service listening on ${service.url}`);
+log.info({ summary: describeConfig({ ...config, publicBaseUrl: service.domain.publicBaseUrl }) }, `avatar service listening on ${service.url}`);
 // On stdout whatever the log level: with PORT=0 this line is where the port is learned.
 console.log(`avatar service listening on ${service.url}`);
-console.log(`avatar service ${describeConfig(config)}`);
+console.log(`avatar service ${describeConfig({ ...config, publicBaseUrl: service.domain.publicBaseUrl })}`);
 
 // On an empty store, make the first sandbox account so `npm start` is usable at once.
 // Its key and signing secret are shown once and never logged: on the terminal in
@@ -63,7 +63,7 @@ if ((await store.accounts.countAccounts()) === 0) {
     console.log(`Created a sandbox account on this empty store; its key and signing secret are in ${file}, readable by this user only. Keep them elsewhere and delete the file.`);
   } else {
     console.log(
-      ['', 'Created a sandbox account on this empty store (shown once; keep them):', ...credentials, `Try: curl -H "Authorization: Bearer ${created.api_key}" ${config.publicBaseUrl}/v1/me`, ''].join('\n'),
+      ['', 'Created a sandbox account on this empty store (shown once; keep them):', ...credentials, `Try: curl -H "Authorization: Bearer ${created.api_key}" ${service.domain.publicBaseUrl}/v1/me`, ''].join('\n'),
     );
   }
 }

@@ -123,6 +123,8 @@ async function serve(config: Config, overrides: ServiceOverrides, store: Store):
     server.listen(config.port, config.host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  // With PORT=0 the port is known only now; the links in records must name it.
+  if (config.publicBaseUrlFromPort) domain.publicBaseUrl = `http://localhost:${port}`;
   const working = config.role !== 'api';
   if (working) {
     runner.start();

@@ -67,6 +67,27 @@ describe('a start that cannot go on', () => {
   }
 });
 
+describe('a server on the port the system gives (PORT=0)', () => {
+  it('names that port in the links of its records, not port 0', async () => {
+    const created = JSON.parse((await run(ADMIN, ['create-account', '--json'], storeEnv.env)).stdout);
+
+    const reply = await fetch(`${server.url}/v1/avatars`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${created.api_key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ type: 'prompt', name: 'Port', prompt: 'A portrait' }),
+    });
+    const id = ((await reply.json()) as { id: string }).id;
+    let record: { status: string; preview_image_url: string | null } = { status: 'queued', preview_image_url: null };
+    for (let i = 0; i < 200 && record.status !== 'ready'; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      record = (await (await fetch(`${server.url}/v1/avatars/${id}`, { headers: { Authorization: `Bearer ${created.api_key}` } })).json()) as typeof record;
+    }
+
+    expect(record.preview_image_url).toBe(`http://localhost:${server.port}/files/${id}/preview.png`);
+    expect(server.logs.join('\n')).toContain(`public=http://localhost:${server.port}`);
+  });
+});
+
 describe('the first account on an empty store', () => {
   it('in production, goes to a file only this user reads, never to stdout', async () => {
     const other = await createTestStoreEnv();
@@ -97,6 +118,19 @@ describe('the operator command beside a running server', () => {
 
     expect(exit.code).toBe(0);
     expect(me.status).toBe(200);
+  });
+
+  it('refuses a live key for an account whose sandbox clock moved in one line, exit 2', async () => {
+    const created = JSON.parse((await run(ADMIN, ['create-account', '--json'], storeEnv.env)).stdout);
+    const key = created.api_key as string;
+    const moved = await fetch(`${server.url}/v1/test_helpers/clock/advance`, { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: '{"seconds":60}' });
+
+    const exit = await run(ADMIN, ['issue-key', '--account', created.account_id, '--mode', 'live'], storeEnv.env);
+
+    expect(moved.status).toBe(200);
+    expect(exit.code).toBe(2);
+    expect(exit.stderr.split('\n')[0]).toBe(`admin: account ${created.account_id} has moved its sandbox clock; it cannot have a live key`);
+    expect(exit.stderr).not.toMatch(NO_STACK);
   });
 
   it.each([

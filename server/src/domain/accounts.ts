@@ -1,5 +1,6 @@
 // Operator use cases: accounts, keys, credits and plans (the admin command and the
 // first start call these; the public API never does).
+import { DomainError } from './errors.ts';
 import type { Store } from './ports.ts';
 import type { Clock } from './clock.ts';
 import { DEFAULT_MONTHLY_CREDITS } from './credits.ts';
@@ -24,7 +25,7 @@ export async function issueKey(store: Store, clock: Clock, accountId: string, mo
   const id = newKeyId();
   const created = await store.accounts.createKey({ id, accountId, mode, prefix: apiKey.slice(0, KEY_DISPLAY_LENGTH), hash: hashApiKey(apiKey), createdAt: clock.now() });
   // A live key would live in the account's moved time: its limits and credits would be the sandbox's.
-  if (!created) throw new Error(`account ${accountId} has moved its sandbox clock; it cannot have a live key`);
+  if (!created) throw new DomainError('sandbox_clock_unavailable', `account ${accountId} has moved its sandbox clock; it cannot have a live key`);
   return { key_id: id, api_key: apiKey, mode };
 }
 
