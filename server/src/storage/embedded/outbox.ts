@@ -44,31 +44,41 @@ export function embeddedOutbox(db: Db): WebhookOutbox {
     DELETE FROM webhook_destinations WHERE destination = (SELECT destination FROM webhook_events WHERE id = ?)
       AND NOT EXISTS (SELECT 1 FROM webhook_events e WHERE e.destination = webhook_destinations.destination AND e.status = 'pending')`);
 
-  /** The attempts in flight, and the failures in a row of those destinations and of `more`. */
-  function load(now: number, more: Iterable<string> = []): DestinationLoad {
+  /** The attempts in flight, with the failures in a row of those destinations. */
+  function load(now: number): DestinationLoad & { failures: Map<string, number> } {
     const busy = new Map((inFlight.all(now) as Row[]).map((r) => [String(r.destination), Number(r.n)]));
-    const names = JSON.stringify([...new Set([...busy.keys(), ...more])]);
-    const failures = new Map((failuresOf.all(names) as Row[]).map((r) => [String(r.destination), Number(r.failures)]));
+    const failures = new Map<string, number>();
+    addFailures(failures, busy.keys());
     return { inFlight: busy, failures };
+  }
+
+  /** Adds the failures in a row of `names` not read yet to `failures`. */
+  function addFailures(failures: Map<string, number>, names: Iterable<string>): void {
+    const unread = [...new Set(names)].filter((d) => !failures.has(d));
+    if (unread.length === 0) return;
+    for (const r of failuresOf.all(JSON.stringify(unread)) as Row[]) failures.set(String(r.destination), Number(r.failures));
   }
 
   return {
     async claimDueEvents(now, limit, leaseUntil, fairness) {
       return transaction(db, () => {
-        const full = fullDestinations(load(now), fairness);
+        const known = load(now);
+        const full = fullDestinations(known, fairness);
         const due = (rows: Row[]) => rows.map((r) => ({ id: String(r.id), destination: String(r.destination), at: Number(r.at) }));
         let picked: { id: string; destination: string }[] = [];
         let byDestination = full.length > 0;
         if (!byDestination) {
           const asked = limit * HEAD_SCAN;
           const head = due(dueHead.all(now, now, asked) as Row[]);
-          picked = pickFairly(head, load(now, head.map((e) => e.destination)), fairness, limit);
+          addFailures(known.failures, head.map((e) => e.destination));
+          picked = pickFairly(head, known, fairness, limit);
           byDestination = headScanFellShort(picked.length, limit, head.length, asked);
         }
         if (byDestination) {
           const names = (pendingDestinations.all() as Row[]).map((r) => String(r.name)).filter((d) => !full.includes(d));
           const heads = names.flatMap((d) => due(dueOf.all(d, now, now, fairness.perDestination) as Row[])).sort((a, b) => a.at - b.at);
-          picked = pickFairly(heads, load(now, names), fairness, limit);
+          addFailures(known.failures, heads.map((e) => e.destination));
+          picked = pickFairly(heads, known, fairness, limit);
         }
         for (const { id } of picked) lease.run(leaseUntil, id);
         return picked.length === 0 ? [] : (byIds.all(JSON.stringify(picked.map((e) => e.id))) as Row[]).map(rowToEvent);
