@@ -16,7 +16,6 @@ function typeOf(body: unknown): string | undefined {
 
 /** What a schema of variants told apart by a tag (a discriminator) says of its variants. */
 export interface Variants {
-  tag: string;
   /** The tag's values, one per variant. */
   values: string[];
   /** Members some variant has. */
@@ -29,17 +28,14 @@ export interface Variants {
 export function toFieldErrors(errors: ErrorObject[], body: unknown, variants?: Variants): FieldError[] {
   const out: FieldError[] = [];
   const seen = new Set<string>();
+  // Required by the variant the tag names, not by all of them.
   const conditional = (e: ErrorObject) =>
-    e.schemaPath.includes('/then/') || (variants !== undefined && e.instancePath === '' && !variants.requiredByAll.has(String((e.params as { missingProperty?: string }).missingProperty)));
+    variants !== undefined && e.instancePath === '' && !variants.requiredByAll.has(String((e.params as { missingProperty?: string }).missingProperty));
   for (const e of errors) {
     const base = dotted(e.instancePath);
     const p = e.params as Record<string, unknown>;
     let item: FieldError | null;
     switch (e.keyword) {
-      case 'if':
-      case 'allOf':
-        item = null; // the failing branch below says what is wrong
-        break;
       case 'oneOf':
         // No alternative matched: each one's `required` below names what is missing.
         item = Array.isArray(p.passingSchemas) ? { field: base, rule: 'one_of', message: 'must give one of its alternatives, not several' } : null;
@@ -50,9 +46,6 @@ export function toFieldErrors(errors: ErrorObject[], body: unknown, variants?: V
           rule: 'required',
           message: conditional(e) ? `is required when type is ${typeOf(body)}` : 'is required',
         };
-        break;
-      case 'false schema':
-        item = { field: base, rule: 'not_allowed', message: `is not allowed when type is ${typeOf(body)}` };
         break;
       case 'additionalProperties': {
         const member = String(p.additionalProperty);
@@ -115,7 +108,6 @@ function variantsOf(ajv: Ajv2020, schema: Record<string, any>): Variants | undef
   const branches = (schema.oneOf as { $ref: string }[]).map((b) => ajv.getSchema(b.$ref)!.schema as Record<string, any>);
   const required = branches.map((b) => new Set<string>(b.required ?? []));
   return {
-    tag,
     values: branches.map((b) => String(b.properties[tag].const)),
     members: new Set(branches.flatMap((b) => Object.keys(b.properties ?? {}))),
     requiredByAll: new Set([...required[0]!].filter((m) => required.every((r) => r.has(m)))),
