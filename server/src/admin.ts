@@ -1,7 +1,7 @@
 // `npm run admin -- <command> [flags]`: operator commands against the same store the
 // server uses (DATA_DIR). Keys and signing secrets are printed once, on creation.
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, STORE_UNAVAILABLE_ADVICE, loadConfig } from './config.ts';
 import { DomainError } from './domain/errors.ts';
 import { createAccount, issueKey } from './domain/accounts.ts';
 import { systemClock } from './domain/clock.ts';
@@ -157,7 +157,7 @@ if (values.help) {
       console.error(`admin: ${error.message}\n\n${USAGE}`);
       process.exitCode = 2;
     } else if (error instanceof StoreUnavailableError) {
-      console.error(`admin: ${error.message}. Check DATABASE_URL and REDIS_URL, and that both servers are running.`);
+      console.error(`admin: ${error.message}. ${STORE_UNAVAILABLE_ADVICE}`);
       process.exitCode = 1;
     } else {
       throw error;

@@ -121,6 +121,9 @@ function httpLimits(env: Env): Config['http'] {
   };
 }
 
+/** What an operator checks when the store cannot be reached (start and operator command alike). */
+export const STORE_UNAVAILABLE_ADVICE = 'Check DATABASE_URL and REDIS_URL, and that both servers are running.';
+
 /** The one-line summary printed at start; it names no secret. */
 export function describeConfig(c: Config): string {
   const store = c.databaseUrl ? `postgres:${redactUrl(c.databaseUrl)}+redis:${redactUrl(c.redisUrl!)}` : `embedded:${c.dataDir}`;

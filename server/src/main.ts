@@ -1,7 +1,7 @@
 // `npm start`: the only place that reads the environment, opens ports and starts workers.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigError, describeConfig, loadConfig, type Config } from './config.ts';
+import { ConfigError, STORE_UNAVAILABLE_ADVICE, describeConfig, loadConfig, type Config } from './config.ts';
 import { createAccount } from './domain/accounts.ts';
 import { systemClock } from './domain/clock.ts';
 import { FIRST_ACCOUNT_FILE, startService } from './runtime.ts';
@@ -15,7 +15,7 @@ import { StoreLockedError } from './storage/embedded/serverLock.ts';
 function startFailure(error: NodeJS.ErrnoException, c: Config): string {
   if (error.syscall !== 'listen') {
     if (error instanceof StoreLockedError) return error.message;
-    if (error instanceof StoreUnavailableError) return `${error.message}. Check DATABASE_URL and REDIS_URL, and that both servers are running.`;
+    if (error instanceof StoreUnavailableError) return `${error.message}. ${STORE_UNAVAILABLE_ADVICE}`;
     if (error.code === 'EACCES' || error.code === 'EROFS') return `not allowed to write ${error.path ?? 'the data folder'}: give this user a DATA_DIR it can write.`;
     return error.stack ?? String(error);
   }
