@@ -813,14 +813,14 @@ export interface components {
     };
     responses: {
         /** @description The body is not valid JSON (`invalid_json`). The request counted against its rate-limit window, whose headers it carries. */
-        BadRequest: {
+        GenerationBadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Limit": components["headers"]["GenerationRateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["GenerationRateLimit-Remaining"];
                 "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 [name: string]: unknown;
             };
@@ -856,14 +856,14 @@ export interface components {
             };
         };
         /** @description The body is larger than 64 KiB (`payload_too_large`). The request counted against its rate-limit window, whose headers it carries. */
-        PayloadTooLarge: {
+        GenerationPayloadTooLarge: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Limit": components["headers"]["GenerationRateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["GenerationRateLimit-Remaining"];
                 "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 [name: string]: unknown;
             };
@@ -872,14 +872,14 @@ export interface components {
             };
         };
         /** @description The body is not sent as `application/json` (`unsupported_media_type`). The request counted against its rate-limit window, whose headers it carries. */
-        UnsupportedMediaType: {
+        GenerationUnsupportedMediaType: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Limit": components["headers"]["GenerationRateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["GenerationRateLimit-Remaining"];
                 "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 [name: string]: unknown;
             };
@@ -904,14 +904,14 @@ export interface components {
             };
         };
         /** @description The key used up a window of this operation's bucket (`rate_limit_exceeded`). The rate-limit headers describe the window that refused; `Retry-After` says when it admits again. A refused request does not count against the bucket's other window. */
-        TooManyRequests: {
+        GenerationTooManyRequests: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Limit": components["headers"]["GenerationRateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["ExhaustedRateLimit-Remaining"];
                 "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["ExhaustedX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
@@ -957,15 +957,32 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The key used up a window of this operation's bucket (`rate_limit_exceeded`). The rate-limit headers describe the window that refused; `Retry-After` says when it admits again. A refused request does not count against the bucket's other window. */
+        TooManyRequests: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["ExhaustedRateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["ExhaustedX-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description `avatar_id` names no avatar of the key's account (`not_found`). The request counted against its rate-limit window, whose headers it carries. */
         AvatarNotFound: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Limit": components["headers"]["GenerationRateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["GenerationRateLimit-Remaining"];
                 "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 [name: string]: unknown;
             };
@@ -1019,15 +1036,80 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The key used up a window of this operation's bucket (`rate_limit_exceeded`). The rate-limit headers describe the window that refused; `Retry-After` says when it admits again. A refused request does not count against the bucket's other window. */
+        SandboxTooManyRequests: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["SandboxRateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["ExhaustedRateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["ExhaustedX-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The body is not valid JSON (`invalid_json`). The request counted against its rate-limit window, whose headers it carries. */
+        SandboxBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["SandboxRateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["SandboxRateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The account has a live key, so its time is real time and cannot be moved (`sandbox_clock_unavailable`). The request counted against its rate-limit window, whose headers it carries. */
         SandboxClockUnavailable: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Limit": components["headers"]["SandboxRateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["SandboxRateLimit-Remaining"];
                 "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The body is larger than 64 KiB (`payload_too_large`). The request counted against its rate-limit window, whose headers it carries. */
+        SandboxPayloadTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["SandboxRateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["SandboxRateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The body is not sent as `application/json` (`unsupported_media_type`). The request counted against its rate-limit window, whose headers it carries. */
+        SandboxUnsupportedMediaType: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["SandboxRateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["SandboxRateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 [name: string]: unknown;
             };
@@ -1039,11 +1121,11 @@ export interface components {
         ValidationFailedClock: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Limit": components["headers"]["SandboxRateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["SandboxRateLimit-Remaining"];
                 "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 [name: string]: unknown;
             };
@@ -1130,6 +1212,26 @@ export interface components {
          */
         "X-RateLimit-Reset": number;
         /**
+         * @description The authentication scheme the service expects.
+         * @example Bearer realm="avatar-service"
+         */
+        "WWW-Authenticate": string;
+        /**
+         * @description Requests left in the window that refused this one, which is none.
+         * @example 0
+         */
+        "ExhaustedRateLimit-Remaining": number;
+        /**
+         * @description Same value as `RateLimit-Remaining`, for older clients.
+         * @example 0
+         */
+        "ExhaustedX-RateLimit-Remaining": number;
+        /**
+         * @description Seconds to wait before the refused window admits a request again. Sent on `429` (and `503`) only; clients wait at least this long before retrying.
+         * @example 17
+         */
+        "Retry-After": number;
+        /**
          * @description Requests the active window admits (for the read bucket, 120 a minute and 10,000 a day by default). The active window is, of the bucket's per-minute and per-day windows, the one with fewest requests remaining (on a 429, the window that refused).
          * @example 120
          */
@@ -1149,16 +1251,6 @@ export interface components {
          * @example 119
          */
         "X-RateLimit-Remaining": number;
-        /**
-         * @description The authentication scheme the service expects.
-         * @example Bearer realm="avatar-service"
-         */
-        "WWW-Authenticate": string;
-        /**
-         * @description Seconds to wait before the refused window admits a request again. Sent on `429` (and `503`) only; clients wait at least this long before retrying.
-         * @example 17
-         */
-        "Retry-After": number;
         /**
          * @description Path of the new avatar video, to poll with GET.
          * @example /v1/avatar-videos/vid_8f2k4m6n1p3q5r7s9t0v2w4x
@@ -1196,6 +1288,11 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description One of three variants, told apart by `type`: **From a prompt** (`type: prompt`, with
+         *     `prompt`), **From a photo** (`type: photo`, with `file`) or **From props**
+         *     (`type: props`, with `ethnicity`, `sex` and `age`). Pick a type below to see its members.
+         */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AvatarCreateRequest"];
@@ -1219,13 +1316,13 @@ export interface operations {
                     "application/json": components["schemas"]["Avatar"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["GenerationBadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
+            413: components["responses"]["GenerationPayloadTooLarge"];
+            415: components["responses"]["GenerationUnsupportedMediaType"];
             422: components["responses"]["ValidationFailedAvatar"];
-            429: components["responses"]["TooManyRequests"];
+            429: components["responses"]["GenerationTooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1298,15 +1395,15 @@ export interface operations {
                     "application/json": components["schemas"]["AvatarVideo"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["GenerationBadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             404: components["responses"]["AvatarNotFound"];
             409: components["responses"]["AvatarNotReady"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
+            413: components["responses"]["GenerationPayloadTooLarge"];
+            415: components["responses"]["GenerationUnsupportedMediaType"];
             422: components["responses"]["ValidationFailedVideo"];
-            429: components["responses"]["TooManyRequests"];
+            429: components["responses"]["GenerationTooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1407,7 +1504,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["SandboxOnly"];
-            429: components["responses"]["TooManyRequests"];
+            429: components["responses"]["SandboxTooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1441,14 +1538,14 @@ export interface operations {
                     "application/json": components["schemas"]["SandboxClock"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["SandboxBadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["SandboxOnly"];
             409: components["responses"]["SandboxClockUnavailable"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
+            413: components["responses"]["SandboxPayloadTooLarge"];
+            415: components["responses"]["SandboxUnsupportedMediaType"];
             422: components["responses"]["ValidationFailedClock"];
-            429: components["responses"]["TooManyRequests"];
+            429: components["responses"]["SandboxTooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -29,6 +29,11 @@ const webhooks = listWebhooks(doc);
 // Redoc groups operations and webhooks by tag; these are the sidebar entries to open.
 const tagsShown = [...new Set([...operations, ...webhooks].flatMap(({ operation }) => operation.tags ?? []))];
 
+const createAvatarRequest = (doc.components as { schemas: Record<string, { oneOf: { $ref: string }[] }> }).schemas.AvatarCreateRequest!;
+const variantTitles = createAvatarRequest.oneOf.map(({ $ref }) => {
+  const name = $ref.split('/').pop()!;
+  return String((doc.components as { schemas: Record<string, { title?: string }> }).schemas[name]!.title);
+});
 const collapse = (text: string) => text.replace(/\s+/g, ' ').trim();
 
 describe('docs page built from generated/openapi.json', () => {
@@ -99,10 +104,13 @@ describe('docs page built from generated/openapi.json', () => {
     expect(pageText).not.toContain('Loading...');
   });
 
-  test('shows the create-avatar variants by their type, each with its typed members', () => {
+  test('shows the create-avatar variants by their type and title, each with its typed members', () => {
     const create = [...items.values()].find((item) => item.text.toLowerCase().includes('post /v1/avatars') && !item.text.includes('avatar-videos'));
     expect(create, 'the POST /v1/avatars section').toBeDefined();
     expect(create!.text).toContain('Discriminator prompt photo props');
+    // Redoc labels the tabs by the discriminator's values; the variants' titles are in the body's text.
+    expect(variantTitles).toEqual(['From a prompt', 'From a photo', 'From props']);
+    for (const title of variantTitles) expect(create!.text).toContain(title);
     expect(create!.text).toContain('prompt string, [ 1 .. 4000 ] characters required');
     expect(create!.text).not.toMatch(/case 1|prompt any|file any/);
   });

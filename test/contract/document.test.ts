@@ -210,19 +210,35 @@ describe('generated/openapi.json', () => {
 describe('rate-limit header examples', () => {
   // The source's default per-minute limits (RL-BUCKETS), and the sandbox clock's own bucket.
   const MINUTE_LIMIT: Record<string, number> = { read: 120, generation: 10, sandbox: 600 };
-  const cases = listOperations(doc).map((entry) => {
-    const [status, response] = Object.entries(entry.operation.responses ?? {}).find(([s]) => s.startsWith('2'))!;
-    return { name: `${entry.method.toUpperCase()} ${entry.path} ${status}`, entry, response };
+  const cases = listOperations(doc).flatMap((entry) =>
+    Object.entries(entry.operation.responses ?? {})
+      .map(([status, response]) => ({ status, headers: (deref<JsonObject>(doc, response).headers ?? {}) as Record<string, unknown> }))
+      .filter(({ headers }) => 'RateLimit-Limit' in headers)
+      .map(({ status, headers }) => ({
+        name: `${entry.method.toUpperCase()} ${entry.path} ${status}`,
+        bucket: String((entry.operation as JsonObject)['x-rate-limit-bucket']),
+        status,
+        headers,
+      })),
+  );
+
+  test('cover the success and the error answers of every bucket', () => {
+    const covered = new Set(cases.map(({ bucket, status }) => `${bucket} ${status}`));
+
+    expect([...covered]).toEqual(
+      expect.arrayContaining(['read 200', 'read 429', 'generation 202', 'generation 400', 'generation 413', 'generation 415', 'generation 429', 'sandbox 400', 'sandbox 429']),
+    );
   });
 
-  test.each(cases)('$name states the limit of its bucket, as the server sends it', ({ entry, response }) => {
-    const bucket = String((entry.operation as JsonObject)['x-rate-limit-bucket']);
-    const headers = (deref<JsonObject>(doc, response).headers ?? {}) as Record<string, unknown>;
+  test.each(cases)('$name states the limit of its bucket, as the server sends it', ({ bucket, status, headers }) => {
     const example = (name: string) => deref<JsonObject>(doc, headers[name]).example;
+    // A refused request leaves none in its window; any other answer counted itself.
+    const remaining = status === '429' ? 0 : MINUTE_LIMIT[bucket]! - 1;
 
     expect(example('RateLimit-Limit')).toBe(MINUTE_LIMIT[bucket]);
     expect(example('X-RateLimit-Limit')).toBe(MINUTE_LIMIT[bucket]);
-    expect(example('RateLimit-Remaining')).toBe(MINUTE_LIMIT[bucket]! - 1);
+    expect(example('RateLimit-Remaining')).toBe(remaining);
+    expect(example('X-RateLimit-Remaining')).toBe(remaining);
   });
 });
 
