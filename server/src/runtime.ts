@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { createApp } from './app.ts';
 import type { Config } from './config.ts';
 import { systemClock, type Clock } from './domain/clock.ts';
+import { createKeyCache } from './domain/keyCache.ts';
 import type { DomainDeps } from './domain/deps.ts';
 import { createBuiltinEngine } from './engine/builtin.ts';
 import type { GenerationEngine } from './domain/engine.ts';
@@ -91,6 +92,7 @@ async function serve(config: Config, overrides: ServiceOverrides, store: Store):
   let runner: JobRunner | undefined;
   const domain: DomainDeps = {
     store,
+    keys: createKeyCache(),
     clock,
     publicBaseUrl: config.publicBaseUrl,
     mode: config.mode,

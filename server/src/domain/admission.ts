@@ -1,10 +1,11 @@
 // Admitting a request (AUTH-KEY, RL-*): who is calling, and whether its key has room in
 // the operation's bucket. One use case from the key the client presented to the
-// counted request, so the key goes to the store and back once.
+// counted request: a key this process has seen goes to the store only to be counted.
 import type { Caller, DomainDeps } from './deps.ts';
 import { DomainError } from './errors.ts';
 import { hashApiKey } from './keys.ts';
 import type { LimitedBucket, RateDecision, WindowState } from './model.ts';
+import { StoreUnavailableError, type KeyRecord } from './ports.ts';
 import { activeWindow, ceilSeconds } from './rateLimits.ts';
 import { SANDBOX_LIMITS, accountNow } from './sandboxClock.ts';
 
@@ -27,16 +28,50 @@ export interface Admission {
  * clock, for a live key): it is answered like an unknown route, and nothing is counted.
  */
 export async function admit(deps: DomainDeps, key: string | null, bucket: LimitedBucket): Promise<Admission | null> {
-  const found = key === null ? null : await deps.store.accounts.findKeyByHash(hashApiKey(key));
-  if (!found) throw new DomainError('unauthorized', 'Send a valid API key as "Authorization: Bearer <key>".');
-  const caller: Caller = { account: found.account, key: found.key };
-  if (bucket === 'sandbox' && caller.key.mode !== 'sandbox') return null;
+  if (key === null) throw unauthorized();
+  const hash = hashApiKey(key);
+  let record = deps.keys.get(hash);
+  let kept = record !== undefined;
+  // A kept record is checked when the request is counted, and read again when it is stale.
+  // A record just read is current, so a third read means the account never stops changing.
+  for (let reads = 0; reads < 3; reads++) {
+    record ??= await readKey(deps, hash);
+    if (bucket === 'sandbox' && record.key.mode !== 'sandbox') {
+      // Answered without a count, so nothing would check a kept record: a revoked live
+      // key must get its 401 here too.
+      if (kept) {
+        [record, kept] = [undefined, false];
+        continue;
+      }
+      return null;
+    }
+    const decision = await count(deps, record, bucket);
+    if (decision !== 'stale') return admission({ account: record.account, key: record.key }, bucket, decision);
+    deps.keys.delete(hash);
+    [record, kept] = [undefined, false];
+  }
+  throw new StoreUnavailableError('the account changed on every read of its key');
+}
 
-  // The plan's buckets live on the account's time; the sandbox clock's own bucket on the service's.
-  const decision =
-    bucket === 'sandbox'
-      ? await deps.store.rateLimits.consume(caller.key.id, bucket, SANDBOX_LIMITS, deps.clock.now())
-      : await deps.store.rateLimits.consume(caller.key.id, bucket, caller.account.plan[bucket], accountNow(deps, caller.account));
+async function readKey(deps: DomainDeps, hash: string): Promise<KeyRecord> {
+  const record = await deps.store.accounts.findKeyByHash(hash);
+  if (!record) {
+    deps.keys.delete(hash);
+    throw unauthorized();
+  }
+  deps.keys.set(hash, record);
+  return record;
+}
+
+/** The plan's buckets live on the account's time; the sandbox clock's own bucket on the service's. */
+function count(deps: DomainDeps, record: KeyRecord, bucket: LimitedBucket): Promise<RateDecision | 'stale'> {
+  const who = { keyId: record.key.id, accountId: record.account.id, version: record.version };
+  return bucket === 'sandbox'
+    ? deps.store.rateLimits.consume(who, bucket, SANDBOX_LIMITS, deps.clock.now())
+    : deps.store.rateLimits.consume(who, bucket, record.account.plan[bucket], accountNow(deps, record.account));
+}
+
+function admission(caller: Caller, bucket: LimitedBucket, decision: RateDecision): Admission {
   const shown = activeWindow(decision);
   const resetSeconds = ceilSeconds(shown.resetMs);
   const refusal = decision.allowed
@@ -46,3 +81,5 @@ export async function admit(deps: DomainDeps, key: string | null, bucket: Limite
       });
   return { caller, decision, shown, resetSeconds, refusal };
 }
+
+const unauthorized = () => new DomainError('unauthorized', 'Send a valid API key as "Authorization: Bearer <key>".');

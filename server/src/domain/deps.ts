@@ -1,3 +1,4 @@
+import type { KeyCache } from './keyCache.ts';
 import type { Store } from './ports.ts';
 import type { Clock } from './clock.ts';
 import type { Account, ApiKey } from './model.ts';
@@ -6,6 +7,8 @@ import type { ServiceMode } from './webhookUrl.ts';
 /** What every use case needs: the store, the time, and how the service is deployed. */
 export interface DomainDeps {
   store: Store;
+  /** This process's key records, kept between requests (admission.ts). */
+  keys: KeyCache;
   clock: Clock;
   /** Scheme, host and port the service's file URLs use. */
   publicBaseUrl: string;

@@ -28,7 +28,7 @@ export async function getMe(deps: DomainDeps, { caller, decision: read }: Admiss
   const { start, end } = periodBounds(period);
   const [balance, generation] = await Promise.all([
     deps.store.jobs.creditBalance(caller.account.id, period),
-    deps.store.rateLimits.peek(caller.key.id, 'generation', caller.account.plan.generation, now),
+    deps.store.rateLimits.peek({ keyId: caller.key.id, accountId: caller.account.id }, 'generation', caller.account.plan.generation, now),
   ]);
   return {
     object: 'account',

@@ -49,6 +49,17 @@ export interface NewApiKey {
   createdAt: number;
 }
 
+/**
+ * A key and its account as the store held them at `version`. Every change to the account
+ * or to its keys moves the version on (in every process that serves the store), so a
+ * record kept between requests is checked against it when the request is counted.
+ */
+export interface KeyRecord {
+  key: ApiKey;
+  account: Account;
+  version: number;
+}
+
 export interface AccountStore {
   createAccount(account: NewAccount): Promise<void>;
   getAccount(id: string): Promise<Account | null>;
@@ -57,7 +68,7 @@ export interface AccountStore {
   /** False, creating nothing, for a live key of an account whose sandbox clock has moved. */
   createKey(key: NewApiKey): Promise<boolean>;
   /** The live (not revoked) key with this hash, and its account. */
-  findKeyByHash(hash: string): Promise<{ key: ApiKey; account: Account } | null>;
+  findKeyByHash(hash: string): Promise<KeyRecord | null>;
   revokeKey(keyId: string, at: number): Promise<boolean>;
   setPlan(accountId: string, plan: RatePlan): Promise<boolean>;
   setMonthlyCredits(accountId: string, credits: number): Promise<boolean>;
@@ -137,14 +148,23 @@ export interface WebhookOutbox {
   countPending(): Promise<number>;
 }
 
+/** Whose request is counted: the key, its account, and the account's version its limits were read at. */
+export interface CountedKey {
+  keyId: string;
+  accountId: string;
+  version: number;
+}
+
 export interface RateLimitStore {
   /**
-   * Counts one request against every window of `bucket` for `keyId`, or against none
-   * when any window is full (a refused request uses up no other window).
+   * Counts one request against every window of `bucket` for the key, or against none
+   * when any window is full (a refused request uses up no other window). `stale`,
+   * counting nothing, when the account has changed since `who.version`: the caller
+   * reads the key again (it may be revoked, or its limits may have changed).
    */
-  consume(keyId: string, bucket: LimitedBucket, limits: WindowLimits, now: number): Promise<RateDecision>;
+  consume(who: CountedKey, bucket: LimitedBucket, limits: WindowLimits, now: number): Promise<RateDecision | 'stale'>;
   /** The windows as they stand, without counting a request. */
-  peek(keyId: string, bucket: LimitedBucket, limits: WindowLimits, now: number): Promise<RateDecision>;
+  peek(who: Omit<CountedKey, 'version'>, bucket: LimitedBucket, limits: WindowLimits, now: number): Promise<RateDecision>;
 }
 
 /** How far an account's jobs have come, in one read. */

@@ -76,6 +76,28 @@ describe('two API processes and two workers', () => {
     expect(statuses.filter((s) => s === 429)).toHaveLength(6);
   });
 
+  it('refuse a key revoked elsewhere on its very next request on each API process, though both kept it', async () => {
+    const { api_key: key, key_id: keyId } = await createAccount(store, systemClock);
+    const me = (p: ServerProcess) => fetch(`${p.url}/v1/me`, { headers: { Authorization: `Bearer ${key}` } });
+    for (const api of apis) for (let i = 0; i < 3; i++) expect((await me(api)).status).toBe(200);
+
+    await store.accounts.revokeKey(keyId, Date.now());
+    const next = await Promise.all(apis.map(me));
+
+    expect(next.map((r) => r.status)).toEqual([401, 401]);
+  });
+
+  it('count a plan changed elsewhere from the very next request on each API process', async () => {
+    const { api_key: key, account_id: accountId } = await createAccount(store, systemClock);
+    const me = (p: ServerProcess) => fetch(`${p.url}/v1/me`, { headers: { Authorization: `Bearer ${key}` } });
+    for (const api of apis) expect((await me(api)).headers.get('ratelimit-limit')).toBe('120');
+
+    await store.accounts.setPlan(accountId, { read: { minute: 9_000, day: 90_000 }, generation: { minute: 10, day: 300 } });
+    const next = await Promise.all(apis.map(me));
+
+    expect(next.map((r) => r.headers.get('ratelimit-limit'))).toEqual(['9000', '9000']);
+  });
+
   it('accept exactly as many jobs as the credits pay for, across both', async () => {
     const K = 6;
     const { api_key: key } = await createAccount(store, systemClock, { monthlyCredits: K * 10, plan: GENEROUS_PLAN });

@@ -1,5 +1,6 @@
 import type { Account, ApiKey, RatePlan } from '../../domain/model.ts';
 import type { AccountStore, ClockMoved, NewAccount, NewApiKey } from '../../domain/ports.ts';
+import type { AccountVersions } from './accountVersions.ts';
 import { json, numOrNull, transaction, type Db, type Row } from './database.ts';
 
 function toAccount(row: Row): Account {
@@ -25,12 +26,17 @@ function toKey(row: Row): ApiKey {
   };
 }
 
-export function embeddedAccounts(db: Db): AccountStore {
+export function embeddedAccounts(db: Db, versions: AccountVersions): AccountStore {
   const byHash = db.prepare(`
     SELECT k.id AS key_id, k.mode, k.prefix, k.created_at AS key_created_at, k.revoked_at, a.*, a.id AS account_id
     FROM api_keys k JOIN accounts a ON a.id = k.account_id
     WHERE k.hash = ? AND k.revoked_at IS NULL`);
   const changed = (r: { changes: number | bigint }) => Number(r.changes) > 0;
+  /** A change to an account or a key: the records kept of it are read again. */
+  const changing = (r: { changes: number | bigint }) => {
+    versions.bump();
+    return changed(r);
+  };
 
   return {
     async createAccount(a: NewAccount) {
@@ -58,17 +64,18 @@ export function embeddedAccounts(db: Db): AccountStore {
       });
     },
     async findKeyByHash(hash) {
+      const version = versions.current();
       const row = byHash.get(hash) as Row | undefined;
-      return row ? { key: toKey(row), account: toAccount(row) } : null;
+      return row ? { key: toKey(row), account: toAccount(row), version } : null;
     },
     async revokeKey(keyId, at) {
-      return changed(db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(at, keyId));
+      return changing(db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(at, keyId));
     },
     async setPlan(accountId, plan) {
-      return changed(db.prepare('UPDATE accounts SET plan = ? WHERE id = ?').run(JSON.stringify(plan), accountId));
+      return changing(db.prepare('UPDATE accounts SET plan = ? WHERE id = ?').run(JSON.stringify(plan), accountId));
     },
     async setMonthlyCredits(accountId, credits) {
-      return changed(db.prepare('UPDATE accounts SET monthly_credits = ? WHERE id = ?').run(credits, accountId));
+      return changing(db.prepare('UPDATE accounts SET monthly_credits = ? WHERE id = ?').run(credits, accountId));
     },
     async grantCredits(accountId, period, credits) {
       return transaction(db, () => {
@@ -80,7 +87,7 @@ export function embeddedAccounts(db: Db): AccountStore {
       });
     },
     async setSigningSecret(accountId, secret) {
-      return changed(db.prepare('UPDATE accounts SET signing_secret = ? WHERE id = ?').run(secret, accountId));
+      return changing(db.prepare('UPDATE accounts SET signing_secret = ? WHERE id = ?').run(secret, accountId));
     },
     async advanceClock(accountId, move) {
       return transaction(db, (): ClockMoved => {
@@ -93,6 +100,7 @@ export function embeddedAccounts(db: Db): AccountStore {
         if (movedMs > 0) {
           db.prepare('UPDATE accounts SET clock_offset_ms = ? WHERE id = ?').run(offsetMs, accountId);
           db.prepare("UPDATE webhook_events SET next_attempt_at = next_attempt_at - ? WHERE account_id = ? AND status = 'pending'").run(movedMs, accountId);
+          versions.bump();
         }
         return { ok: true, offsetMs, movedMs };
       });

@@ -1,5 +1,6 @@
 import type { Store } from '../../domain/ports.ts';
 import { embeddedAccounts } from './accounts.ts';
+import { embeddedAccountVersions } from './accountVersions.ts';
 import { embeddedBulk } from './bulk.ts';
 import { openDatabase, type Db } from './database.ts';
 import { embeddedJobs } from './jobs.ts';
@@ -39,8 +40,9 @@ export function createEmbeddedStore(file: string, options: EmbeddedOptions = {})
 }
 
 function embeddedStore(db: Db, lock: ServerLock | undefined): Store {
-  const rateLimits = embeddedRateLimits(db);
-  const stores = { accounts: embeddedAccounts(db), jobs: embeddedJobs(db), outbox: embeddedOutbox(db), bulk: embeddedBulk(db) };
+  const versions = embeddedAccountVersions(db);
+  const rateLimits = embeddedRateLimits(db, versions);
+  const stores = { accounts: embeddedAccounts(db, versions), jobs: embeddedJobs(db), outbox: embeddedOutbox(db), bulk: embeddedBulk(db) };
   const flusher = setInterval(() => rateLimits.flush(), RATE_COUNTER_FLUSH_MS);
   flusher.unref();
   return {

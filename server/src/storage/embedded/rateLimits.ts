@@ -1,6 +1,7 @@
 import type { WindowName } from '../../domain/model.ts';
 import { WINDOWS, decide, windowStart } from '../../domain/rateLimits.ts';
 import type { RateLimitStore } from '../../domain/ports.ts';
+import type { AccountVersions } from './accountVersions.ts';
 import { transaction, type Db, type Row } from './database.ts';
 
 /** How often counters are written behind to the database. */
@@ -17,7 +18,7 @@ interface Counter {
  * behind to the database every second and on close, so that they survive a restart.
  * A crash loses at most the last second of counts, which can only favour the client.
  */
-export function embeddedRateLimits(db: Db): RateLimitStore & { flush(): void } {
+export function embeddedRateLimits(db: Db, versions: AccountVersions): RateLimitStore & { flush(): void } {
   const counters = new Map<string, Counter>();
   const dirty = new Set<string>();
   const load = db.prepare('SELECT window_start, count FROM rate_counters WHERE key_id = ? AND bucket = ? AND window = ?');
@@ -49,7 +50,8 @@ export function embeddedRateLimits(db: Db): RateLimitStore & { flush(): void } {
   }
 
   return {
-    async consume(keyId, bucket, limits, now) {
+    async consume({ keyId, version }, bucket, limits, now) {
+      if (version !== versions.current()) return 'stale';
       const decision = decide(limits, counts(keyId, bucket, now), now, true);
       if (decision.allowed) {
         for (const w of WINDOWS) {
@@ -62,7 +64,7 @@ export function embeddedRateLimits(db: Db): RateLimitStore & { flush(): void } {
       }
       return decision;
     },
-    async peek(keyId, bucket, limits, now) {
+    async peek({ keyId }, bucket, limits, now) {
       return decide(limits, counts(keyId, bucket, now), now, false);
     },
     flush() {

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { Account, ApiKey, RatePlan } from '../../domain/model.ts';
 import type { AccountStore, ClockMoved } from '../../domain/ports.ts';
+import type { AccountVersions } from '../redis/accountVersions.ts';
 import { guarded, num, numOrNull, transaction, type Row } from './database.ts';
 
 function toAccount(row: Row, id = row.id): Account {
@@ -15,7 +16,7 @@ function toAccount(row: Row, id = row.id): Account {
   };
 }
 
-export function postgresAccounts(pool: pg.Pool): AccountStore {
+export function postgresAccounts(pool: pg.Pool, versions: AccountVersions): AccountStore {
   const q = (text: string, values: unknown[] = []) => guarded(() => pool.query(text, values));
   const changed = (r: pg.QueryResult) => (r.rowCount ?? 0) > 0;
   return {
@@ -53,6 +54,8 @@ export function postgresAccounts(pool: pg.Pool): AccountStore {
       );
       const row = r.rows[0] as Row | undefined;
       if (!row) return null;
+      // Read after the row: a version read first could belong to a change the row predates.
+      const version = await versions.current(String(row.account_id));
       const key: ApiKey = {
         id: String(row.key_id),
         accountId: String(row.account_id),
@@ -61,16 +64,20 @@ export function postgresAccounts(pool: pg.Pool): AccountStore {
         createdAt: num(row.key_created_at),
         revokedAt: numOrNull(row.revoked_at),
       };
-      return { key, account: toAccount(row, row.account_id) };
+      return { key, account: toAccount(row, row.account_id), version };
     },
     async revokeKey(keyId, at) {
-      return changed(await q('UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', [at, keyId]));
+      const owner = await q('SELECT account_id FROM api_keys WHERE id = $1', [keyId]);
+      if (!owner.rows[0]) return false;
+      return versions.changing(String(owner.rows[0].account_id), async () =>
+        changed(await q('UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', [at, keyId])),
+      );
     },
     async setPlan(accountId, plan) {
-      return changed(await q('UPDATE accounts SET plan = $1 WHERE id = $2', [JSON.stringify(plan), accountId]));
+      return versions.changing(accountId, async () => changed(await q('UPDATE accounts SET plan = $1 WHERE id = $2', [JSON.stringify(plan), accountId])));
     },
     async setMonthlyCredits(accountId, credits) {
-      return changed(await q('UPDATE accounts SET monthly_credits = $1 WHERE id = $2', [credits, accountId]));
+      return versions.changing(accountId, async () => changed(await q('UPDATE accounts SET monthly_credits = $1 WHERE id = $2', [credits, accountId])));
     },
     async grantCredits(accountId, period, credits) {
       const r = await q(
@@ -81,10 +88,10 @@ export function postgresAccounts(pool: pg.Pool): AccountStore {
       return changed(r);
     },
     async setSigningSecret(accountId, secret) {
-      return changed(await q('UPDATE accounts SET signing_secret = $1 WHERE id = $2', [secret, accountId]));
+      return versions.changing(accountId, async () => changed(await q('UPDATE accounts SET signing_secret = $1 WHERE id = $2', [secret, accountId])));
     },
     async advanceClock(accountId, move) {
-      return transaction(pool, async (client): Promise<ClockMoved> => {
+      return versions.changing(accountId, () => transaction(pool, async (client): Promise<ClockMoved> => {
         const account = await client.query('SELECT clock_offset_ms FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
         if (!account.rows[0]) return { ok: false, reason: 'not_found' };
         const live = await client.query("SELECT 1 FROM api_keys WHERE account_id = $1 AND mode = 'live' AND revoked_at IS NULL LIMIT 1", [accountId]);
@@ -97,7 +104,7 @@ export function postgresAccounts(pool: pg.Pool): AccountStore {
           await client.query("UPDATE webhook_events SET next_attempt_at = next_attempt_at - $1 WHERE account_id = $2 AND status = 'pending'", [movedMs, accountId]);
         }
         return { ok: true, offsetMs, movedMs };
-      });
+      }));
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { RateLimitStore, Store } from '../../domain/ports.ts';
+import { redisAccountVersions } from '../redis/accountVersions.ts';
 import { redisRateLimits, createRedis } from '../redis/rateLimits.ts';
 import { postgresAccounts } from './accounts.ts';
 import { postgresBulk } from './bulk.ts';
@@ -18,23 +19,24 @@ export interface PostgresRedisStoreOptions {
 
 /**
  * PostgreSQL for durable state (accounts, hashed keys, the credit ledger, jobs and their
- * queue, the webhook outbox) and Redis for the shared rate-limit windows.
+ * queue, the webhook outbox) and Redis for the shared rate-limit windows and the accounts' versions.
  */
 export async function createPostgresRedisStore(options: PostgresRedisStoreOptions): Promise<Store> {
   const pool = createPool(options.databaseUrl);
   if (options.migrate ?? true) await migrate(pool);
   const redis: Redis = createRedis(options.redisUrl);
   redis.on('error', () => undefined); // reported per command as StoreUnavailableError
-  const rateLimits: RateLimitStore = redisRateLimits(redis, options.redisPrefix ?? '');
+  const prefix = options.redisPrefix ?? '';
+  const rateLimits: RateLimitStore = redisRateLimits(redis, prefix);
   return {
-    accounts: postgresAccounts(pool),
+    accounts: postgresAccounts(pool, redisAccountVersions(redis, prefix)),
     jobs: postgresJobs(pool),
     outbox: postgresOutbox(pool),
     bulk: postgresBulk(pool),
     rateLimits,
     async ping() {
       await guarded(() => pool.query('SELECT 1'));
-      await rateLimits.peek('ping', 'read', { minute: 1, day: 1 }, Date.now());
+      await rateLimits.peek({ keyId: 'ping', accountId: 'ping' }, 'read', { minute: 1, day: 1 }, Date.now());
     },
     async close() {
       redis.disconnect();

@@ -4,23 +4,31 @@ import { Redis } from 'ioredis';
 import type { WindowName } from '../../domain/model.ts';
 import { WINDOW_MS, WINDOWS, decide, windowStart } from '../../domain/rateLimits.ts';
 import { StoreUnavailableError, type RateLimitStore } from '../../domain/ports.ts';
+import { versionKey } from './accountVersions.ts';
 
-// KEYS: one counter per window. ARGV: the limits, then each key's expiry (ms), then
-// 1 to count or 0 to peek. Returns the counts before this request and 1 if admitted.
+// KEYS: one counter per window, then the account's version. ARGV: the limits, then each
+// counter's expiry (ms), then the version the caller read its limits at ('' to not
+// check), then 1 to count or 0 to peek. Returns the counts before this request and 1 if
+// admitted, or -1 alone, counting nothing, when the account's version has moved on.
 const CONSUME = `
+local windows = #KEYS - 1
+local expected = ARGV[2 * windows + 1]
+if expected ~= '' and tonumber(redis.call('GET', KEYS[#KEYS]) or '0') ~= tonumber(expected) then
+  return {-1}
+end
 local counts = {}
 local admit = 1
-for i = 1, #KEYS do
+for i = 1, windows do
   counts[i] = tonumber(redis.call('GET', KEYS[i]) or '0')
   if counts[i] >= tonumber(ARGV[i]) then admit = 0 end
 end
 if ARGV[#ARGV] == '1' and admit == 1 then
-  for i = 1, #KEYS do
+  for i = 1, windows do
     redis.call('INCR', KEYS[i])
-    redis.call('PEXPIRE', KEYS[i], ARGV[#KEYS + i])
+    redis.call('PEXPIRE', KEYS[i], ARGV[windows + i])
   end
 end
-counts[#KEYS + 1] = admit
+counts[windows + 1] = admit
 return counts`;
 
 export function createRedis(url: string): Redis {
@@ -37,21 +45,29 @@ export function createRedis(url: string): Redis {
 }
 
 export function redisRateLimits(redis: Redis, prefix: string): RateLimitStore {
-  async function run(keyId: string, bucket: string, limits: Record<WindowName, number>, now: number, consume: boolean) {
-    // The key ID in braces keeps both windows in one hash slot on a Redis Cluster.
-    const keys = WINDOWS.map((w) => `${prefix}rl:{${keyId}:${bucket}}:${w}:${windowStart(w, now)}`);
+  async function run(who: { keyId: string; accountId: string }, bucket: string, limits: Record<WindowName, number>, now: number, version: number | null) {
+    // The account ID in braces keeps the windows and the account's version in one hash slot on a Redis Cluster.
+    const keys = WINDOWS.map((w) => `${prefix}rl:{${who.accountId}}:${who.keyId}:${bucket}:${w}:${windowStart(w, now)}`);
     const ttls = WINDOWS.map((w) => String(windowStart(w, now) + WINDOW_MS[w] - now + 1000));
     let reply: number[];
     try {
-      reply = (await redis.eval(CONSUME, keys.length, ...keys, ...WINDOWS.map((w) => String(limits[w])), ...ttls, consume ? '1' : '0')) as number[];
+      reply = (await redis.eval(
+        CONSUME, keys.length + 1, ...keys, versionKey(prefix, who.accountId),
+        ...WINDOWS.map((w) => String(limits[w])), ...ttls, version === null ? '' : String(version), version === null ? '0' : '1',
+      )) as number[];
     } catch (error) {
       throw new StoreUnavailableError(`Redis unavailable: ${(error as Error).message}`);
     }
+    if (Number(reply[0]) === -1) return 'stale' as const;
     const counts = { minute: Number(reply[0]), day: Number(reply[1]) };
-    return decide(limits, counts, now, consume);
+    return decide(limits, counts, now, version !== null);
   }
   return {
-    consume: (keyId, bucket, limits, now) => run(keyId, bucket, limits, now, true),
-    peek: (keyId, bucket, limits, now) => run(keyId, bucket, limits, now, false),
+    consume: (who, bucket, limits, now) => run(who, bucket, limits, now, who.version),
+    async peek(who, bucket, limits, now) {
+      const decision = await run(who, bucket, limits, now, null);
+      if (decision === 'stale') throw new Error('a peek never checks a version');
+      return decision;
+    },
   };
 }
