@@ -27,7 +27,18 @@ export interface Admission {
  * never echoes the key. Null when the operation does not exist for this key (the sandbox
  * clock, for a live key): it is answered like an unknown route, and nothing is counted.
  */
-export async function admit(deps: DomainDeps, key: string | null, bucket: LimitedBucket): Promise<Admission | null> {
+export async function admit(
+  deps: DomainDeps,
+  key: string | null,
+  bucket: LimitedBucket,
+  /**
+   * Started once the caller's account is known, alongside the count rather than after it,
+   * so that the count's round trip and the read's overlap. Its result is used only if the
+   * request is admitted; it gets the account's ID alone, the one thing of a caller a
+   * stale record cannot have wrong.
+   */
+  alongside?: (accountId: string) => void,
+): Promise<Admission | null> {
   if (key === null) throw unauthorized();
   const hash = hashApiKey(key);
   let record = deps.keys.get(hash);
@@ -44,6 +55,10 @@ export async function admit(deps: DomainDeps, key: string | null, bucket: Limite
         continue;
       }
       return null;
+    }
+    if (alongside) {
+      alongside(record.account.id);
+      alongside = undefined;
     }
     const decision = await count(deps, record, bucket);
     if (decision !== 'stale') return admission({ account: record.account, key: record.key }, bucket, decision);

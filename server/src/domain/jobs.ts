@@ -67,7 +67,7 @@ export async function createAvatar(deps: DomainDeps, caller: Caller, body: Avata
 
 export async function createAvatarVideo(deps: DomainDeps, caller: Caller, body: AvatarVideoCreateRequest): Promise<AvatarVideoResource> {
   checkWebhook(deps, body.webhook_url);
-  const avatar = await findOwnJob(deps, caller, 'avatar', body.avatar_id);
+  const avatar = await findOwnJob(deps, caller.account.id, 'avatar', body.avatar_id);
   if (!avatar) throw notFound('avatar', body.avatar_id, 'avatar_id');
   // Terminal states never change, so a ready avatar stays ready: no race with this check.
   if (avatar.status !== 'ready') {
@@ -83,21 +83,24 @@ export async function createAvatarVideo(deps: DomainDeps, caller: Caller, body: 
   return toAvatarVideoResource(job, deps.publicBaseUrl);
 }
 
-/** A job of this kind owned by the caller's account; any other account's job is "not found". */
-async function findOwnJob(deps: DomainDeps, caller: Caller, kind: JobKind, id: string): Promise<Job | null> {
+/** A job of this kind owned by the account; any other account's job is "not found". */
+async function findOwnJob(deps: DomainDeps, accountId: string, kind: JobKind, id: string): Promise<Job | null> {
   if (!isJobId(kind, id)) return null; // never sent to the store: it could not be there
   const job = await deps.store.jobs.getJob(id);
-  return job && job.kind === kind && job.accountId === caller.account.id ? job : null;
+  return job && job.kind === kind && job.accountId === accountId ? job : null;
 }
 
-export async function getAvatar(deps: DomainDeps, caller: Caller, id: string): Promise<AvatarResource> {
-  const job = await findOwnJob(deps, caller, 'avatar', id);
+// The reads of a record depend on the caller's account by its ID alone, which never
+// changes: admission may run them alongside the count (admission.ts).
+
+export async function getAvatar(deps: DomainDeps, accountId: string, id: string): Promise<AvatarResource> {
+  const job = await findOwnJob(deps, accountId, 'avatar', id);
   if (!job) throw notFound('avatar', id);
   return toAvatarResource(job, deps.publicBaseUrl);
 }
 
-export async function getAvatarVideo(deps: DomainDeps, caller: Caller, id: string): Promise<AvatarVideoResource> {
-  const job = await findOwnJob(deps, caller, 'avatar_video', id);
+export async function getAvatarVideo(deps: DomainDeps, accountId: string, id: string): Promise<AvatarVideoResource> {
+  const job = await findOwnJob(deps, accountId, 'avatar_video', id);
   if (!job) throw notFound('avatar video', id);
   return toAvatarVideoResource(job, deps.publicBaseUrl);
 }

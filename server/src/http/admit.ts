@@ -1,9 +1,9 @@
-import { admit } from '../domain/admission.ts';
+import { admit, type Admission } from '../domain/admission.ts';
 import type { DomainDeps } from '../domain/deps.ts';
 import type { LimitedBucket } from '../domain/model.ts';
 import { noSuchRoute } from './errors.ts';
 import { HttpProblem } from './problem.ts';
-import type { Middleware } from './state.ts';
+import type { AppContext, Middleware } from './state.ts';
 
 /** RFC 9110 §11.1: the scheme name is case-insensitive ("bearer", "BEARER"). */
 const BEARER = /^Bearer +([A-Za-z0-9_\-]{8,200})\s*$/i;
@@ -19,21 +19,38 @@ export const presentedKey = (authorization: string): string | null => BEARER.exe
  */
 export function admitted(domain: DomainDeps, bucket: LimitedBucket): Middleware {
   return async (ctx, next) => {
-    const admission = await admit(domain, presentedKey(ctx.get('Authorization')), bucket);
-    if (!admission) throw noSuchRoute(ctx);
-    ctx.state.caller = admission.caller;
-    ctx.state.admission = admission;
-    for (const prefix of ['RateLimit', 'X-RateLimit']) {
-      ctx.set(`${prefix}-Limit`, String(admission.shown.limit));
-      ctx.set(`${prefix}-Remaining`, String(admission.shown.remaining));
-      ctx.set(`${prefix}-Reset`, String(admission.resetSeconds));
-    }
-    if (admission.refusal) {
-      ctx.set('Retry-After', String(admission.resetSeconds));
-      throw admission.refusal;
-    }
+    enter(ctx, await admit(domain, presentedKey(ctx.get('Authorization')), bucket));
     await next();
   };
+}
+
+/**
+ * Admits a read as `admitted` does, with the record read alongside the count instead of
+ * after it, and returns what `read` returned (or throws what it threw) once admitted.
+ */
+export async function admitReading<T>(ctx: AppContext, domain: DomainDeps, bucket: LimitedBucket, read: (accountId: string) => Promise<T>): Promise<T> {
+  let reading: Promise<T> | undefined;
+  const admission = await admit(domain, presentedKey(ctx.get('Authorization')), bucket, (accountId) => {
+    reading = read(accountId);
+    reading.catch(() => undefined); // awaited below once admitted; a refused request leaves it
+  });
+  enter(ctx, admission);
+  return reading!;
+}
+
+function enter(ctx: AppContext, admission: Admission | null): void {
+  if (!admission) throw noSuchRoute(ctx);
+  ctx.state.caller = admission.caller;
+  ctx.state.admission = admission;
+  for (const prefix of ['RateLimit', 'X-RateLimit']) {
+    ctx.set(`${prefix}-Limit`, String(admission.shown.limit));
+    ctx.set(`${prefix}-Remaining`, String(admission.shown.remaining));
+    ctx.set(`${prefix}-Reset`, String(admission.resetSeconds));
+  }
+  if (admission.refusal) {
+    ctx.set('Retry-After', String(admission.resetSeconds));
+    throw admission.refusal;
+  }
 }
 
 /**

@@ -1,5 +1,6 @@
 // Thin routes: each is admitted for its operation's bucket (read from the contract),
-// reads the request, calls one use case, and sends what it returns.
+// reads the request, calls one use case, and sends what it returns. A record's read runs
+// alongside the admission's count (admitReading), the other use cases after it.
 // Bodies are typed by the contract's generated operations, so a contract change that
 // the server no longer satisfies fails type checking.
 import Router from '@koa/router';
@@ -12,7 +13,7 @@ import { readJobFile } from '../domain/files.ts';
 import { createAvatar, createAvatarVideo, getAvatar, getAvatarVideo } from '../domain/jobs.ts';
 import type { LimitedBucket } from '../domain/model.ts';
 import { advanceSandboxClock, readSandboxClock } from '../domain/sandboxClock.ts';
-import { admitted } from './admit.ts';
+import { admitReading, admitted } from './admit.ts';
 import { readValidBody } from './body.ts';
 import type { RequestValidator } from './requestValidator.ts';
 import type { AppContext, AppState } from './state.ts';
@@ -57,8 +58,9 @@ export function createRouter({ domain, validator, engine }: RouteDeps): Router<A
     send(ctx, 'createAvatar', 202, avatar);
   });
 
-  router.get('/v1/avatars/:id', admit('getAvatar'), async (ctx) => {
-    send(ctx, 'getAvatar', 200, await getAvatar(domain, ctx.state.caller!, ctx.params.id!));
+  router.get('/v1/avatars/:id', async (ctx) => {
+    const avatar = await admitReading(ctx, domain, bucketOf('getAvatar'), (accountId) => getAvatar(domain, accountId, ctx.params.id!));
+    send(ctx, 'getAvatar', 200, avatar);
   });
 
   router.post('/v1/avatar-videos', admit('createAvatarVideo'), async (ctx) => {
@@ -68,8 +70,9 @@ export function createRouter({ domain, validator, engine }: RouteDeps): Router<A
     send(ctx, 'createAvatarVideo', 202, video);
   });
 
-  router.get('/v1/avatar-videos/:id', admit('getAvatarVideo'), async (ctx) => {
-    send(ctx, 'getAvatarVideo', 200, await getAvatarVideo(domain, ctx.state.caller!, ctx.params.id!));
+  router.get('/v1/avatar-videos/:id', async (ctx) => {
+    const video = await admitReading(ctx, domain, bucketOf('getAvatarVideo'), (accountId) => getAvatarVideo(domain, accountId, ctx.params.id!));
+    send(ctx, 'getAvatarVideo', 200, video);
   });
 
   router.get('/v1/me', admit('getMe'), async (ctx) => {
