@@ -121,6 +121,17 @@ export interface JobStore {
   creditBalance(accountId: string, period: string): Promise<CreditBalance>;
 }
 
+/**
+ * When to try an event again: `at` on the service's time, for the account's sandbox clock
+ * as it stood when the failed attempt began (`clockOffsetMs`). A move of the clock made
+ * while the attempt was in flight brings `at` closer by as much, as advanceClock does for
+ * the events at rest, so no move is lost to an attempt that was under way.
+ */
+export interface RetryAt {
+  at: number;
+  clockOffsetMs: number;
+}
+
 export interface WebhookOutbox {
   /**
    * Pending events due at `now`, oldest first, leased so that only one sender takes each,
@@ -135,7 +146,7 @@ export interface WebhookOutbox {
    * more failure in a row, `up` clears them, `unknown` leaves them. Returns the
    * destination's failures in a row afterwards.
    */
-  scheduleRetry(eventId: string, attempts: number, nextAttemptAt: number, error: string, health: DestinationHealth): Promise<number>;
+  scheduleRetry(eventId: string, attempts: number, retry: RetryAt, error: string, health: DestinationHealth): Promise<number>;
   /** Records the last failed attempt, as scheduleRetry does; the destination's failures are forgotten once it has nothing pending. */
   markFailed(eventId: string, attempts: number, error: string, health: DestinationHealth): Promise<number>;
   getEvent(eventId: string): Promise<OutboxEvent | null>;

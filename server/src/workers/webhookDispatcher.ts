@@ -97,7 +97,8 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
       log.warn({ eventId: event.id, type: event.type, attempts, error: result.error }, 'webhook given up after the last attempt; polling remains the source of truth');
       return;
     }
-    noteFailures(event, health, await store.outbox.scheduleRetry(event.id, attempts, clock.now() + delay, result.error, health));
+    const retry = { at: clock.now() + delay, clockOffsetMs: account?.clockOffsetMs ?? 0 };
+    noteFailures(event, health, await store.outbox.scheduleRetry(event.id, attempts, retry, result.error, health));
     metrics?.webhookDeliveries.inc({ outcome: 'retry' });
     log.info({ eventId: event.id, attempts, retryInMs: delay, error: result.error }, 'webhook attempt failed; will retry');
     armDueTimer(clock.now() + delay);

@@ -206,8 +206,16 @@ describe('jobs and webhook retries on the account time', () => {
     const id = (await svc.request('POST', '/v1/avatars', { key, json: promptAvatar({ webhook_url: `${receiver.url}/hook` }) })).body.id;
     await advance(svc, key, { seconds: 3600 });
     await receiver.waitFor(1);
-
     const eventId = receiver.deliveries[0]!.body.id;
+    // The receiver has an attempt before the service has recorded how it ended.
+    const recorded = async (attempts: number) => {
+      for (;;) {
+        const event = (await svc.store.outbox.getEvent(eventId))!;
+        if (event.attempts >= attempts) return event;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    };
+    await recorded(1);
 
     const dueIn: number[] = [];
     for (const [n, gap] of [5, 20, 80, 320, 1280].entries()) {
@@ -215,6 +223,7 @@ describe('jobs and webhook retries on the account time', () => {
       dueIn.push((await svc.store.outbox.getEvent(eventId))!.nextAttemptAt - clock.now());
       await advance(svc, key, { seconds: 1 });
       await receiver.waitFor(n + 2);
+      await recorded(n + 2);
     }
     const event = await svc.store.outbox.getEvent(eventId);
 

@@ -123,6 +123,21 @@ describe('the outbox', () => {
   });
 });
 
+describe('a retry scheduled while the sandbox clock moved', () => {
+  it('comes as much sooner as the clock moved during the attempt, as the events at rest do', async () => {
+    const [inFlight] = await pendingEvents('a', 'https://a.example/hook', 1, 1000);
+    const [atRest] = await pendingEvents('b', 'https://b.example/hook', 1, 10_000);
+    const { accountId } = (await store.jobs.getJob('av_a0'))!;
+    await store.outbox.claimDueEvents(1000, 10, 30_000, FAIR);
+
+    await store.accounts.advanceClock(accountId, { byMs: 4000 }); // while the attempt is in flight
+    await store.outbox.scheduleRetry(inFlight!, 1, { at: 6000, clockOffsetMs: 0 }, 'status 500', 'down');
+
+    expect((await store.outbox.getEvent(inFlight!))!.nextAttemptAt).toBe(2000);
+    expect((await store.outbox.getEvent(atRest!))!.nextAttemptAt).toBe(6000);
+  });
+});
+
 describe('nextDueAfter', () => {
   it('tells when the earliest event not due yet becomes due, whatever is due or in flight now', async () => {
     await pendingEvents('a', 'https://a.example/hook', 2, 1000); // due at 1000 and 1001
@@ -192,12 +207,12 @@ describe('fair claims across destinations', () => {
     await pendingEvents('a', 'https://a.example/hook', 7, 1000);
     const later = 100_000; // retries out of the way
     await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR); // a0, a1
-    const counts = [await store.outbox.scheduleRetry('evt_a0', 1, later, 'status 500', 'down'), await store.outbox.scheduleRetry('evt_a1', 1, later, 'status 500', 'down')];
+    const counts = [await store.outbox.scheduleRetry('evt_a0', 1, { at: later, clockOffsetMs: 0 }, 'status 500', 'down'), await store.outbox.scheduleRetry('evt_a1', 1, { at: later, clockOffsetMs: 0 }, 'status 500', 'down')];
     await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR); // a2, a3
-    counts.push(await store.outbox.scheduleRetry('evt_a2', 1, later, 'status 500', 'down'));
+    counts.push(await store.outbox.scheduleRetry('evt_a2', 1, { at: later, clockOffsetMs: 0 }, 'status 500', 'down'));
 
     const open = await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR); // a3 still in flight: no room
-    counts.push(await store.outbox.scheduleRetry('evt_a3', 1, later, 'status 500', 'down'));
+    counts.push(await store.outbox.scheduleRetry('evt_a3', 1, { at: later, clockOffsetMs: 0 }, 'status 500', 'down'));
     const probe = await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR);
     await store.outbox.markDelivered('evt_a4', 5100, 1);
     const closed = await store.outbox.claimDueEvents(5100, 10, 30_000, FAIR);
@@ -212,9 +227,9 @@ describe('fair claims across destinations', () => {
     await pendingEvents('a', 'https://shared.example/hook', 3, 1000);
     await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR);
 
-    const afterDown = await store.outbox.scheduleRetry('evt_a0', 1, 100_000, 'status 503', 'down');
-    const afterUnknown = await store.outbox.scheduleRetry('evt_a1', 1, 100_000, 'account no longer exists', 'unknown');
-    const afterUp = await store.outbox.scheduleRetry('evt_a2', 1, 100_000, 'status 404', 'up');
+    const afterDown = await store.outbox.scheduleRetry('evt_a0', 1, { at: 100_000, clockOffsetMs: 0 }, 'status 503', 'down');
+    const afterUnknown = await store.outbox.scheduleRetry('evt_a1', 1, { at: 100_000, clockOffsetMs: 0 }, 'account no longer exists', 'unknown');
+    const afterUp = await store.outbox.scheduleRetry('evt_a2', 1, { at: 100_000, clockOffsetMs: 0 }, 'status 404', 'up');
 
     expect([afterDown, afterUnknown, afterUp]).toEqual([1, 1, 0]);
   });
@@ -235,6 +250,6 @@ describe('fair claims across destinations', () => {
     await pendingEvents('b', 'https://a.example/other', 1, 7000);
     await store.outbox.claimDueEvents(8000, 10, 30_000, FAIR);
 
-    expect(await store.outbox.scheduleRetry('evt_b0', 1, 9000, 'status 500', 'down')).toBe(1);
+    expect(await store.outbox.scheduleRetry('evt_b0', 1, { at: 9000, clockOffsetMs: 0 }, 'status 500', 'down')).toBe(1);
   });
 });

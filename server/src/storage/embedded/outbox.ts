@@ -90,9 +90,11 @@ export function embeddedOutbox(db: Db): WebhookOutbox {
         cleared.run(id);
       });
     },
-    async scheduleRetry(id, attempts, nextAttemptAt, error, health) {
+    async scheduleRetry(id, attempts, retry, error, health) {
       return transaction(db, () => {
-        db.prepare('UPDATE webhook_events SET attempts = ?, next_attempt_at = ?, last_error = ?, lease_until = NULL WHERE id = ?').run(attempts, nextAttemptAt, error, id);
+        const account = db.prepare('SELECT a.clock_offset_ms FROM webhook_events e JOIN accounts a ON a.id = e.account_id WHERE e.id = ?').get(id) as Row | undefined;
+        const movedSince = account ? Number(account.clock_offset_ms) - retry.clockOffsetMs : 0;
+        db.prepare('UPDATE webhook_events SET attempts = ?, next_attempt_at = ?, last_error = ?, lease_until = NULL WHERE id = ?').run(attempts, retry.at - movedSince, error, id);
         return judge(id, health);
       });
     },

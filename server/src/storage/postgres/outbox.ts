@@ -36,9 +36,9 @@ export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
   }
 
   /** Records a failed attempt and applies what it said of its destination; its failures in a row afterwards. */
-  async function recordFailure(statement: string, values: unknown[], id: string, health: DestinationHealth): Promise<number> {
+  async function recordFailure(record: (client: pg.PoolClient) => Promise<unknown>, id: string, health: DestinationHealth): Promise<number> {
     return transaction(pool, async (client) => {
-      await client.query(statement, values);
+      await record(client);
       if (health === 'down') {
         const r = await client.query(
           `INSERT INTO webhook_destinations (destination, failures) SELECT destination, 1 FROM webhook_events WHERE id = $1
@@ -111,11 +111,21 @@ export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
         [at, attempts, id],
       );
     },
-    async scheduleRetry(id, attempts, nextAttemptAt, error, health) {
-      return recordFailure('UPDATE webhook_events SET attempts = $1, next_attempt_at = $2, last_error = $3, lease_until = NULL WHERE id = $4', [attempts, nextAttemptAt, error, id], id, health);
+    async scheduleRetry(id, attempts, retry, error, health) {
+      return recordFailure(async (client) => {
+        // Locked as advanceClock locks it: a move commits before this read (and is taken
+        // off here) or after this transaction (and moves this event with the others).
+        const account = await client.query('SELECT clock_offset_ms FROM accounts WHERE id = (SELECT account_id FROM webhook_events WHERE id = $1) FOR SHARE', [id]);
+        const movedSince = account.rows[0] ? num(account.rows[0].clock_offset_ms) - retry.clockOffsetMs : 0;
+        await client.query('UPDATE webhook_events SET attempts = $1, next_attempt_at = $2, last_error = $3, lease_until = NULL WHERE id = $4', [attempts, retry.at - movedSince, error, id]);
+      }, id, health);
     },
     async markFailed(id, attempts, error, health) {
-      const failures = await recordFailure(`UPDATE webhook_events SET status = 'failed', attempts = $1, last_error = $2, lease_until = NULL WHERE id = $3`, [attempts, error, id], id, health);
+      const failures = await recordFailure(
+        (client) => client.query(`UPDATE webhook_events SET status = 'failed', attempts = $1, last_error = $2, lease_until = NULL WHERE id = $3`, [attempts, error, id]),
+        id,
+        health,
+      );
       // A destination with nothing left to send starts afresh with its next event.
       await q(
         `DELETE FROM webhook_destinations d WHERE d.destination = (SELECT destination FROM webhook_events WHERE id = $1)
