@@ -16,4 +16,5 @@ ENV HOST=0.0.0.0 PORT=3000 DATA_DIR=/data PUBLIC_BASE_URL=http://localhost:3000
 VOLUME /data
 EXPOSE 3000
 USER node
-CMD ["node", "server/src/main.ts"]
+# The young generation's size, as `npm start` sets it (README, "Capacity and memory").
+CMD ["node", "--max-semi-space-size=16", "server/src/main.ts"]

@@ -9,6 +9,11 @@ import { join, resolve } from 'node:path';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 const SERVER_MAIN = join(ROOT, 'server', 'src', 'main.ts');
+/** Node's flags for the server, as `npm start` runs it: the benchmark measures what operators run. */
+export const SERVER_NODE_FLAGS: readonly string[] = (() => {
+  const start = String(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start).split(/\s+/);
+  return start.slice(1, start.indexOf('server/src/main.ts'));
+})();
 const BARE_KOA = join(ROOT, 'scripts', 'bench', 'bare-koa.ts');
 // Prism's entry point run with this Node (see scripts/mock.ts: the .bin shim may pick an older Node).
 const PRISM = join(ROOT, 'node_modules', '@stoplight', 'prism-cli', 'dist', 'index.js');
@@ -169,12 +174,12 @@ async function waitUntilServing(url: string, probe: SpawnSpec['probe'], exited: 
   throw new Error(`not serving ${url}${probe.path} within ${READY_TIMEOUT_MS} ms (${last})`);
 }
 
-/** `node server/src/main.ts` with the given environment (store, engine, webhooks). */
+/** `node server/src/main.ts` with `npm start`'s flags (a later flag of `nodeArgs` wins) and the given environment (store, engine, webhooks). */
 export async function startServer(name: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<Proc> {
   const port = await freePort();
   return spawnChild({
     name,
-    args: [...nodeArgs, SERVER_MAIN],
+    args: [...SERVER_NODE_FLAGS, ...nodeArgs, SERVER_MAIN],
     port,
     env: { HOST, PORT: String(port), LOG_LEVEL: 'warn', SHUTDOWN_GRACE_MS: '2000', ...env },
     probe: { path: '/healthz' },

@@ -121,11 +121,11 @@ function readPathSection(report: BenchReport): string[] {
       out.push('');
     }
     if (read.memory.length) {
-      out.push('Memory under the same read load, looked at again on fresh stores (untimed): once under `--trace-gc`, once with the young generation capped.');
+      out.push('Memory under the same read load, looked at again on fresh stores (untimed): once under `--trace-gc`, once with the young generation capped tighter than `npm start` sets it.');
       out.push('');
       out.push(
         table(
-          ['store', 'peak RSS', 'live heap after a full GC', 'heap committed (max)', 'freed per scavenge', `peak RSS with ${read.memory[0]!.capped.flag}`, 'req/s (uncapped / capped)'],
+          ['store', 'peak RSS', 'live heap after a full GC', 'heap committed (max)', 'freed per scavenge', `peak RSS with ${read.memory[0]!.capped.flag}`, 'req/s (as run / capped)'],
           read.memory.map((x) => [
             STORE_LABEL[x.store],
             mb(x.traced.hwmBytes),

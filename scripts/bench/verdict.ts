@@ -334,7 +334,7 @@ function rssWhy(report: BenchReport, kind: StoreKind): string {
     );
     const saved = m.traced.hwmBytes - m.capped.hwmBytes;
     parts.push(
-      `With node ${m.capped.flag} the same load peaks at ${formatNumber(m.capped.hwmBytes / MB)} MB (${formatInt(m.capped.rps)}/s against ${formatInt(m.traced.rps)}/s uncapped)` +
+      `With node ${m.capped.flag} the same load peaks at ${formatNumber(m.capped.hwmBytes / MB)} MB (${formatInt(m.capped.rps)}/s against ${formatInt(m.traced.rps)}/s as run)` +
         (saved > 10 * MB ? `: ${formatNumber(saved / MB)} MB of the peak is heap V8 keeps for allocation speed, not data the server holds.` : '.'),
     );
   }
