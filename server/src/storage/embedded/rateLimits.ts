@@ -1,13 +1,16 @@
 import type { WindowName } from '../../domain/model.ts';
-import { WINDOWS, decide, windowStart } from '../../domain/rateLimits.ts';
+import { WINDOWS, WINDOW_MS, decide, windowStart } from '../../domain/rateLimits.ts';
 import type { RateLimitStore } from '../../domain/ports.ts';
 import type { AccountVersions } from './accountVersions.ts';
 import { transaction, type Db, type Row } from './database.ts';
 
 /** How often counters are written behind to the database. */
 export const RATE_COUNTER_FLUSH_MS = 1000;
+/** How often the counters of ended windows are let go. */
+const SWEEP_MS = 60_000;
 
 interface Counter {
+  window: WindowName;
   windowStart: number;
   count: number;
 }
@@ -18,9 +21,10 @@ interface Counter {
  * behind to the database every second and on close, so that they survive a restart.
  * A crash loses at most the last second of counts, which can only favour the client.
  */
-export function embeddedRateLimits(db: Db, versions: AccountVersions): RateLimitStore & { flush(): void } {
+export function embeddedRateLimits(db: Db, versions: AccountVersions): RateLimitStore & { flush(now?: number): void; readonly kept: number } {
   const counters = new Map<string, Counter>();
   const dirty = new Set<string>();
+  let sweptAt = 0;
   const load = db.prepare('SELECT window_start, count FROM rate_counters WHERE key_id = ? AND bucket = ? AND window = ?');
   const save = db.prepare(`
     INSERT INTO rate_counters (key_id, bucket, window, window_start, count) VALUES (?, ?, ?, ?, ?)
@@ -33,7 +37,7 @@ export function embeddedRateLimits(db: Db, versions: AccountVersions): RateLimit
     let c = counters.get(k);
     if (!c) {
       const row = load.get(keyId, bucket, w) as Row | undefined;
-      c = { windowStart: row ? Number(row.window_start) : 0, count: row ? Number(row.count) : 0 };
+      c = { window: w, windowStart: row ? Number(row.window_start) : 0, count: row ? Number(row.count) : 0 };
       counters.set(k, c);
     }
     return c;
@@ -50,6 +54,10 @@ export function embeddedRateLimits(db: Db, versions: AccountVersions): RateLimit
   }
 
   return {
+    /** Counters held in memory. */
+    get kept() {
+      return counters.size;
+    },
     async consume({ keyId, version }, bucket, limits, now) {
       if (version !== versions.current()) return 'stale';
       const decision = decide(limits, counts(keyId, bucket, now), now, true);
@@ -67,7 +75,13 @@ export function embeddedRateLimits(db: Db, versions: AccountVersions): RateLimit
     async peek({ keyId }, bucket, limits, now) {
       return decide(limits, counts(keyId, bucket, now), now, false);
     },
-    flush() {
+    flush(now = Date.now()) {
+      if (now - sweptAt >= SWEEP_MS) {
+        sweptAt = now;
+        // A counter of a window that has ended is zero whether kept or not: without this,
+        // every key ever counted since the start would keep its counters in memory.
+        for (const [k, c] of counters) if (!dirty.has(k) && c.windowStart + WINDOW_MS[c.window] <= now) counters.delete(k);
+      }
       if (dirty.size === 0 || !db.isOpen) return;
       const batch = [...dirty];
       dirty.clear();
