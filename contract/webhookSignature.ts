@@ -24,9 +24,10 @@ export const WEBHOOK_TOLERANCE_SECONDS = 300;
 /**
  * Signs one delivery attempt: `v1=` + lowercase hex HMAC-SHA256, keyed with the
  * signing secret, of the timestamp, a dot, and the exact bytes of the body.
- * A Buffer body is signed byte for byte, never decoded and re-encoded.
+ * A Buffer body is signed byte for byte, never decoded and re-encoded. Its type says
+ * Uint8Array (which a Buffer is) so that the client's declarations need no Node types.
  */
-export function signWebhook(secret: string, timestamp: number, rawBody: string | Buffer): string {
+export function signWebhook(secret: string, timestamp: number, rawBody: string | Uint8Array): string {
   if (!Number.isSafeInteger(timestamp) || timestamp < 0) {
     throw new RangeError(`timestamp must be a non-negative integer number of seconds, got ${timestamp}`);
   }

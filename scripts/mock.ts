@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BUNDLE = join(ROOT, 'generated', 'openapi.json');
@@ -191,11 +192,23 @@ export function usage(url: string, document: string = BUNDLE): string {
   return lines.join('\n');
 }
 
-function portFromEnv(): number {
-  const raw = process.env.PORT ?? '4010';
+const CLI_USAGE = 'usage: npm run mock [-- --port N] [--host H]   (or PORT=N, HOST=H; default 127.0.0.1:4010)';
+
+/** An argument or setting the command cannot use: one line with the usage, exit 2. */
+class UsageError extends Error {}
+
+/** Where `npm run mock` listens: --port and --host, else PORT and HOST. Anything else is refused, never ignored. */
+export function mockAddress(argv: string[], env: NodeJS.ProcessEnv): { port: number; host: string } {
+  let values: { port?: string; host?: string };
+  try {
+    ({ values } = parseArgs({ args: argv, options: { port: { type: 'string' }, host: { type: 'string' } } }));
+  } catch (error) {
+    throw new UsageError((error as Error).message.replaceAll('\n', ' '));
+  }
+  const [raw, from] = values.port !== undefined ? [values.port, '--port'] : [env.PORT || '4010', 'PORT'];
   const port = Number(raw);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`PORT must be a TCP port number, got "${raw}"`);
-  return port;
+  if (!/^\d+$/.test(raw) || port < 1 || port > 65535) throw new UsageError(`${from} must be a TCP port number, got "${raw}"`);
+  return { port, host: values.host || env.HOST || '127.0.0.1' };
 }
 
 if (import.meta.main) {
@@ -211,12 +224,13 @@ if (import.meta.main) {
     });
   }
   try {
-    mock = await startMock({ port: portFromEnv(), host: process.env.HOST ?? '127.0.0.1', logs: 'inherit' });
+    mock = await startMock({ ...mockAddress(process.argv.slice(2), process.env), logs: 'inherit' });
     if (received) mock.signal(received);
     else console.log(usage(mock.url));
     process.exitCode = await mock.exited;
   } catch (error) {
-    console.error(`mock: ${(error as Error).message}`);
-    process.exitCode = 1;
+    const refused = error instanceof UsageError;
+    console.error(`mock: ${(error as Error).message}${refused ? `; ${CLI_USAGE}` : ''}`);
+    process.exitCode = refused ? 2 : 1;
   }
 }

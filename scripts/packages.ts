@@ -36,7 +36,11 @@ const PACKAGES: PackageSpec[] = [
       name: '@avatar-service/client',
       description: 'Typed client, webhook verifier and idempotent receiver for the Avatar Service API.',
       type: 'module',
-      exports: { '.': { types: './client/src/index.d.ts', default: './client/src/index.js' } },
+      exports: {
+        '.': { types: './client/src/index.d.ts', default: './client/src/index.js' },
+        // Apart from the client: a project that type-checks the client alone needs no Koa types.
+        './receiver': { types: './client/src/receiver.d.ts', default: './client/src/receiver.js' },
+      },
       types: './client/src/index.d.ts',
       dependencies: { 'openapi-fetch': range('openapi-fetch') },
       // The receiver is Koa middleware: its types name Koa's, for those who use it.

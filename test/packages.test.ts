@@ -64,7 +64,9 @@ describe('the packed conformance runner', () => {
 });
 
 describe('the packed client', () => {
-  it('type-checks and runs a TypeScript script that imports it by its package name', async () => {
+  // With the libraries' declarations checked too (skipLibCheck: false), and in a folder
+  // with neither Koa's nor Node's types: what the client's entry declares must need neither.
+  it('type-checks, declarations included, and runs a TypeScript script that imports it by its package name', async () => {
     writeFileSync(
       join(project, 'use.ts'),
       [
@@ -81,12 +83,21 @@ describe('the packed client', () => {
     );
     writeFileSync(
       join(project, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: true, outDir: 'out' }, files: ['use.ts'] }),
+      JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: false, outDir: 'out' }, files: ['use.ts'] }),
     );
 
     await run(USER_NODE, [TSC, '-p', 'tsconfig.json'], { cwd: project });
     const { stdout } = await run(USER_NODE, [join('out', 'use.js')], { cwd: project });
 
+    expect(existsSync(join(project, 'node_modules', '@types'))).toBe(false);
     expect(JSON.parse(stdout)).toEqual({ type: 'avatar.ready', body: 'props', client: 'function' });
   }, 60_000);
+
+  it('serves the Koa receiver from its own entry, @avatar-service/client/receiver', async () => {
+    const script = "import('@avatar-service/client/receiver').then((m) => console.log(typeof m.webhookReceiver, typeof m.MemoryEventStore))";
+
+    const { stdout } = await run(USER_NODE, ['--input-type=module', '-e', script], { cwd: project });
+
+    expect(stdout.trim()).toBe('function function');
+  });
 });

@@ -2,8 +2,12 @@
 // It reads the raw body, verifies it (verify.ts), hands each event to the
 // application once, and answers 2xx to every later copy of the same event.
 //
+//   import { webhookReceiver } from '@avatar-service/client/receiver';
 //   const app = new Koa();
 //   app.use(webhookReceiver({ secret: process.env.SIGNING_SECRET!, onEvent: handle }));
+//
+// Its own entry of the package, apart from the client's: its types name Koa's, which only
+// those who use it install (@types/koa).
 //
 // Mount it before any body parser: the signature covers the exact bytes sent, and a
 // parsed-then-reserialised body no longer matches.

@@ -73,8 +73,8 @@ export class WebhookVerificationError extends Error {
 export type HeaderSource = Headers | Record<string, string | string[] | undefined>;
 
 export interface VerifyWebhookInput {
-  /** The exact bytes received, before any JSON parsing. */
-  rawBody: string | Buffer | Uint8Array;
+  /** The exact bytes received, before any JSON parsing: a string, or a Buffer or other Uint8Array. */
+  rawBody: string | Uint8Array;
   headers: HeaderSource;
   /** The integration's signing secret (`whsec_…`). */
   secret: string;

@@ -1,11 +1,11 @@
 // Drafting an implementation profile from an OpenAPI document: what the document tells
 // comes out as the hand-written profile has it, what it cannot tell becomes a note, and
 // every draft is a profile the runner accepts.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
@@ -18,6 +18,8 @@ const path = (relative: string) => fileURLToPath(new URL(relative, import.meta.u
 const INDEPENDENT_OPENAPI = path('./fixtures/independent.openapi.yaml');
 const INDEPENDENT_PROFILE = path('../examples/independent.profile.yaml');
 const CONTRACT_OPENAPI = path('../../generated/openapi.json');
+/** The same contract as written: a root of relative $refs to one file per path and component. */
+const CONTRACT_SOURCE = path('../../openapi/openapi.yaml');
 
 /** The members an OpenAPI document can tell; prices and failure it cannot. */
 function told(profile: ImplementationProfile) {
@@ -146,6 +148,13 @@ describe('drafting a profile from this project’s own contract', () => {
     expect(draftProfile(raw).profile).toEqual(draft.profile);
   });
 
+  it('when drafted from the split source files instead of the bundle, then the profile and its notes are the same', async () => {
+    const fromSource = draftProfile(await loadDocument(CONTRACT_SOURCE));
+
+    expect(fromSource.profile).toEqual(draft.profile);
+    expect(fromSource.notes).toEqual(draft.notes);
+  });
+
   it('when given a name, then the name replaces the document’s title', () => {
     expect(draftProfile(JSON.parse(readFileSync(CONTRACT_OPENAPI, 'utf8')), { name: 'Staging' }).profile.name).toBe('Staging');
   });
@@ -269,7 +278,56 @@ describe('loading a document', () => {
   });
 });
 
+describe('loading a document split into files', () => {
+  /** Writes `files` (name -> YAML) into a fresh folder and returns its path. */
+  function folderWith(files: Record<string, string>): string {
+    const dir = tempDir();
+    for (const [name, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(dir, name)), { recursive: true });
+      writeFileSync(join(dir, name), text);
+    }
+    return dir;
+  }
+
+  it('when a $ref names a fragment of another file, then it resolves there, and that file’s own #/ refs resolve within it', async () => {
+    const dir = folderWith({
+      'api.yaml': 'openapi: 3.1.0\npaths:\n  /a:\n    $ref: paths/a.yaml\n',
+      'paths/a.yaml': 'get:\n  responses:\n    "200":\n      $ref: ../shared.yaml#/responses/Ok\n',
+      'shared.yaml': 'responses:\n  Ok:\n    description: fine\n    content:\n      application/json:\n        schema:\n          $ref: "#/schemas/Thing"\nschemas:\n  Thing:\n    type: object\n',
+    });
+
+    const document = await loadDocument(join(dir, 'api.yaml'));
+
+    expect(at(document, '/paths/~1a/get/responses/200/content/application~1json/schema')).toEqual({ type: 'object' });
+  });
+
+  it('when a file a $ref names is missing, then the error names that file and the file that refers to it', async () => {
+    const dir = folderWith({ 'api.yaml': 'openapi: 3.1.0\npaths:\n  /a:\n    $ref: paths/gone.yaml\n' });
+
+    await expect(loadDocument(join(dir, 'api.yaml'))).rejects.toThrow(/^cannot read .*paths\/gone\.yaml, referenced from .*api\.yaml \(ENOENT/);
+  });
+
+  it('when a $ref is an absolute URL, then nothing is fetched and the ref is left as it is', async () => {
+    const ref = 'https://example.invalid/schemas.yaml#/Thing';
+    const dir = folderWith({ 'api.yaml': `openapi: 3.1.0\npaths:\n  /a:\n    $ref: "${ref}"\n` });
+
+    const document = await loadDocument(join(dir, 'api.yaml'));
+
+    expect(at(document, '/paths/~1a')).toEqual({ $ref: ref });
+  });
+});
+
 describe('the draft-profile command', () => {
+  it('when given this project’s split source, then it exits 0 leaving only prices and failure to review', async () => {
+    const io = commandIo();
+
+    const code = await draftCommand([CONTRACT_SOURCE], io);
+
+    expect(code).toBe(0);
+    expect(parseProfile(parseYaml(io.stdout))).toEqual(parseProfile(draftProfile(JSON.parse(readFileSync(CONTRACT_OPENAPI, 'utf8'))).profile));
+    expect(io.stderr.trimEnd().split('\n').map((line) => line.slice('review: '.length, line.indexOf(':', 'review: '.length)))).toEqual(['prices', 'failure']);
+  });
+
   it('when the file does not exist, then it exits 2 with one line naming the file', async () => {
     const io = commandIo();
     const missing = join(tempDir(), 'nowhere.yaml');

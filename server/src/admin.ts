@@ -1,15 +1,18 @@
 // `npm run admin -- <command> [flags]`: operator commands against the same store the
 // server uses (DATA_DIR). Keys and signing secrets are printed once, on creation.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, STORE_UNAVAILABLE_ADVICE, loadConfig } from './config.ts';
+import { ConfigError, STORE_UNAVAILABLE_ADVICE, loadConfig, type Config } from './config.ts';
 import { DomainError } from './domain/errors.ts';
 import { createAccount, issueKey } from './domain/accounts.ts';
 import { systemClock } from './domain/clock.ts';
 import { periodOf } from './domain/credits.ts';
 import { generateSigningSecret } from './domain/keys.ts';
 import type { KeyMode, RatePlan } from './domain/model.ts';
-import { openStore } from './runtime.ts';
+import { EMBEDDED_FILE, openStore } from './runtime.ts';
 import { StoreUnavailableError, type Store } from './domain/ports.ts';
+import { SchemaMissingError } from './storage/postgres/database.ts';
 
 const USAGE = `Usage: npm run admin -- <command> [flags]
 
@@ -27,6 +30,19 @@ const USAGE = `Usage: npm run admin -- <command> [flags]
 The store is the one the server uses: DATABASE_URL + REDIS_URL when set, else DATA_DIR (default ./data).`;
 
 class UsageError extends Error {}
+
+/** The store the settings name is not there: a setting to fix, but not a matter of usage. */
+class StoreMissingError extends Error {}
+
+/**
+ * Opening an embedded store creates it, so a mistyped DATA_DIR would get a new, empty
+ * store that answers every command as if all were well. Only the server creates one.
+ */
+function requireEmbeddedStore(config: Config): void {
+  if (config.databaseUrl) return;
+  const file = join(config.dataDir, EMBEDDED_FILE);
+  if (!existsSync(file)) throw new StoreMissingError(`no embedded store at ${file}: check DATA_DIR; the server creates the store on its first start (npm start)`);
+}
 
 const OPTIONS = {
   name: { type: 'string' },
@@ -150,12 +166,20 @@ if (values.help) {
 } else {
   let store: Store | undefined;
   try {
-    store = await openStore(loadConfig(), { serving: false });
+    const config = loadConfig();
+    requireEmbeddedStore(config);
+    store = await openStore(config, { serving: false });
     await run(store, positionals[0]);
   } catch (error) {
     if (error instanceof UsageError || error instanceof ConfigError || error instanceof DomainError) {
       console.error(`admin: ${error.message}\n\n${USAGE}`);
       process.exitCode = 2;
+    } else if (error instanceof StoreMissingError) {
+      console.error(`admin: ${error.message}`);
+      process.exitCode = 2;
+    } else if (error instanceof SchemaMissingError) {
+      console.error(`admin: ${error.message}`);
+      process.exitCode = 1;
     } else if (error instanceof StoreUnavailableError) {
       console.error(`admin: ${error.message}. ${STORE_UNAVAILABLE_ADVICE}`);
       process.exitCode = 1;

@@ -6,7 +6,9 @@ import { createAccount } from './domain/accounts.ts';
 import { systemClock } from './domain/clock.ts';
 import { FIRST_ACCOUNT_FILE, startService } from './runtime.ts';
 import { StoreUnavailableError } from './domain/ports.ts';
+import { STORE_DIR_MODE } from './storage/embedded/database.ts';
 import { StoreLockedError } from './storage/embedded/serverLock.ts';
+import { SchemaMissingError } from './storage/postgres/database.ts';
 
 /**
  * One line that says what went wrong at start and what to do; an error nobody foresaw
@@ -14,7 +16,7 @@ import { StoreLockedError } from './storage/embedded/serverLock.ts';
  */
 function startFailure(error: NodeJS.ErrnoException, c: Config): string {
   if (error.syscall !== 'listen') {
-    if (error instanceof StoreLockedError) return error.message;
+    if (error instanceof StoreLockedError || error instanceof SchemaMissingError) return error.message;
     if (error instanceof StoreUnavailableError) return `${error.message}. ${STORE_UNAVAILABLE_ADVICE}`;
     if (error.code === 'EACCES' || error.code === 'EROFS') return `not allowed to write ${error.path ?? 'the data folder'}: give this user a DATA_DIR it can write.`;
     return error.stack ?? String(error);
@@ -41,8 +43,8 @@ const service = await startService(config).catch((error: unknown) => {
   process.exit(1);
 });
 const { log, store } = service;
-log.info({ summary: describeConfig({ ...config, publicBaseUrl: service.domain.publicBaseUrl }) }, `avatar service listening on ${service.url}`);
-// On stdout whatever the log level: with PORT=0 this line is where the port is learned.
+// Printed, not logged: on stdout whatever the log level (with PORT=0 this line is where
+// the port is learned), and once: a log line saying the same would repeat it.
 console.log(`avatar service listening on ${service.url}`);
 console.log(`avatar service ${describeConfig({ ...config, publicBaseUrl: service.domain.publicBaseUrl })}`);
 
@@ -58,7 +60,8 @@ if ((await store.accounts.countAccounts()) === 0) {
   ];
   if (config.mode === 'production') {
     const file = join(config.dataDir, FIRST_ACCOUNT_FILE);
-    mkdirSync(config.dataDir, { recursive: true });
+    // On PostgreSQL nothing else has made DATA_DIR: this file alone may create it.
+    mkdirSync(config.dataDir, { recursive: true, mode: STORE_DIR_MODE });
     writeFileSync(file, `${credentials.join('\n')}\n`, { mode: 0o600 });
     console.log(`Created a sandbox account on this empty store; its key and signing secret are in ${file}, readable by this user only. Keep them elsewhere and delete the file.`);
   } else {

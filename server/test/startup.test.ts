@@ -2,15 +2,17 @@
 // and what to do, never a stack; and one server per embedded store, with the operator
 // command still working beside it.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomSuffix } from '../src/domain/ids.ts';
 import { startServerProcess, type ServerProcess } from './support/serverProcess.ts';
-import { createTestStoreEnv, scaled, type TestStoreEnv } from './support/stores.ts';
+import { createTestStoreEnv, scaled, TEST_DATABASE_URL, TEST_REDIS_URL, type TestStoreEnv } from './support/stores.ts';
 
 const MAIN = new URL('../src/main.ts', import.meta.url).pathname;
 const ADMIN = new URL('../src/admin.ts', import.meta.url).pathname;
+const MIGRATE = new URL('../src/migrate.ts', import.meta.url).pathname;
 
 interface Exit {
   code: number | null;
@@ -63,6 +65,63 @@ describe('a start that cannot go on', () => {
       expect(exit.stderr.trim().split('\n')).toHaveLength(1);
       expect(exit.stdout).not.toContain('listening');
       expect(stillServing.status).toBe(200);
+    });
+  }
+
+  if (scaled) {
+    // A schema nobody created: PostgreSQL alone would say "no schema has been selected to create in".
+    const missing = `t_missing_${randomSuffix(8)}`;
+    const url = new URL(TEST_DATABASE_URL);
+    url.searchParams.set('options', `-c search_path=${missing}`);
+    const env = { DATABASE_URL: url.toString(), REDIS_URL: TEST_REDIS_URL };
+    const advice = `the schema ${missing} (search_path in DATABASE_URL) does not exist in this database: create it first (CREATE SCHEMA ${missing})`;
+
+    it('names a search_path schema that does not exist and how to create it, in one line, exit 1', async () => {
+      const exit = await run(MAIN, [], { ...env, PORT: '0' });
+
+      expect(exit.code).toBe(1);
+      expect(exit.stderr.trim()).toBe(`Cannot start: ${advice}`);
+      expect(exit.stdout).not.toContain('listening');
+    });
+
+    it('makes `npm run migrate` say the same of that schema, in one line, exit 1', async () => {
+      const exit = await run(MIGRATE, [], env);
+
+      expect(exit.code).toBe(1);
+      expect(exit.stderr.trim()).toBe(`migrate: ${advice}`);
+    });
+
+    it('makes the operator command say the same of that schema, in one line, exit 1', async () => {
+      const exit = await run(ADMIN, ['list-accounts'], env);
+
+      expect(exit.code).toBe(1);
+      expect(exit.stderr.trim()).toBe(`admin: ${advice}`);
+    });
+  }
+});
+
+describe('what a start prints', () => {
+  it('says where it listens once, however verbose the log', async () => {
+    const other = await createTestStoreEnv();
+    const verbose = await startServerProcess({ ...other.env, LOG_LEVEL: 'info' });
+    await verbose.stop();
+    await other.drop();
+
+    expect(verbose.logs.filter((line) => line.includes('listening'))).toEqual([`avatar service listening on ${verbose.url}`]);
+  });
+
+  // DATA_DIR holds the embedded store and its signing secrets; on PostgreSQL it holds nothing of them.
+  if (!scaled) {
+    it('creates DATA_DIR for its owner alone (0700), and the store, its -wal and -shm files readable by the owner alone (0600)', async () => {
+      const parent = mkdtempSync(join(tmpdir(), 'modes-'));
+      const dataDir = join(parent, 'data');
+      const fresh = await startServerProcess({ DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
+      const mode = (name: string) => statSync(join(dataDir, name)).mode & 0o777;
+      const modes = { dir: mode('.'), db: mode('avatar-service.db'), wal: mode('avatar-service.db-wal'), shm: mode('avatar-service.db-shm') };
+      await fresh.stop();
+      rmSync(parent, { recursive: true, force: true });
+
+      expect(modes).toEqual({ dir: 0o700, db: 0o600, wal: 0o600, shm: 0o600 });
     });
   }
 });
@@ -131,6 +190,17 @@ describe('the operator command beside a running server', () => {
     expect(exit.code).toBe(2);
     expect(exit.stderr.split('\n')[0]).toBe(`admin: account ${created.account_id} has moved its sandbox clock; it cannot have a live key`);
     expect(exit.stderr).not.toMatch(NO_STACK);
+  });
+
+  it('refuses a DATA_DIR with no store in one line, exit 2, and creates nothing there', async () => {
+    const mistyped = join(mkdtempSync(join(tmpdir(), 'admin-')), 'dta');
+
+    const exit = await run(ADMIN, ['list-accounts'], { DATA_DIR: mistyped });
+
+    expect(exit.code).toBe(2);
+    expect(exit.stderr).toBe(`admin: no embedded store at ${join(mistyped, 'avatar-service.db')}: check DATA_DIR; the server creates the store on its first start (npm start)\n`);
+    expect(exit.stdout).toBe('');
+    expect(existsSync(mistyped)).toBe(false);
   });
 
   it.each([

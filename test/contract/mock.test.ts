@@ -2,6 +2,7 @@
 // server exists, so it must answer as the contract says: the documented success and
 // example per operation, named examples and error codes on request, bearer auth, and
 // request validation. Every table here is read from generated/openapi.json.
+import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freePort, startMock, type MockServer } from '../../scripts/mock.ts';
@@ -204,5 +205,42 @@ describe('Prism mock of generated/openapi.json', () => {
     expect(response.headers.get('content-type')).toBe(documented.type);
     expect(response.body).toEqual(documented.examples[0]?.[1]);
     expect(violations(response.headers)).toContainEqual(expect.objectContaining(violation));
+  });
+});
+
+describe('the npm run mock command', () => {
+  const MOCK = new URL('../../scripts/mock.ts', import.meta.url).pathname;
+
+  const READY = /Prism mock of .* on http:\/\/\S+\n/;
+
+  /** Runs `node scripts/mock.ts <args>` until it says it is ready, then stops it; or until it ends. */
+  function runMock(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const env = { ...process.env };
+    delete env.PORT;
+    const child = spawn(process.execPath, [MOCK, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+      if (READY.test(stdout)) child.kill('SIGTERM');
+    });
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    return new Promise((done) => child.once('close', (code) => done({ code, stdout, stderr })));
+  }
+
+  test('listens on the port given with --port', async () => {
+    const port = await freePort();
+
+    const run = await runMock(['--port', String(port)]);
+
+    expect(run.stdout).toContain(`Prism mock of generated/openapi.json on http://127.0.0.1:${port}\n`);
+  });
+
+  test('refuses an argument it does not know with one line and the usage, exit 2, instead of ignoring it', async () => {
+    const run = await runMock(['--prot', '4030']);
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(`mock: Unknown option '--prot'; usage: npm run mock [-- --port N] [--host H]   (or PORT=N, HOST=H; default 127.0.0.1:4010)\n`);
+    expect(run.stdout).toBe('');
   });
 });

@@ -1,7 +1,10 @@
 // An OpenAPI 3 document as the profile draft reads it: loaded from a file or an http(s)
-// URL (YAML or JSON), local $refs replaced by what they point at, and schema lookups that
-// follow allOf and nullable oneOf/anyOf wherever they appear.
+// URL (YAML or JSON), whole or split into files joined by relative $refs, every $ref
+// replaced by what it points at, and schema lookups that follow allOf and nullable
+// oneOf/anyOf wherever they appear.
 import { readFile } from 'node:fs/promises';
+import { relative, resolve as resolvePath } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import jsonpointer from 'jsonpointer';
 import { parse as parseYaml } from 'yaml';
 import type { Json } from './profile.ts';
@@ -176,34 +179,95 @@ export function normalizePath(path: string): string {
   return path.replace(/\{[^}]*\}/g, '{}').replace(/\/+$/, '');
 }
 
-/** Reads an OpenAPI document (YAML or JSON) from a file or an http(s) URL, local $refs resolved. */
+/**
+ * Reads an OpenAPI document (YAML or JSON) from a file or an http(s) URL, with the files
+ * its relative $refs name (read from beside it, or fetched from the same place), and
+ * every $ref resolved.
+ */
 export async function loadDocument(fileOrUrl: string): Promise<unknown> {
-  const text = /^https?:\/\//i.test(fileOrUrl) ? await fetchText(fileOrUrl) : await readText(fileOrUrl);
-  let document: unknown;
-  try {
-    document = parseYaml(text, { maxAliasCount: -1 });
-  } catch (error) {
-    throw new DocumentError(`${fileOrUrl} is neither YAML nor JSON (${firstLine(error)})`);
-  }
-  return dereference(document);
+  const root = /^https?:\/\//i.test(fileOrUrl) ? new URL(fileOrUrl) : pathToFileURL(resolvePath(fileOrUrl));
+  root.hash = '';
+  return dereference(await loadFiles(root.href, fileOrUrl), root.href);
 }
 
-async function readText(file: string): Promise<string> {
+/**
+ * The root document and every file its relative $refs reach, by URL. Each $ref that
+ * leaves its own file is rewritten to the absolute URL it names, so that resolving it
+ * later needs no knowledge of which file it came from; the root's own `#/...` refs stay.
+ */
+async function loadFiles(root: string, name: string): Promise<Map<string, unknown>> {
+  const files = new Map<string, unknown>();
+  const queued = new Set([root]);
+  let wave: { url: string; name: string; from?: string }[] = [{ url: root, name }];
+  while (wave.length > 0) {
+    const loaded = await Promise.all(wave.map(async (file) => [file.url, parseDocument(await readSource(file), file.name)] as const));
+    wave = [];
+    for (const [url, document] of loaded) {
+      files.set(url, document);
+      for (const target of rebaseRefs(document, url, url === root)) {
+        if (queued.has(target)) continue;
+        queued.add(target);
+        wave.push({ url: target, name: shown(target), from: url === root ? name : shown(url) });
+      }
+    }
+  }
+  return files;
+}
+
+/** Rewrites the document's $refs to other files (and, outside the root, its own) as absolute URLs; returns the files they name. */
+function rebaseRefs(document: unknown, base: string, isRoot: boolean): string[] {
+  const targets: string[] = [];
+  const seen = new Set<unknown>();
+  const walk = (node: unknown): void => {
+    if (typeof node !== 'object' || node === null || seen.has(node)) return;
+    seen.add(node);
+    if (isObject(node) && typeof node.$ref === 'string') {
+      const ref = node.$ref;
+      // An absolute URL (https:, urn:, ...) is left as it is: nothing is fetched that the document did not reach relatively.
+      if (ref.startsWith('#') ? !isRoot : !/^[a-z][a-z\d+.-]*:/i.test(ref)) {
+        const target = new URL(ref, base);
+        node.$ref = target.href;
+        target.hash = '';
+        if (target.href !== base) targets.push(target.href);
+      }
+    }
+    for (const value of Object.values(node)) walk(value);
+  };
+  walk(document);
+  return targets;
+}
+
+function parseDocument(text: string, name: string): unknown {
   try {
-    return await readFile(file, 'utf8');
+    return parseYaml(text, { maxAliasCount: -1 });
   } catch (error) {
-    throw new DocumentError(`cannot read ${file} (${firstLine(error)})`);
+    throw new DocumentError(`${name} is neither YAML nor JSON (${firstLine(error)})`);
   }
 }
 
-async function fetchText(url: string): Promise<string> {
+/** A file's path from the working directory, or a URL as it is: how an error names it. */
+function shown(url: string): string {
+  return url.startsWith('file:') ? relative(process.cwd(), fileURLToPath(url)) : url;
+}
+
+async function readSource(file: { url: string; name: string; from?: string }): Promise<string> {
+  const referenced = file.from === undefined ? '' : `, referenced from ${file.from}`;
+  if (!file.url.startsWith('file:')) return fetchText(file.url, referenced);
+  try {
+    return await readFile(fileURLToPath(file.url), 'utf8');
+  } catch (error) {
+    throw new DocumentError(`cannot read ${file.name}${referenced} (${firstLine(error)})`);
+  }
+}
+
+async function fetchText(url: string, referenced = ''): Promise<string> {
   let response: Response;
   try {
     response = await fetch(url, { headers: { accept: 'application/yaml, application/json;q=0.9, */*;q=0.1' }, signal: AbortSignal.timeout(30_000) });
   } catch (error) {
-    throw new DocumentError(`cannot fetch ${url} (${firstLine(error)})`);
+    throw new DocumentError(`cannot fetch ${url}${referenced} (${firstLine(error)})`);
   }
-  if (!response.ok) throw new DocumentError(`cannot fetch ${url} (HTTP ${response.status})`);
+  if (!response.ok) throw new DocumentError(`cannot fetch ${url}${referenced} (HTTP ${response.status})`);
   return response.text();
 }
 
@@ -212,16 +276,24 @@ export function firstLine(error: unknown): string {
 }
 
 /**
- * Replaces every local $ref (#/...) by the node it points at, in place; the same node is
+ * Replaces every $ref by the node it points at, in place: `#/...` in the root, an
+ * absolute URL (as loadFiles leaves them) in the file of that URL. The same node is
  * shared by every ref to it, so recursive schemas become cycles rather than endless
- * copies. Refs to other files or URLs are left as they are: nothing else is fetched.
+ * copies. A ref to nothing loaded is left as it is.
  */
-function dereference(document: unknown): unknown {
+function dereference(files: Map<string, unknown>, root: string): unknown {
+  const document = files.get(root);
   if (!isObject(document)) return document;
+  const lookup = (ref: string): unknown => {
+    const hash = ref.indexOf('#');
+    const file = hash === 0 ? document : files.get(hash < 0 ? ref : ref.slice(0, hash));
+    if (file === undefined || hash < 0 || hash === ref.length - 1) return file;
+    return localRef(file as Json, ref.slice(hash));
+  };
   const target = (node: unknown): unknown => {
     let current = node;
-    for (let hops = 0; hops < 32 && isObject(current) && typeof current.$ref === 'string' && current.$ref.startsWith('#'); hops++) {
-      const next = localRef(document, current.$ref);
+    for (let hops = 0; hops < 32 && isObject(current) && typeof current.$ref === 'string'; hops++) {
+      const next = lookup(current.$ref);
       if (next === undefined) return current;
       // OpenAPI 3.1 lets a $ref carry siblings (description, ...): keep them over the target.
       const siblings = Object.fromEntries(Object.entries(current).filter(([key]) => key !== '$ref'));

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { MIGRATIONS } from './schema.ts';
@@ -8,13 +8,22 @@ import type { Row } from '../rows.ts';
 
 export type { Row };
 
+/** The store holds hashed keys and plain signing secrets: only its owner may read it. */
+export const STORE_DIR_MODE = 0o700;
+const STORE_FILE_MODE = 0o600;
+
 /**
  * Opens (creating if needed) the SQLite file and brings its schema up to date. WAL lets
  * readers work while a writer commits; busy_timeout makes a second process (the admin
  * command) wait for the lock instead of failing.
  */
 export function openDatabase(file: string): Db {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  if (file !== ':memory:') {
+    mkdirSync(dirname(file), { recursive: true, mode: STORE_DIR_MODE });
+    // Created here rather than by SQLite, which would follow the umask (often world-readable);
+    // SQLite gives the -wal and -shm files the main file's permissions. An existing file keeps its own.
+    closeSync(openSync(file, 'a', STORE_FILE_MODE));
+  }
   const db = new DatabaseSync(file);
   db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;');
   migrate(db);

@@ -9,6 +9,7 @@
 import { mkdirSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 import { dirname } from 'node:path';
+import { STORE_DIR_MODE } from './database.ts';
 
 export class StoreLockedError extends Error {
   override name = 'StoreLockedError';
@@ -19,7 +20,8 @@ export interface ServerLock {
 }
 
 export function takeServerLock(lockFile: string): ServerLock {
-  mkdirSync(dirname(lockFile), { recursive: true });
+  // Taken before the store opens, so this may be what creates DATA_DIR: with the store's mode.
+  mkdirSync(dirname(lockFile), { recursive: true, mode: STORE_DIR_MODE });
   const db = new DatabaseSync(lockFile);
   try {
     db.exec('PRAGMA busy_timeout = 0; PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE');

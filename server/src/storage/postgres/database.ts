@@ -62,8 +62,37 @@ export async function transaction<T>(pool: pg.Pool, work: (client: pg.PoolClient
   });
 }
 
+/**
+ * No schema of the connection's search_path can be used, so there is nowhere to create
+ * the tables; PostgreSQL's own words ("no schema has been selected to create in") do
+ * not say which schema or what to do.
+ */
+export class SchemaMissingError extends Error {
+  override name = 'SchemaMissingError';
+}
+
+/** The first schema search_path names (not "$user"), as written there and as PostgreSQL folds it. */
+function firstSchema(searchPath: string): { written: string; name: string } {
+  const written = searchPath.split(',').map((entry) => entry.trim()).find((entry) => entry !== '' && entry !== '"$user"') ?? searchPath;
+  const name = written.startsWith('"') ? written.slice(1, -1).replaceAll('""', '"') : written.toLowerCase();
+  return { written, name };
+}
+
+async function requireSchema(client: pg.PoolClient): Promise<void> {
+  const { rows } = await client.query(`SELECT current_schema() AS current, current_setting('search_path') AS search_path`);
+  if (rows[0].current !== null) return;
+  const schema = firstSchema(String(rows[0].search_path));
+  const exists = (await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema.name])).rowCount! > 0;
+  throw new SchemaMissingError(
+    exists
+      ? `this database user may not use the schema ${schema.written} (search_path in DATABASE_URL): grant it USAGE and CREATE on that schema`
+      : `the schema ${schema.written} (search_path in DATABASE_URL) does not exist in this database: create it first (CREATE SCHEMA ${schema.written})`,
+  );
+}
+
 export async function migrate(pool: pg.Pool): Promise<number[]> {
   return transaction(pool, async (client) => {
+    await requireSchema(client);
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
     const done = new Set((await client.query('SELECT version FROM schema_migrations')).rows.map((r: Row) => Number(r.version)));

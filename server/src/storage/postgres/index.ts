@@ -23,7 +23,13 @@ export interface PostgresRedisStoreOptions {
  */
 export async function createPostgresRedisStore(options: PostgresRedisStoreOptions): Promise<Store> {
   const pool = createPool(options.databaseUrl);
-  if (options.migrate ?? true) await migrate(pool);
+  if (options.migrate ?? true) {
+    // A pool left open here would keep a refused operator command alive until its idle timeout.
+    await migrate(pool).catch(async (error: unknown) => {
+      await pool.end();
+      throw error;
+    });
+  }
   const redis: Redis = createRedis(options.redisUrl);
   redis.on('error', () => undefined); // reported per command as StoreUnavailableError
   const prefix = options.redisPrefix ?? '';
