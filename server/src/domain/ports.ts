@@ -63,6 +63,8 @@ export interface KeyRecord {
 export interface AccountStore {
   createAccount(account: NewAccount): Promise<void>;
   getAccount(id: string): Promise<Account | null>;
+  /** The accounts of these IDs that exist, in one read. */
+  getAccounts(ids: readonly string[]): Promise<Map<string, Account>>;
   listAccounts(): Promise<Account[]>;
   countAccounts(): Promise<number>;
   /** False, creating nothing, for a live key of an account whose sandbox clock has moved. */
@@ -121,6 +123,13 @@ export interface JobStore {
   creditBalance(accountId: string, period: string): Promise<CreditBalance>;
 }
 
+/** An event its receiver took, on its `attempts`th attempt. */
+export interface Delivered {
+  eventId: string;
+  at: number;
+  attempts: number;
+}
+
 /**
  * When to try an event again: `at` on the service's time, for the account's sandbox clock
  * as it stood when the failed attempt began (`clockOffsetMs`). A move of the clock made
@@ -139,8 +148,8 @@ export interface WebhookOutbox {
    * in flight on every sender (atomic against concurrent claims).
    */
   claimDueEvents(now: number, limit: number, leaseUntil: number, fairness: DeliveryFairness): Promise<OutboxEvent[]>;
-  /** Records the delivery and clears its destination's failures in a row. */
-  markDelivered(eventId: string, at: number, attempts: number): Promise<void>;
+  /** Records the deliveries, in one step, and clears their destinations' failures in a row. */
+  markDelivered(deliveries: Delivered[]): Promise<void>;
   /**
    * Records a failed attempt, and what it says of its destination: `down` counts one
    * more failure in a row, `up` clears them, `unknown` leaves them. Returns the

@@ -9,12 +9,13 @@ import {
   signWebhook,
 } from '../../../contract/webhookSignature.ts';
 import type { Clock } from '../domain/clock.ts';
-import type { OutboxEvent } from '../domain/model.ts';
+import type { Account, OutboxEvent } from '../domain/model.ts';
 import { destinationHealth, type DeliveryFairness, type DestinationHealth } from '../domain/webhookDestinations.ts';
 import { retryDelayMs } from '../domain/webhookSchedule.ts';
 import type { ServiceMode } from '../domain/webhookUrl.ts';
 import type { Metrics } from '../metrics.ts';
-import type { Store } from '../domain/ports.ts';
+import type { Delivered, Store } from '../domain/ports.ts';
+import { createBatcher } from './batcher.ts';
 import { deliverOnce, systemResolver, type Resolver } from './deliver.ts';
 import { createPump } from './pump.ts';
 
@@ -50,7 +51,9 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
       const now = clock.now();
       // The lease outlives one attempt, so a second dispatcher never sends it at the same time.
       const due = await store.outbox.claimDueEvents(now, room, now + options.timeoutMs * 2 + 5000, fairness);
-      for (const event of due) track(event);
+      // Each account's signing secret, read once for all its events of this claim.
+      const accounts = due.length > 0 ? await store.accounts.getAccounts([...new Set(due.map((e) => e.accountId))]) : new Map<string, Account>();
+      for (const event of due) track(event, accounts.get(event.accountId) ?? null);
       if (due.length === room) pump.wake(); // there may be more: one more pass
       // Events due now but not claimed (held by an attempt, or waiting for their
       // destination's room) are not waited on: that would be a busy loop. A settled
@@ -61,11 +64,12 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
     options.pollMs,
     (error) => log.warn({ err: error }, 'could not read the webhook outbox; retrying'),
   );
+  // Deliveries are recorded together: under load, one write for the attempts that ended meanwhile.
+  const delivered = createBatcher<Delivered>((batch) => store.outbox.markDelivered(batch));
   let dueTimer: NodeJS.Timeout | undefined;
   let dueAt = Number.POSITIVE_INFINITY;
 
-  async function attempt(event: OutboxEvent): Promise<void> {
-    const account = await store.accounts.getAccount(event.accountId);
+  async function attempt(event: OutboxEvent, account: Account | null): Promise<void> {
     const attempts = event.attempts + 1;
     const timestamp = Math.floor(clock.now() / 1000);
     const result = account
@@ -84,7 +88,7 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
       : ({ ok: false, status: null, error: 'account no longer exists', attempted: false } as const);
 
     if (result.ok) {
-      await store.outbox.markDelivered(event.id, clock.now(), attempts);
+      await delivered.add({ eventId: event.id, at: clock.now(), attempts });
       metrics?.webhookDeliveries.inc({ outcome: 'delivered' });
       log.info({ eventId: event.id, type: event.type, attempts, status: result.status }, 'webhook delivered');
       return;
@@ -112,8 +116,8 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
     }
   }
 
-  function track(event: OutboxEvent): void {
-    const p: Promise<void> = attempt(event)
+  function track(event: OutboxEvent, account: Account | null): void {
+    const p: Promise<void> = attempt(event, account)
       .catch((error) => log.error({ err: error, eventId: event.id }, 'webhook bookkeeping failed; the event lease will expire and it will be retried'))
       .finally(() => {
         inFlight.delete(p);
@@ -142,6 +146,7 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
       pump.stop();
       clearTimeout(dueTimer);
       await Promise.all(inFlight);
+      await delivered.drain();
     },
   };
 }

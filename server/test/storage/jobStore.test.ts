@@ -195,7 +195,7 @@ describe('fair claims across destinations', () => {
     await pendingEvents('a', 'https://a.example/hook', 4, 1000);
     await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR);
 
-    await store.outbox.markDelivered('evt_a0', 6000, 1);
+    await store.outbox.markDelivered([{ eventId: 'evt_a0', at: 6000, attempts: 1 }]);
     const afterOne = await store.outbox.claimDueEvents(6000, 10, 30_000, FAIR);
     const afterLeases = await store.outbox.claimDueEvents(30_001, 10, 60_000, FAIR);
 
@@ -214,7 +214,7 @@ describe('fair claims across destinations', () => {
     const open = await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR); // a3 still in flight: no room
     counts.push(await store.outbox.scheduleRetry('evt_a3', 1, { at: later, clockOffsetMs: 0 }, 'status 500', 'down'));
     const probe = await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR);
-    await store.outbox.markDelivered('evt_a4', 5100, 1);
+    await store.outbox.markDelivered([{ eventId: 'evt_a4', at: 5100, attempts: 1 }]);
     const closed = await store.outbox.claimDueEvents(5100, 10, 30_000, FAIR);
 
     expect(counts).toEqual([1, 2, 3, 4]);

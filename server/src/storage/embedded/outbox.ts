@@ -59,6 +59,7 @@ export function embeddedOutbox(db: Db): WebhookOutbox {
     for (const r of failuresOf.all(JSON.stringify(unread)) as Row[]) failures.set(String(r.destination), Number(r.failures));
   }
 
+  const delivered = db.prepare(`UPDATE webhook_events SET status = 'delivered', delivered_at = ?, attempts = ?, lease_until = NULL WHERE id = ?`);
   return {
     async claimDueEvents(now, limit, leaseUntil, fairness) {
       return transaction(db, () => {
@@ -84,10 +85,12 @@ export function embeddedOutbox(db: Db): WebhookOutbox {
         return picked.length === 0 ? [] : (byIds.all(JSON.stringify(picked.map((e) => e.id))) as Row[]).map(rowToEvent);
       });
     },
-    async markDelivered(id, at, attempts) {
+    async markDelivered(deliveries) {
       transaction(db, () => {
-        db.prepare(`UPDATE webhook_events SET status = 'delivered', delivered_at = ?, attempts = ?, lease_until = NULL WHERE id = ?`).run(at, attempts, id);
-        cleared.run(id);
+        for (const { eventId, at, attempts } of deliveries) {
+          delivered.run(at, attempts, eventId);
+          cleared.run(eventId);
+        }
       });
     },
     async scheduleRetry(id, attempts, retry, error, health) {

@@ -29,6 +29,10 @@ export function postgresAccounts(pool: pg.Pool, versions: AccountVersions): Acco
       const r = await q('SELECT * FROM accounts WHERE id = $1', [id]);
       return r.rows[0] ? toAccount(r.rows[0]) : null;
     },
+    async getAccounts(ids) {
+      const r = await q('SELECT * FROM accounts WHERE id = ANY($1::text[])', [[...ids]]);
+      return new Map(r.rows.map((row) => [String(row.id), toAccount(row)]));
+    },
     async listAccounts() {
       return (await q('SELECT * FROM accounts ORDER BY created_at')).rows.map((row) => toAccount(row));
     },

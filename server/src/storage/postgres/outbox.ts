@@ -103,12 +103,15 @@ export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
         return leased.rows.map(rowToEvent).sort((a, b) => a.nextAttemptAt - b.nextAttemptAt);
       });
     },
-    async markDelivered(id, at, attempts) {
+    async markDelivered(deliveries) {
+      if (deliveries.length === 0) return;
       await q(
         `WITH done AS (
-           UPDATE webhook_events SET status = 'delivered', delivered_at = $1, attempts = $2, lease_until = NULL WHERE id = $3 RETURNING destination)
+           UPDATE webhook_events e SET status = 'delivered', delivered_at = d.at, attempts = d.attempts, lease_until = NULL
+           FROM unnest($1::text[], $2::bigint[], $3::int[]) AS d(id, at, attempts)
+           WHERE e.id = d.id RETURNING e.destination)
          DELETE FROM webhook_destinations WHERE destination IN (SELECT destination FROM done)`,
-        [at, attempts, id],
+        [deliveries.map((d) => d.eventId), deliveries.map((d) => d.at), deliveries.map((d) => d.attempts)],
       );
     },
     async scheduleRetry(id, attempts, retry, error, health) {
