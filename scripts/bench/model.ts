@@ -183,6 +183,8 @@ export interface DrainStore {
 
 export interface DrainSection {
   dispatcher: Record<string, string>;
+  /** Receivers (one destination each) the backlog was spread over; absent in reports from before there were several. */
+  destinations?: number;
   stores: DrainStore[];
 }
 

@@ -1,9 +1,9 @@
 // The webhook receiver of the benchmark, run in a worker thread so that its receipt
 // times are not delayed by the load generator on the main thread. It answers 200 at
 // once and posts one small message per delivery: when it arrived and what it carried.
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 
 export interface ReceivedDelivery {
   /** Epoch ms with sub-ms precision, taken when the whole body was read. */
@@ -17,10 +17,10 @@ export interface ReceivedDelivery {
   acceptedAt: number;
 }
 
-export type ReceiverMessage = { type: 'listening'; port: number } | { type: 'delivery'; delivery: ReceivedDelivery };
+export type ReceiverMessage = { type: 'listening'; ports: number[] } | { type: 'delivery'; delivery: ReceivedDelivery };
 
 const port = parentPort!;
-const server = createServer((req, res) => {
+function answer(req: IncomingMessage, res: ServerResponse): void {
   const chunks: Buffer[] = [];
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
@@ -41,8 +41,17 @@ const server = createServer((req, res) => {
       // Not an event of ours: answered, not recorded.
     }
   });
-});
-server.keepAliveTimeout = 5000;
-server.listen(0, '127.0.0.1', () => {
-  port.postMessage({ type: 'listening', port: (server.address() as AddressInfo).port } satisfies ReceiverMessage);
-});
+}
+
+// One port per destination the benchmark delivers to: the service shares its attempts
+// fairly between destinations (host and port), so each port is a receiver of its own.
+const destinations = Number((workerData as { destinations?: number } | null)?.destinations ?? 1);
+const ports: number[] = [];
+for (let i = 0; i < destinations; i++) {
+  const listener = createServer(answer);
+  listener.keepAliveTimeout = 5000;
+  listener.listen(0, '127.0.0.1', () => {
+    ports.push((listener.address() as AddressInfo).port);
+    if (ports.length === destinations) port.postMessage({ type: 'listening', ports } satisfies ReceiverMessage);
+  });
+}

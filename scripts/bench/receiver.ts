@@ -6,7 +6,10 @@ import type { ReceivedDelivery, ReceiverMessage } from './receiver-worker.ts';
 export type { ReceivedDelivery };
 
 export interface BenchReceiver {
+  /** The first destination's URL. */
   url: string;
+  /** One URL per destination (a port each), the first being `url`. */
+  urls: string[];
   deliveries: ReceivedDelivery[];
   /** Distinct event IDs received since the last reset. */
   distinct(): number;
@@ -18,18 +21,18 @@ export interface BenchReceiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(): Promise<BenchReceiver> {
-  const worker = new Worker(new URL('./receiver-worker.ts', import.meta.url));
+export async function startReceiver(destinations = 1): Promise<BenchReceiver> {
+  const worker = new Worker(new URL('./receiver-worker.ts', import.meta.url), { workerData: { destinations } });
   const deliveries: ReceivedDelivery[] = [];
   const seen = new Set<string>();
   const waiting = new Map<string, (d: ReceivedDelivery) => void>();
   let onAny: (() => void) | undefined;
 
-  const port = await new Promise<number>((resolve, reject) => {
+  const ports = await new Promise<number[]>((resolve, reject) => {
     worker.once('error', reject);
     worker.on('message', (message: ReceiverMessage) => {
       if (message.type === 'listening') {
-        resolve(message.port);
+        resolve(message.ports);
         return;
       }
       const d = message.delivery;
@@ -42,7 +45,8 @@ export async function startReceiver(): Promise<BenchReceiver> {
   });
 
   return {
-    url: `http://127.0.0.1:${port}/hooks`,
+    url: `http://127.0.0.1:${ports[0]}/hooks`,
+    urls: ports.map((port) => `http://127.0.0.1:${port}/hooks`),
     deliveries,
     distinct: () => seen.size,
     waitForResource(resourceId, timeoutMs) {

@@ -226,7 +226,7 @@ function webhooksSection(report: BenchReport): string[] {
     out.push('## 4. Webhooks');
     out.push('');
     const settings = hooks?.dispatcher ?? drain?.dispatcher ?? {};
-    out.push(`Dispatcher settings: ${Object.entries(settings).map(([k, v]) => `${k}=${v}`).join(', ')} (the server's defaults). The receiver is a local HTTP server in a worker thread of the benchmark that answers 200 at once.`);
+    out.push(`Dispatcher settings: ${Object.entries(settings).map(([k, v]) => `${k}=${v}`).join(', ')} (the server's defaults). The receivers are local HTTP servers (one port each) in a worker thread of the benchmark that answer 200 at once.`);
     out.push('');
     if (hooks) {
       out.push(`*Lag*: jobs created through the API with a webhook_url at a steady ${hooks.rate} a second (evenly spaced POSTs, an open loop), so the deliveries per second here are the creation rate; lag is the event's created_at (the job's terminal state) to receipt. Create -> ready of the same jobs shows whether the runner keeps up at that rate.`);

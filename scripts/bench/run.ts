@@ -12,7 +12,7 @@ import { Context } from './harness.ts';
 import type { BenchReport, Commit, Machine, PartStatus } from './model.ts';
 import { PARTS, PART_TITLES, USAGE, UsageError, parseOptions, type Options, type Part } from './options.ts';
 import { conformancePhase } from './parts/conformance.ts';
-import { drainPhase } from './parts/drain.ts';
+import { DRAIN_DESTINATIONS, drainPhase } from './parts/drain.ts';
 import { jobsPhase } from './parts/jobs.ts';
 import { keysPhase } from './parts/keys.ts';
 import { servePhase } from './parts/serve.ts';
@@ -171,11 +171,11 @@ async function main(): Promise<number> {
       Object.assign(report, await servePhase(ctx, { read: want('read'), growth: want('growth'), write: want('write') }));
     });
     await group(['jobs', 'webhooks'], async () => {
-      receiver ??= await startReceiver();
+      receiver ??= await startReceiver(DRAIN_DESTINATIONS);
       Object.assign(report, await jobsPhase(ctx, receiver, { jobs: want('jobs'), webhooks: want('webhooks') }));
     });
     await group(['drain'], async () => {
-      receiver ??= await startReceiver();
+      receiver ??= await startReceiver(DRAIN_DESTINATIONS);
       report.drain = await drainPhase(ctx, receiver);
     });
     await group(['keys'], async () => {

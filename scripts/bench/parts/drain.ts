@@ -1,17 +1,33 @@
 // A backlog of queued webhook events (outbox rows written straight
-// into a fresh store) and the time the dispatcher takes to deliver them all to a local
-// receiver once the server starts.
+// into a fresh store) and the time the dispatcher takes to deliver them all to local
+// receivers once the server starts.
 import { watchCpu } from '../cpu.ts';
 import { startBenchServer, waitFor, withProfile, type Context } from '../harness.ts';
 import type { DrainSection, DrainStore } from '../model.ts';
 import type { BenchReceiver } from '../receiver.ts';
-import { STORE_LABEL } from '../stores.ts';
+import { STORE_LABEL, type BenchStore, type Owner } from '../stores.ts';
 import { dispatcherSettings } from './jobs.ts';
 
 const DRAIN_TIMEOUT_MS = 600_000;
 /** Events of the (untimed) profiled drain: enough samples to see where the time goes. */
 const PROFILED_EVENTS = 3_000;
 const BOOKKEEPING_TIMEOUT_MS = 30_000;
+
+/**
+ * Receivers the backlog is spread over. The service gives one destination at most
+ * WEBHOOK_DESTINATION_CONCURRENCY of its WEBHOOK_CONCURRENCY attempts (fairness between
+ * customers), so a single receiver would measure that cap, not the service: four at the
+ * defaults (4 x 8 = 32) let every attempt slot work, as a service with several customers does.
+ */
+export const DRAIN_DESTINATIONS = 4;
+
+/** `count` pending events, spread evenly over `urls`. */
+async function seedAcross(store: BenchStore, owner: Owner, count: number, urls: string[]): Promise<void> {
+  for (const [i, url] of urls.entries()) {
+    const share = Math.floor(count / urls.length) + (i < count % urls.length ? 1 : 0);
+    await store.seedPendingEvents(owner, share, url, 'http://localhost:3000');
+  }
+}
 
 export async function drainPhase(ctx: Context, receiver: BenchReceiver): Promise<DrainSection> {
   const { sizes } = ctx;
@@ -21,7 +37,7 @@ export async function drainPhase(ctx: Context, receiver: BenchReceiver): Promise
     try {
       const owner = await store.createOwner({ name: 'Bench drain' });
       ctx.log(`drain: ${STORE_LABEL[kind]}: ${sizes.drainEvents.toLocaleString('en-US')} queued webhook events`);
-      await store.seedPendingEvents(owner, sizes.drainEvents, receiver.url, 'http://localhost:3000');
+      await seedAcross(store, owner, sizes.drainEvents, receiver.urls);
       receiver.reset();
       const spawned = performance.timeOrigin + performance.now();
       const proc = await startBenchServer(`server-${kind}-drain`, store);
@@ -67,7 +83,7 @@ export async function drainPhase(ctx: Context, receiver: BenchReceiver): Promise
     }
     stores.at(-1)!.profile = await profiledDrain(ctx, kind, receiver, Math.min(PROFILED_EVENTS, sizes.drainEvents));
   }
-  return { dispatcher: dispatcherSettings({}), stores };
+  return { dispatcher: dispatcherSettings({}), destinations: DRAIN_DESTINATIONS, stores };
 }
 
 /** The same drain again on a fresh store, under `node --cpu-prof`, to say where its time goes. */
@@ -76,7 +92,7 @@ async function profiledDrain(ctx: Context, kind: DrainStore['store'], receiver: 
   const store = await ctx.store(kind);
   try {
     const owner = await store.createOwner({ name: 'Bench drain profile' });
-    await store.seedPendingEvents(owner, events, receiver.url, 'http://localhost:3000');
+    await seedAcross(store, owner, events, receiver.urls);
     receiver.reset();
     return await withProfile(ctx, `drain-${kind}`, store, async () => {
       await receiver.waitForCount(events, DRAIN_TIMEOUT_MS);
