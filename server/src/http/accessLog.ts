@@ -12,6 +12,9 @@ type Tagged = IncomingMessage & { [REQUEST_ID]?: string };
 const pathOf = (req: IncomingMessage) => (req.url ?? '').split('?')[0]!;
 
 export function accessLog(log: Logger): Middleware {
+  // Its lines are info (and warn for a 5xx, which the error handler logs as well): below
+  // info, pino-http would build a child logger per request for lines never written.
+  if (!log.isLevelEnabled('info')) return (_ctx, next) => next();
   const logRequest = pinoHttp({
     logger: log,
     quietReqLogger: true,

@@ -1,12 +1,18 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Middleware } from './state.ts';
 
 const CLIENT_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
+/**
+ * A new request ID: 16 hex digits of a random UUID, whose entropy Node draws in batches
+ * (a fresh randomBytes call per request cost a few percent of a read).
+ */
+const newRequestId = () => `req_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+
 /** X-Request-Id on every response: the client's own when it is sane, else a new one. */
 export const requestId: Middleware = async (ctx, next) => {
   const given = ctx.get('X-Request-Id');
-  ctx.state.requestId = CLIENT_ID.test(given) ? given : `req_${randomBytes(8).toString('hex')}`;
+  ctx.state.requestId = CLIENT_ID.test(given) ? given : newRequestId();
   ctx.set('X-Request-Id', ctx.state.requestId);
   await next();
 };

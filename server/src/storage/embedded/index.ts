@@ -44,12 +44,13 @@ function embeddedStore(db: Db, lock: ServerLock | undefined): Store {
   const rateLimits = embeddedRateLimits(db, versions);
   const stores = { accounts: embeddedAccounts(db, versions), jobs: embeddedJobs(db), outbox: embeddedOutbox(db), bulk: embeddedBulk(db) };
   const flusher = setInterval(() => rateLimits.flush(), RATE_COUNTER_FLUSH_MS);
+  const ping = db.prepare('SELECT 1');
   flusher.unref();
   return {
     ...stores,
     rateLimits,
     async ping() {
-      db.prepare('SELECT 1').get();
+      ping.get();
     },
     async close() {
       clearInterval(flusher);

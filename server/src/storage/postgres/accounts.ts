@@ -18,6 +18,8 @@ function toAccount(row: Row, id = row.id): Account {
 
 export function postgresAccounts(pool: pg.Pool, versions: AccountVersions): AccountStore {
   const q = (text: string, values: unknown[] = []) => guarded(() => pool.query(text, values));
+  /** Prepared once per connection: the reads every request or every webhook claim makes. */
+  const named = (name: string, text: string, values: unknown[]) => guarded(() => pool.query({ name, text, values }));
   const changed = (r: pg.QueryResult) => (r.rowCount ?? 0) > 0;
   return {
     async createAccount(a) {
@@ -30,7 +32,7 @@ export function postgresAccounts(pool: pg.Pool, versions: AccountVersions): Acco
       return r.rows[0] ? toAccount(r.rows[0]) : null;
     },
     async getAccounts(ids) {
-      const r = await q('SELECT * FROM accounts WHERE id = ANY($1::text[])', [[...ids]]);
+      const r = await named('accounts-by-id', 'SELECT * FROM accounts WHERE id = ANY($1::text[])', [[...ids]]);
       return new Map(r.rows.map((row) => [String(row.id), toAccount(row)]));
     },
     async listAccounts() {
@@ -49,7 +51,8 @@ export function postgresAccounts(pool: pg.Pool, versions: AccountVersions): Acco
       });
     },
     async findKeyByHash(hash) {
-      const r = await q(
+      const r = await named(
+        'key-by-hash',
         `SELECT k.id AS key_id, k.mode, k.prefix, k.created_at AS key_created_at, k.revoked_at,
                 a.id AS account_id, a.name, a.monthly_credits, a.plan, a.signing_secret, a.created_at, a.clock_offset_ms
          FROM api_keys k JOIN accounts a ON a.id = k.account_id

@@ -54,7 +54,8 @@ export function postgresJobs(pool: pg.Pool): JobStore {
     },
 
     async getJob(id) {
-      const r = await q('SELECT * FROM jobs WHERE id = $1', [id]);
+      // Named: prepared once per connection, as the hottest read of the API.
+      const r = await guarded(() => pool.query({ name: 'job-by-id', text: 'SELECT * FROM jobs WHERE id = $1', values: [id] }));
       return r.rows[0] ? rowToJob(r.rows[0]) : null;
     },
 

@@ -45,16 +45,20 @@ export function createRedis(url: string): Redis {
 }
 
 export function redisRateLimits(redis: Redis, prefix: string): RateLimitStore {
+  // Sent by its SHA1 (EVALSHA), and in full only when Redis does not know it yet: the
+  // script is not hashed and compiled again on every request.
+  redis.defineCommand('avatarServiceConsume', { lua: CONSUME });
+  const consume = (redis as unknown as { avatarServiceConsume(keys: number, ...args: string[]): Promise<number[]> }).avatarServiceConsume.bind(redis);
   async function run(who: { keyId: string; accountId: string }, bucket: string, limits: Record<WindowName, number>, now: number, version: number | null) {
     // The account ID in braces keeps the windows and the account's version in one hash slot on a Redis Cluster.
     const keys = WINDOWS.map((w) => `${prefix}rl:{${who.accountId}}:${who.keyId}:${bucket}:${w}:${windowStart(w, now)}`);
     const ttls = WINDOWS.map((w) => String(windowStart(w, now) + WINDOW_MS[w] - now + 1000));
     let reply: number[];
     try {
-      reply = (await redis.eval(
-        CONSUME, keys.length + 1, ...keys, versionKey(prefix, who.accountId),
+      reply = await consume(
+        keys.length + 1, ...keys, versionKey(prefix, who.accountId),
         ...WINDOWS.map((w) => String(limits[w])), ...ttls, version === null ? '' : String(version), version === null ? '0' : '1',
-      )) as number[];
+      );
     } catch (error) {
       throw new StoreUnavailableError(`Redis unavailable: ${(error as Error).message}`);
     }
