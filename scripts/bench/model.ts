@@ -31,7 +31,8 @@ export interface RoundFigure {
   cpu?: CpuCores;
 }
 
-export type ReadRole = 'ceiling' | 'server' | 'mock' | 'diagnostic';
+/** `scale`: the read through a balancer to one and to two API processes (PostgreSQL + Redis). */
+export type ReadRole = 'ceiling' | 'server' | 'mock' | 'diagnostic' | 'scale';
 
 export interface ReadTarget {
   id: string;
@@ -127,6 +128,8 @@ export interface WriteSection {
   roundSeconds: number;
   rounds: number;
   body: string;
+  /** Bare Koa + @koa/router doing one SQLite insert per request, in the same rounds; absent in reports from before it was measured. */
+  ceiling?: { acceptedPerSecond: number; p50Ms: number; p99Ms: number; unexpected: number };
   stores: WriteStore[];
 }
 

@@ -15,6 +15,7 @@ export const SERVER_NODE_FLAGS: readonly string[] = (() => {
   return start.slice(1, start.indexOf('server/src/main.ts'));
 })();
 const BARE_KOA = join(ROOT, 'scripts', 'bench', 'bare-koa.ts');
+const BALANCER = join(ROOT, 'scripts', 'bench', 'balancer.ts');
 // Prism's entry point run with this Node (see scripts/mock.ts: the .bin shim may pick an older Node).
 const PRISM = join(ROOT, 'node_modules', '@stoplight', 'prism-cli', 'dist', 'index.js');
 const BUNDLE = join(ROOT, 'generated', 'openapi.json');
@@ -186,15 +187,27 @@ export async function startServer(name: string, env: Record<string, string>, nod
   });
 }
 
-/** The ceiling: bare Koa + @koa/router answering with the bytes in `bodyFile`. */
-export async function startBareKoa(bodyFile: string): Promise<Proc> {
+/** The ceiling: bare Koa + @koa/router answering with the bytes in `bodyFile` (and, with `sqliteFile`, inserting each POSTed body there). */
+export async function startBareKoa(bodyFile: string, sqliteFile?: string): Promise<Proc> {
   const port = await freePort();
   return spawnChild({
-    name: 'bare-koa',
-    args: [BARE_KOA, '--port', String(port), '--body', bodyFile],
+    name: sqliteFile ? 'bare-koa-sqlite' : 'bare-koa',
+    args: [BARE_KOA, '--port', String(port), '--body', bodyFile, ...(sqliteFile ? ['--sqlite', sqliteFile] : [])],
     port,
     env: {},
     probe: { path: '/v1/avatars/probe' },
+  });
+}
+
+/** A round-robin TCP balancer in front of `targets` (balancer.ts), ready once it reaches one of them. */
+export async function startBalancer(name: string, targets: Proc[]): Promise<Proc> {
+  const port = await freePort();
+  return spawnChild({
+    name,
+    args: [BALANCER, '--port', String(port), '--targets', targets.map((t) => new URL(t.url).host).join(',')],
+    port,
+    env: {},
+    probe: { path: '/healthz' },
   });
 }
 

@@ -23,7 +23,7 @@ export function readChart(report: BenchReport): string | null {
   const read = report.read;
   if (!read) return null;
   const bars: Bar[] = read.targets
-    .filter((t) => t.role !== 'diagnostic')
+    .filter((t) => t.role !== 'diagnostic' && t.role !== 'scale')
     .map((t) => ({ label: t.label, value: t.rps, kind: t.role, note: t.role === 'ceiling' ? 'ceiling' : `${formatPercent(t.vsKoa.rps)} of bare Koa` }));
   const subtitle = `GET /v1/avatars/{id}, ${read.connections} connections, median of ${read.rounds} x ${read.roundSeconds} s · ${report.machine.cores} cores, ${report.machine.cpuModel} · ${report.startedAt.slice(0, 10)}${report.mode === 'quick' ? ' · QUICK RUN' : ''}`;
   return barChart(bars, 'Read throughput: the server against bare Koa and the Prism mock', subtitle);
@@ -40,6 +40,25 @@ function readRows(targets: ReadTarget[]): string[][] {
     String(t.unexpected),
     mb(t.hwmBytes ?? t.peakRssBytes),
   ]);
+}
+
+/** What a second API process adds on PostgreSQL + Redis, behind the same balancer. */
+function scaleOutLines(report: BenchReport): string[] {
+  const targets = report.read?.targets ?? [];
+  const one = targets.find((t) => t.id === 'scale-pg-1');
+  const two = targets.find((t) => t.id === 'scale-pg-2');
+  if (!one || !two) return [];
+  const machine = (t: ReadTarget) => (t.cpu ? `, machine busy ${cores(t.cpu.machine)} of ${report.machine.cores} (PostgreSQL + Redis ${cores(t.cpu.databases)}, the balancer ${cores(t.cpu.target)}, the load generator ${cores(t.cpu.loadGenerator)}, the API processes and the rest ${cores(t.cpu.other)})` : '');
+  return [
+    'Scaling out (same rounds): the read through a round-robin TCP balancer (a Node process of its own, scripts/bench/balancer.ts) to one API process, and to two on the same PostgreSQL + Redis.',
+    '',
+    table(['target', 'req/s', 'p50', 'p99', 'unexpected'], [one, two].map((t) => [t.label, perSecond(t.rps), ms(t.p50Ms), ms(t.p99Ms), String(t.unexpected)])),
+    '',
+    `Two processes give ${formatRatio(two.rps / one.rps)} the throughput of one${machine(two)}. ` +
+      `API processes share nothing but PostgreSQL and Redis (key records are checked against Redis on every count), so on machines of their own they add up until the database does not; ` +
+      `on this one they share the two cores with the database, the balancer and the load generator, so the figure shows what the cores allow, not what a second machine would add.`,
+    '',
+  ];
 }
 
 /** The title, the machine and the commit. */
@@ -90,12 +109,13 @@ function readPathSection(report: BenchReport): string[] {
     out.push(`![read throughput](${CHART_FILE})`);
     out.push('');
     const head = ['target', 'req/s', 'p50', 'p99', 'vs bare Koa (req/s, p99)', 'vs Prism (req/s, p99)', 'unexpected', 'peak RSS'];
-    out.push(table(head, readRows(read.targets.filter((t) => t.role !== 'diagnostic'))));
+    out.push(table(head, readRows(read.targets.filter((t) => t.role !== 'diagnostic' && t.role !== 'scale'))));
     out.push('');
     out.push('Diagnostics (same rounds, same servers), to locate the cost:');
     out.push('');
     out.push(table(['target', 'req/s', 'p50', 'p99', 'vs bare Koa', 'vs Prism', 'unexpected', 'peak RSS'], readRows(read.targets.filter((t) => t.role === 'diagnostic')).map((r, i) => [`${r[0]} — ${read.targets.filter((t) => t.role === 'diagnostic')[i]!.request}`, ...r.slice(1)])));
     out.push('');
+    out.push(...scaleOutLines(report));
     const withCpu = read.targets.filter((t) => t.cpu);
     if (withCpu.length) {
       out.push(`CPU used during the read loads, in cores of the machine's ${report.machine.cores} (median of rounds, from /proc): the target's own process, the benchmark process generating the load, every PostgreSQL and Redis process on the machine, and all other processes (other users of the machine included).`);
@@ -172,6 +192,16 @@ function writePathSection(report: BenchReport): string[] {
       ),
     );
     out.push('');
+    if (write.ceiling) {
+      const c = write.ceiling;
+      out.push(
+        `The ceiling, in the same rounds: bare Koa + @koa/router reading the body as JSON and inserting it into SQLite (WAL, synchronous=NORMAL), one row per request, with no key, limiter, validation, credits or job: ` +
+          `${perSecond(c.acceptedPerSecond)} (p50 ${ms(c.p50Ms)}, p99 ${ms(c.p99Ms)}). ` +
+          write.stores.map((s) => `${STORE_LABEL[s.store]}: ${formatPercent(s.acceptedPerSecond / c.acceptedPerSecond)} of it`).join('; ') +
+          '.',
+      );
+      out.push('');
+    }
   }
 
   for (const s of write?.stores.filter((x) => x.profile) ?? []) {

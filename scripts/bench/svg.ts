@@ -6,7 +6,7 @@ export interface Bar {
   value: number;
   /** Shown after the value, e.g. "41% of bare Koa". */
   note?: string;
-  kind: 'ceiling' | 'server' | 'mock' | 'diagnostic';
+  kind: 'ceiling' | 'server' | 'mock' | 'diagnostic' | 'scale';
 }
 
 const COLOURS: Record<Bar['kind'], string> = {
@@ -14,6 +14,7 @@ const COLOURS: Record<Bar['kind'], string> = {
   server: '#2563eb',
   mock: '#d97706',
   diagnostic: '#93c5fd',
+  scale: '#1e40af',
 };
 
 const WIDTH = 860;

@@ -7,7 +7,7 @@ import { bearer, getJson, interleavedRounds, startBenchServer, waitFor, withProf
 import { cycle, runLoad } from '../load.ts';
 import type { GrowthSection, GrowthStore, MemoryFigure, ProfileFigure, ReadSection, ReadTarget, WriteSection, WriteStore } from '../model.ts';
 import type { Attribution } from '../profile.ts';
-import { startBareKoa, startPrism, type Proc } from '../procs.ts';
+import { startBalancer, startBareKoa, startPrism, type Proc } from '../procs.ts';
 import { parseGcTrace, ratio } from '../stats.ts';
 import { SEED_INPUT, STORE_LABEL, type BenchStore, type Owner, type StoreKind } from '../stores.ts';
 
@@ -68,6 +68,7 @@ async function readComparison(ctx: Context, served: Served[]): Promise<ReadSecti
 
   const koa = await startBareKoa(bodyFile);
   const prism = await startPrism();
+  const scale = await scaleOutTargets(served);
   const targets: (RoundTarget & { label: string; role: ReadTarget['role']; store?: StoreKind; request: string })[] = [
     { id: 'bare-koa', label: 'bare Koa + @koa/router (ceiling)', role: 'ceiling', request: GET_AVATAR, proc: koa, path: `/v1/avatars/${avatarId(first)}`, expectedStatus: 200 },
     ...served.map((s) => ({
@@ -91,6 +92,7 @@ async function readComparison(ctx: Context, served: Served[]): Promise<ReadSecti
       headers: bearer('sk_test_bench_prism'),
       expectedStatus: 200,
     },
+    ...scale.targets,
     // Diagnostics: what the server costs without the avatar read, to explain the gap.
     ...served.flatMap((s) => [
       { id: `diag-healthz-${s.kind}`, label: `server, ${STORE_LABEL[s.kind]}: GET /healthz`, role: 'diagnostic' as const, store: s.kind, request: 'GET /healthz (no auth, no limiter; pings the store)', proc: s.proc, path: '/healthz', expectedStatus: 200 },
@@ -111,6 +113,7 @@ async function readComparison(ctx: Context, served: Served[]): Promise<ReadSecti
   const outcome = await interleavedRounds(ctx, targets, { rounds: sizes.rounds, seconds: sizes.roundSeconds, warmupSeconds: sizes.warmupSeconds, connections: sizes.connections, what: 'read' });
   await koa.stop();
   await prism.stop();
+  await scale.stop();
 
   const koaOut = outcome.get('bare-koa')!;
   const prismOut = outcome.get('prism')!;
@@ -151,6 +154,30 @@ async function readComparison(ctx: Context, served: Served[]): Promise<ReadSecti
   const memory: MemoryFigure[] = [];
   for (const s of served) memory.push(await memoryDiagnostic(ctx, s.kind));
   return { connections: sizes.connections, warmupSeconds: sizes.warmupSeconds, roundSeconds: sizes.roundSeconds, rounds: sizes.rounds, targets: readTargets, profiles, memory };
+}
+
+/**
+ * Scaling out on PostgreSQL + Redis: the same read through a round-robin balancer to one
+ * API process and to two (the second started on the same store), so that the balancer's
+ * own cost is in both and the ratio is what a second process adds.
+ */
+async function scaleOutTargets(served: Served[]) {
+  const pg = served.find((s) => s.kind === 'pg');
+  if (!pg) return { targets: [], stop: async () => undefined };
+  const second = await startBenchServer('server-pg-2', pg.store);
+  const one = await startBalancer('balancer-1', [pg.proc]);
+  const two = await startBalancer('balancer-2', [pg.proc, second]);
+  const read = { request: GET_AVATAR, path: `/v1/avatars/${pg.avatarIds[0]!}`, headers: bearer(pg.reader.apiKey), expectedStatus: 200, role: 'scale' as const, store: 'pg' as const };
+  return {
+    targets: [
+      { id: 'scale-pg-1', label: `${STORE_LABEL.pg}: 1 API process behind a round-robin balancer`, proc: one, ...read },
+      { id: 'scale-pg-2', label: `${STORE_LABEL.pg}: 2 API processes behind a round-robin balancer`, proc: two, ...read },
+    ],
+    async stop() {
+      await Promise.all([one.stop(), two.stop()]);
+      await second.stop();
+    },
+  };
 }
 
 /** A tighter young generation than the server's own (`npm start`), tried by the memory diagnostic (MB per semi-space). */
@@ -260,9 +287,15 @@ function writeLoad(s: Served) {
 
 async function writePath(ctx: Context, served: Served[]): Promise<WriteSection> {
   const { sizes } = ctx;
-  const targets: RoundTarget[] = served.map((s) => ({ id: `write-${s.kind}`, proc: s.proc, ...writeLoad(s), connections: sizes.writeConnections }));
+  // The ceiling: bare Koa doing one SQLite insert of the body per request, in the same rounds.
+  const bodyFile = join(ctx.tmp, 'write-ceiling.json');
+  writeFileSync(bodyFile, '{}');
+  const koa = await startBareKoa(bodyFile, join(ctx.tmp, 'write-ceiling.db'));
+  const ceiling: RoundTarget = { id: 'write-bare-koa-sqlite', proc: koa, path: '/v1/avatars', method: 'POST', headers: { 'Content-Type': 'application/json' }, body: WRITE_BODY, expectedStatus: 202, connections: sizes.writeConnections };
+  const targets: RoundTarget[] = [ceiling, ...served.map((s) => ({ id: `write-${s.kind}`, proc: s.proc, ...writeLoad(s), connections: sizes.writeConnections }))];
   ctx.log(`write: POST /v1/avatars, ${sizes.rounds} x ${sizes.roundSeconds} s at ${sizes.writeConnections} connections`);
-  const outcome = await interleavedRounds(ctx, targets, { rounds: sizes.rounds, seconds: sizes.roundSeconds, warmupSeconds: sizes.warmupSeconds, connections: sizes.writeConnections, what: 'write' });
+  const outcome = await interleavedRounds(ctx, targets, { rounds: sizes.rounds, seconds: sizes.roundSeconds, warmupSeconds: sizes.warmupSeconds, connections: sizes.writeConnections, what: 'write' }).finally(() => koa.stop());
+  const bare = outcome.get(ceiling.id)!;
   // The runner works through what the rounds queued, in the same process: how far behind was it when they ended?
   const roundsEnded = performance.now();
   const atEnd = await Promise.all(served.map((s) => s.store.jobProgress(s.writer)));
@@ -301,5 +334,12 @@ async function writePath(ctx: Context, served: Served[]): Promise<WriteSection> 
       profile,
     });
   }
-  return { connections: sizes.writeConnections, roundSeconds: sizes.roundSeconds, rounds: sizes.rounds, body: WRITE_BODY, stores };
+  return {
+    connections: sizes.writeConnections,
+    roundSeconds: sizes.roundSeconds,
+    rounds: sizes.rounds,
+    body: WRITE_BODY,
+    ceiling: { acceptedPerSecond: bare.rps, p50Ms: bare.p50Ms, p99Ms: bare.p99Ms, unexpected: bare.unexpected },
+    stores,
+  };
 }
