@@ -16,11 +16,25 @@ function toAccount(row: Row, id = row.id): Account {
   };
 }
 
+/** What toAccount reads, named: a prepared statement's columns must not change under it when a migration adds one. */
+const ACCOUNT_COLUMNS = 'id, name, monthly_credits, plan, signing_secret, created_at, clock_offset_ms';
+
 export function postgresAccounts(pool: pg.Pool, versions: AccountVersions): AccountStore {
   const q = (text: string, values: unknown[] = []) => guarded(() => pool.query(text, values));
   /** Prepared once per connection: the reads every request or every webhook claim makes. */
   const named = (name: string, text: string, values: unknown[]) => guarded(() => pool.query({ name, text, values }));
   const changed = (r: pg.QueryResult) => (r.rowCount ?? 0) > 0;
+  const keyRow = async (hash: string) =>
+    (
+      await named(
+        'key-by-hash',
+        `SELECT k.id AS key_id, k.mode, k.prefix, k.created_at AS key_created_at, k.revoked_at,
+                a.id AS account_id, a.name, a.monthly_credits, a.plan, a.signing_secret, a.created_at, a.clock_offset_ms
+         FROM api_keys k JOIN accounts a ON a.id = k.account_id
+         WHERE k.hash = $1 AND k.revoked_at IS NULL`,
+        [hash],
+      )
+    ).rows[0] as Row | undefined;
   return {
     async createAccount(a) {
       await q('INSERT INTO accounts (id, name, monthly_credits, plan, signing_secret, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [
@@ -32,7 +46,7 @@ export function postgresAccounts(pool: pg.Pool, versions: AccountVersions): Acco
       return r.rows[0] ? toAccount(r.rows[0]) : null;
     },
     async getAccounts(ids) {
-      const r = await named('accounts-by-id', 'SELECT * FROM accounts WHERE id = ANY($1::text[])', [[...ids]]);
+      const r = await named('accounts-by-id', `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ANY($1::text[])`, [[...ids]]);
       return new Map(r.rows.map((row) => [String(row.id), toAccount(row)]));
     },
     async listAccounts() {
@@ -51,18 +65,14 @@ export function postgresAccounts(pool: pg.Pool, versions: AccountVersions): Acco
       });
     },
     async findKeyByHash(hash) {
-      const r = await named(
-        'key-by-hash',
-        `SELECT k.id AS key_id, k.mode, k.prefix, k.created_at AS key_created_at, k.revoked_at,
-                a.id AS account_id, a.name, a.monthly_credits, a.plan, a.signing_secret, a.created_at, a.clock_offset_ms
-         FROM api_keys k JOIN accounts a ON a.id = k.account_id
-         WHERE k.hash = $1 AND k.revoked_at IS NULL`,
-        [hash],
-      );
-      const row = r.rows[0] as Row | undefined;
+      // The version is read before the row it stands for: a change committed after the
+      // version was read moves it on, so the record is found stale on its first count.
+      // The row is read first too, for the account it belongs to (which never changes).
+      const first = await keyRow(hash);
+      if (!first) return null;
+      const version = await versions.current(String(first.account_id));
+      const row = await keyRow(hash);
       if (!row) return null;
-      // Read after the row: a version read first could belong to a change the row predates.
-      const version = await versions.current(String(row.account_id));
       const key: ApiKey = {
         id: String(row.key_id),
         accountId: String(row.account_id),
@@ -108,7 +118,7 @@ export function postgresAccounts(pool: pg.Pool, versions: AccountVersions): Acco
         const movedMs = offsetMs - current;
         if (movedMs > 0) {
           await client.query('UPDATE accounts SET clock_offset_ms = $1 WHERE id = $2', [offsetMs, accountId]);
-          await client.query("UPDATE webhook_events SET next_attempt_at = next_attempt_at - $1 WHERE account_id = $2 AND status = 'pending'", [movedMs, accountId]);
+          await client.query("UPDATE webhook_events SET next_attempt_at = next_attempt_at - $1 WHERE account_id = $2 AND status = 'pending' AND lease_until IS NULL", [movedMs, accountId]);
         }
         return { ok: true, offsetMs, movedMs };
       }));

@@ -9,12 +9,14 @@ import { versionKey } from './accountVersions.ts';
 // KEYS: one counter per window, then the account's version. ARGV: the limits, then each
 // counter's expiry (ms), then the version the caller read its limits at ('' to not
 // check), then 1 to count or 0 to peek. Returns the counts before this request and 1 if
-// admitted, or -1 alone, counting nothing, when the account's version has moved on.
+// admitted, or -1 alone, counting nothing, when the account's version has moved on or
+// is gone (accountVersions.ts).
 const CONSUME = `
 local windows = #KEYS - 1
 local expected = ARGV[2 * windows + 1]
-if expected ~= '' and tonumber(redis.call('GET', KEYS[#KEYS]) or '0') ~= tonumber(expected) then
-  return {-1}
+if expected ~= '' then
+  local version = redis.call('GET', KEYS[#KEYS])
+  if not version or tonumber(version) ~= tonumber(expected) then return {-1} end
 end
 local counts = {}
 local admit = 1
