@@ -77,9 +77,11 @@ export interface AccountStore {
   grantCredits(accountId: string, period: string, credits: number): Promise<boolean>;
   setSigningSecret(accountId: string, secret: string): Promise<boolean>;
   /**
-   * Moves the account's sandbox clock forward and, in the same transaction, brings its
-   * pending webhook events' due times closer by as much, so a retry the move passes is
-   * due at once.
+   * Moves the account's sandbox clock forward and, in the same transaction, brings the
+   * due times of its pending webhook events that are not in flight closer by as much, so
+   * a retry the move passes is due at once. An event in flight is left alone (its row is
+   * the sender's until it records the attempt); its retry takes the move into account
+   * when it is recorded (RetryAt).
    */
   advanceClock(accountId: string, move: ClockMove): Promise<ClockMoved>;
 }

@@ -108,7 +108,7 @@ export function embeddedAccounts(db: Db, versions: AccountVersions): AccountStor
         const movedMs = offsetMs - current;
         if (movedMs > 0) {
           db.prepare('UPDATE accounts SET clock_offset_ms = ? WHERE id = ?').run(offsetMs, accountId);
-          db.prepare("UPDATE webhook_events SET next_attempt_at = next_attempt_at - ? WHERE account_id = ? AND status = 'pending'").run(movedMs, accountId);
+          db.prepare("UPDATE webhook_events SET next_attempt_at = next_attempt_at - ? WHERE account_id = ? AND status = 'pending' AND lease_until IS NULL").run(movedMs, accountId);
           versions.bump();
         }
         return { ok: true, offsetMs, movedMs };
