@@ -24,6 +24,9 @@ export async function insertEvent(client: pg.PoolClient, e: OutboxEvent): Promis
   );
 }
 
+/** What rowToJob reads. */
+const JOB_COLUMNS = 'id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, error, result, created_at, updated_at, completed_at, attempts';
+
 export function postgresJobs(pool: pg.Pool): JobStore {
   const q = (text: string, values: unknown[] = []) => guarded(() => pool.query(text, values));
 
@@ -54,8 +57,9 @@ export function postgresJobs(pool: pg.Pool): JobStore {
     },
 
     async getJob(id) {
-      // Named: prepared once per connection, as the hottest read of the API.
-      const r = await guarded(() => pool.query({ name: 'job-by-id', text: 'SELECT * FROM jobs WHERE id = $1', values: [id] }));
+      // Named: prepared once per connection, as the hottest read of the API. Its columns
+      // are named, so a migration that adds one does not change a prepared statement's result.
+      const r = await guarded(() => pool.query({ name: 'job-by-id', text: `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1`, values: [id] }));
       return r.rows[0] ? rowToJob(r.rows[0]) : null;
     },
 
