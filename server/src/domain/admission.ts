@@ -35,7 +35,9 @@ export async function admit(
    * Started once the caller's account is known, alongside the count rather than after it,
    * so that the count's round trip and the read's overlap. Its result is used only if the
    * request is admitted; it gets the account's ID alone, the one thing of a caller a
-   * stale record cannot have wrong.
+   * stale record cannot have wrong. Not started for a key this process saw refused and
+   * whose window has not reopened: a client past its limit must not cost the store a read
+   * per request (the caller then reads after admission).
    */
   alongside?: (accountId: string) => void,
 ): Promise<Admission | null> {
@@ -56,12 +58,16 @@ export async function admit(
       }
       return null;
     }
-    if (alongside) {
+    if (alongside && !deps.keys.refusing(hash, deps.clock.now())) {
       alongside(record.account.id);
       alongside = undefined;
     }
     const decision = await count(deps, record, bucket);
-    if (decision !== 'stale') return admission({ account: record.account, key: record.key }, bucket, decision);
+    if (decision !== 'stale') {
+      const admitted = admission({ account: record.account, key: record.key }, bucket, decision);
+      if (admitted.refusal) deps.keys.refusedUntil(hash, deps.clock.now() + admitted.shown.resetMs);
+      return admitted;
+    }
     deps.keys.delete(hash);
     [record, kept] = [undefined, false];
   }

@@ -14,6 +14,10 @@ export interface KeyCache {
   get(hash: string): KeyRecord | undefined;
   set(hash: string, record: KeyRecord): void;
   delete(hash: string): void;
+  /** Notes that the key's count refused it until `until` (service time). */
+  refusedUntil(hash: string, until: number): void;
+  /** Whether the key was refused and its window has not reopened by `now`. */
+  refusing(hash: string, now: number): boolean;
 }
 
 export interface KeyCacheOptions {
@@ -23,11 +27,21 @@ export interface KeyCacheOptions {
   ttlMs?: number;
 }
 
+interface Kept {
+  record: KeyRecord;
+  refusedUntil: number;
+}
+
 export function createKeyCache(options: KeyCacheOptions = {}): KeyCache {
-  const records = new LRUCache<string, KeyRecord>({ max: options.max ?? 10_000, ttl: options.ttlMs ?? 60_000, ttlAutopurge: false });
+  const kept = new LRUCache<string, Kept>({ max: options.max ?? 10_000, ttl: options.ttlMs ?? 60_000, ttlAutopurge: false });
   return {
-    get: (hash) => records.get(hash),
-    set: (hash, record) => void records.set(hash, record),
-    delete: (hash) => void records.delete(hash),
+    get: (hash) => kept.get(hash)?.record,
+    set: (hash, record) => void kept.set(hash, { record, refusedUntil: 0 }),
+    delete: (hash) => void kept.delete(hash),
+    refusedUntil(hash, until) {
+      const entry = kept.get(hash);
+      if (entry) entry.refusedUntil = until;
+    },
+    refusing: (hash, now) => (kept.get(hash)?.refusedUntil ?? 0) > now,
   };
 }

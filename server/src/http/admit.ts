@@ -26,7 +26,8 @@ export function admitted(domain: DomainDeps, bucket: LimitedBucket): Middleware 
 
 /**
  * Admits a read as `admitted` does, with the record read alongside the count instead of
- * after it, and returns what `read` returned (or throws what it threw) once admitted.
+ * after it (or after it, for a key refused until its window reopens), and returns what
+ * `read` returned (or throws what it threw) once admitted.
  */
 export async function admitReading<T>(ctx: AppContext, domain: DomainDeps, bucket: LimitedBucket, read: (accountId: string) => Promise<T>): Promise<T> {
   let reading: Promise<T> | undefined;
@@ -35,7 +36,7 @@ export async function admitReading<T>(ctx: AppContext, domain: DomainDeps, bucke
     reading.catch(() => undefined); // awaited below once admitted; a refused request leaves it
   });
   enter(ctx, admission);
-  return reading!;
+  return reading ?? read(admission!.caller.account.id);
 }
 
 function enter(ctx: AppContext, admission: Admission | null): void {

@@ -68,6 +68,20 @@ describe('key records kept between requests', () => {
     expect(next.headers.get('ratelimit-remaining')).toBe('118');
   });
 
+  it('cost the store no read for a key refused until its window reopens', async () => {
+    const { api_key: key } = await svc.account({ plan: { read: { minute: 2, day: 100 }, generation: { minute: 1, day: 10 } } });
+    const avatar = '/v1/avatars/av_0123456789abcdefghijklmn';
+    const before = [(await svc.request('GET', avatar, { key })).status, (await svc.request('GET', avatar, { key })).status, (await svc.request('GET', avatar, { key })).status];
+    const reads = vi.spyOn(svc.store.jobs, 'getJob');
+
+    const refused = await svc.request('GET', avatar, { key });
+
+    expect(before).toEqual([404, 404, 429]);
+    expect(refused.status).toBe(429);
+    expect(reads).not.toHaveBeenCalled();
+    reads.mockRestore();
+  });
+
   it('refuse a revoked live key on the sandbox clock with 401, not the unknown route', async () => {
     const { api_key: key, key_id: keyId } = await svc.account({ mode: 'live' });
     expect((await svc.request('GET', '/v1/test_helpers/clock', { key })).status).toBe(404);
