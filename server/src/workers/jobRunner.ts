@@ -87,7 +87,7 @@ export function createJobRunner(deps: DomainDeps, engine: GenerationEngine, opti
     },
     wake: pump.wake,
     async stop(graceMs) {
-      pump.stop();
+      await pump.stop(); // a claim under way ends first, so what it claims is waited for too
       const all = Promise.all([...inFlight.values()].map((j) => j.done));
       const grace = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
       await Promise.race([all, grace]);

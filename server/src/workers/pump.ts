@@ -6,7 +6,8 @@
 export interface Pump {
   start(): void;
   wake(): void;
-  stop(): void;
+  /** No pass starts after this; settles when the pass under way, if any, has ended. */
+  stop(): Promise<void>;
   readonly running: boolean;
 }
 
@@ -15,13 +16,19 @@ export function createPump(pass: () => Promise<void>, pollMs: number, onError: (
   let busy = false;
   let again = false;
   let timer: NodeJS.Timeout | undefined;
+  let current: Promise<void> = Promise.resolve();
 
-  async function loop(): Promise<void> {
+  function loop(): Promise<void> {
     if (busy) {
       again = true;
-      return;
+      return current;
     }
     busy = true;
+    current = passes();
+    return current;
+  }
+
+  async function passes(): Promise<void> {
     try {
       do {
         again = false;
@@ -47,9 +54,10 @@ export function createPump(pass: () => Promise<void>, pollMs: number, onError: (
     wake() {
       if (running) void loop();
     },
-    stop() {
+    async stop() {
       running = false;
       clearInterval(timer);
+      await current;
     },
   };
   return pump;

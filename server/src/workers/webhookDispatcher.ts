@@ -143,7 +143,7 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
     start: pump.start,
     wake: pump.wake,
     async stop() {
-      pump.stop();
+      await pump.stop(); // a claim under way ends first, so what it claims is waited for too
       clearTimeout(dueTimer);
       await Promise.all(inFlight);
       await delivered.drain();
