@@ -315,6 +315,15 @@ describe('loading a document split into files', () => {
 
     expect(at(document, '/paths/~1a')).toEqual({ $ref: ref });
   });
+
+  it('when a $ref names another host without a scheme (//host/...), then nothing is fetched and the ref is left as it is', async () => {
+    const ref = '//example.invalid/schemas.yaml#/Thing';
+    const dir = folderWith({ 'api.yaml': `openapi: 3.1.0\npaths:\n  /a:\n    $ref: "${ref}"\n` });
+
+    const document = await loadDocument(join(dir, 'api.yaml'));
+
+    expect(at(document, '/paths/~1a')).toEqual({ $ref: ref });
+  });
 });
 
 describe('the draft-profile command', () => {

@@ -224,7 +224,8 @@ function rebaseRefs(document: unknown, base: string, isRoot: boolean): string[] 
     if (isObject(node) && typeof node.$ref === 'string') {
       const ref = node.$ref;
       // An absolute URL (https:, urn:, ...) is left as it is: nothing is fetched that the document did not reach relatively.
-      if (ref.startsWith('#') ? !isRoot : !/^[a-z][a-z\d+.-]*:/i.test(ref)) {
+      // A network-path ref (//host/...) names another host: absolute too.
+      if (ref.startsWith('#') ? !isRoot : !/^([a-z][a-z\d+.-]*:|\/\/)/i.test(ref)) {
         const target = new URL(ref, base);
         node.$ref = target.href;
         target.hash = '';

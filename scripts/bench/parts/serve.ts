@@ -164,7 +164,8 @@ async function readComparison(ctx: Context, served: Served[]): Promise<ReadSecti
 async function scaleOutTargets(served: Served[]) {
   const pg = served.find((s) => s.kind === 'pg');
   if (!pg) return { targets: [], stop: async () => undefined };
-  const second = await startBenchServer('server-pg-2', pg.store);
+  // API only: idle through the other targets' rounds, with no workers polling meanwhile.
+  const second = await startBenchServer('server-pg-2', pg.store, { ROLE: 'api' });
   const one = await startBalancer('balancer-1', [pg.proc]);
   const two = await startBalancer('balancer-2', [pg.proc, second]);
   const read = { request: GET_AVATAR, path: `/v1/avatars/${pg.avatarIds[0]!}`, headers: bearer(pg.reader.apiKey), expectedStatus: 200, role: 'scale' as const, store: 'pg' as const };

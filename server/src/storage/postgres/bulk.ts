@@ -9,6 +9,9 @@ function* batches<T>(items: readonly T[]): Generator<T[]> {
   for (let i = 0; i < items.length; i += BATCH) yield items.slice(i, i + BATCH);
 }
 
+/** Rows of one seeding statement. */
+const SEED_ROWS = 100_000;
+
 export function postgresBulk(pool: pg.Pool): BulkStore {
   const q = (text: string, values: unknown[] = []) => guarded(() => pool.query(text, values));
   const jobColumns = (jobs: Parameters<BulkStore['insertQueuedJobs']>[0]) => [
@@ -25,13 +28,16 @@ export function postgresBulk(pool: pg.Pool): BulkStore {
 
   return {
     async insertReadyAvatars(t, count) {
-      // md5 gives [0-9a-f]: 24 of them are 24 characters of the ID alphabet.
-      await q(
-        `INSERT INTO jobs (id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, error, result, created_at, updated_at, completed_at, attempts)
-         SELECT 'av_' || substr(md5(random()::text || i::text), 1, 24), 'avatar', $1, $2, $3, 'ready', $4::jsonb, $5, $6, $7, NULL, $8::jsonb, $9, $10, $11, $12
-         FROM generate_series(1, $13::int) AS i`,
-        [t.accountId, t.keyId, t.sandbox, JSON.stringify(t.input), t.webhookUrl, t.credits, t.period, JSON.stringify(t.result ?? {}), t.createdAt, t.updatedAt, t.completedAt, t.attempts, count],
-      );
+      // In statements of SEED_ROWS, each well inside the pool's query timeout on a busy machine.
+      for (let done = 0; done < count; done += SEED_ROWS) {
+        // md5 gives [0-9a-f]: 24 of them are 24 characters of the ID alphabet.
+        await q(
+          `INSERT INTO jobs (id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, error, result, created_at, updated_at, completed_at, attempts)
+           SELECT 'av_' || substr(md5(random()::text || i::text), 1, 24), 'avatar', $1, $2, $3, 'ready', $4::jsonb, $5, $6, $7, NULL, $8::jsonb, $9, $10, $11, $12
+           FROM generate_series($13::int, $14::int) AS i`,
+          [t.accountId, t.keyId, t.sandbox, JSON.stringify(t.input), t.webhookUrl, t.credits, t.period, JSON.stringify(t.result ?? {}), t.createdAt, t.updatedAt, t.completedAt, t.attempts, done + 1, Math.min(count, done + SEED_ROWS)],
+        );
+      }
       await q('ANALYZE jobs'); // the planner's figures for a table that just grew by millions
     },
     async insertKeys(keys) {
