@@ -16,5 +16,5 @@ ENV HOST=0.0.0.0 PORT=3000 DATA_DIR=/data PUBLIC_BASE_URL=http://localhost:3000
 VOLUME /data
 EXPOSE 3000
 USER node
-# The young generation's size, as `npm start` sets it (README, "Capacity and memory").
+# The young generation's size, as `npm start` sets it (README, "Capacity, on paper").
 CMD ["node", "--max-semi-space-size=16", "server/src/main.ts"]
