@@ -52,7 +52,14 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
       // The lease outlives one attempt, so a second dispatcher never sends it at the same time.
       const due = await store.outbox.claimDueEvents(now, room, now + options.timeoutMs * 2 + 5000, fairness);
       // Each account's signing secret, read once for all its events of this claim.
-      const accounts = due.length > 0 ? await store.accounts.getAccounts([...new Set(due.map((e) => e.accountId))]) : new Map<string, Account>();
+      let accounts: Map<string, Account>;
+      try {
+        accounts = due.length > 0 ? await store.accounts.getAccounts([...new Set(due.map((e) => e.accountId))]) : new Map();
+      } catch (error) {
+        // Nothing is lost: the claimed events are sent again when their lease runs out.
+        log.warn({ err: error, claimed: due.length }, 'could not read the signing secrets of claimed webhook events; they are sent when their lease runs out');
+        return;
+      }
       for (const event of due) track(event, accounts.get(event.accountId) ?? null);
       if (due.length === room) pump.wake(); // there may be more: one more pass
       // Events due now but not claimed (held by an attempt, or waiting for their
