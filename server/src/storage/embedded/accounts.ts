@@ -73,6 +73,9 @@ export function embeddedAccounts(db: Db, versions: AccountVersions): AccountStor
       });
     },
     async findKeyByHash(hash) {
+      // An unknown key costs one read; a known one is read again after the version, which
+      // must come before the row it stands for.
+      if (!byHash.get(hash)) return null;
       const version = versions.current();
       const row = byHash.get(hash) as Row | undefined;
       return row ? { key: toKey(row), account: toAccount(row), version } : null;
