@@ -71,6 +71,10 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   if (role !== 'all' && !databaseUrl) {
     throw new ConfigError(`ROLE=${role} needs DATABASE_URL and REDIS_URL: the embedded store serves one process that is both API and worker`);
   }
+  // A worker writes the file links of the webhook payloads, and serves no files itself.
+  if (role === 'worker' && !env.PUBLIC_BASE_URL) {
+    throw new ConfigError('ROLE=worker needs PUBLIC_BASE_URL (the API\'s public address): the links in the webhook payloads it sends must point at the API, not at the worker');
+  }
   return {
     role,
     databaseUrl,
@@ -127,7 +131,7 @@ export const STORE_UNAVAILABLE_ADVICE = 'Check DATABASE_URL and REDIS_URL, and t
 /** The one-line summary printed at start; it names no secret. */
 export function describeConfig(c: Config): string {
   const store = c.databaseUrl ? `postgres:${redactUrl(c.databaseUrl)}+redis:${redactUrl(c.redisUrl!)}` : `embedded:${c.dataDir}`;
-  return `role=${c.role} mode=${c.mode} listen=${c.host}:${c.port} public=${c.publicBaseUrl} store=${store} engine=avatar:${c.engine.avatarMs}ms,video:${c.engine.videoMs}ms workers=${c.worker.concurrency}`;
+  return `role=${c.role} mode=${c.mode} listen=${c.host}:${c.port} public=${c.publicBaseUrl} store=${store} engine=avatar:${c.engine.avatarMs}ms,video:${c.engine.videoMs}ms${c.role === 'api' ? '' : ` workers=${c.worker.concurrency}`}`;
 }
 
 /** A connection URL without its password, fit for a log line. */

@@ -15,9 +15,17 @@ describe('loadConfig', () => {
     [{ ENGINE_AVATAR_MS: '-1' }, /ENGINE_AVATAR_MS/],
     [{ PUBLIC_BASE_URL: 'ftp://x' }, /PUBLIC_BASE_URL/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+    [{ ROLE: 'worker', DATABASE_URL: 'postgres://db/x', REDIS_URL: 'redis://cache' }, /ROLE=worker needs PUBLIC_BASE_URL/],
   ])('refuses %o naming the variable and the rule', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('names the workers of a process that has them, and none for an API-only one', () => {
+    const scaled = { DATABASE_URL: 'postgres://db/x', REDIS_URL: 'redis://cache', PUBLIC_BASE_URL: 'https://api.example.com' };
+
+    expect(describeConfig(loadConfig({ ...scaled, ROLE: 'worker' }))).toContain('workers=');
+    expect(describeConfig(loadConfig({ ...scaled, ROLE: 'api' }))).not.toContain('workers=');
   });
 
   it('summarises itself in one line', () => {

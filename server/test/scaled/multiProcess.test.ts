@@ -35,7 +35,7 @@ beforeAll(async () => {
   store = await openStore(loadConfig(storeEnv.env), { serving: false });
   receiver = await startReceiver();
   apis = await Promise.all([start('api'), start('api')]);
-  workers = await Promise.all([start('worker'), start('worker')]);
+  workers = await Promise.all([start('worker', { PUBLIC_BASE_URL: apis[0]!.url }), start('worker', { PUBLIC_BASE_URL: apis[0]!.url })]);
 }, 60_000);
 
 afterAll(async () => {
