@@ -137,9 +137,23 @@ describe('drafting a profile from this project’s own contract', () => {
     expect(draft.notes.find((note) => note.startsWith('prices:'))).toMatch(/examples .*avatar 10, avatar_video 20/);
   });
 
-  it('when drafted, then only prices and failure are left to review', () => {
-    expect(membersNoted(draft)).toEqual(['prices', 'failure']);
+  it('when drafted, then only prices, the clock it found and failure are left to review', () => {
+    expect(membersNoted(draft)).toEqual(['prices', 'clock', 'failure']);
     expect(draft.profile.failure).toBeNull();
+  });
+
+  it('when the document has a sandbox clock, then the draft uses it as the contract profile does', () => {
+    expect(parseProfile(draft.profile).clock).toEqual(CONTRACT_PROFILE.clock);
+  });
+
+  it('when the document has no clock, then the draft has none', () => {
+    const raw = JSON.parse(readFileSync(CONTRACT_OPENAPI, 'utf8')) as { paths: Record<string, unknown> };
+    for (const path of Object.keys(raw.paths)) if (path.includes('clock')) delete raw.paths[path];
+
+    const drafted = draftProfile(raw);
+
+    expect(parseProfile(drafted.profile).clock).toBeNull();
+    expect(membersNoted(drafted)).not.toContain('clock');
   });
 
   it('when drafted from the JSON without loadDocument, then $refs are followed all the same', () => {
@@ -327,14 +341,14 @@ describe('loading a document split into files', () => {
 });
 
 describe('the draft-profile command', () => {
-  it('when given this project’s split source, then it exits 0 leaving only prices and failure to review', async () => {
+  it('when given this project’s split source, then it exits 0 leaving only prices, failure and the clock it found to review', async () => {
     const io = commandIo();
 
     const code = await draftCommand([CONTRACT_SOURCE], io);
 
     expect(code).toBe(0);
     expect(parseProfile(parseYaml(io.stdout))).toEqual(parseProfile(draftProfile(JSON.parse(readFileSync(CONTRACT_OPENAPI, 'utf8'))).profile));
-    expect(io.stderr.trimEnd().split('\n').map((line) => line.slice('review: '.length, line.indexOf(':', 'review: '.length)))).toEqual(['prices', 'failure']);
+    expect(io.stderr.trimEnd().split('\n').map((line) => line.slice('review: '.length, line.indexOf(':', 'review: '.length)))).toEqual(['prices', 'clock', 'failure']);
   });
 
   it('when the file does not exist, then it exits 2 with one line naming the file', async () => {

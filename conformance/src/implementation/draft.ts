@@ -24,7 +24,10 @@ const FAILED = /^failed$/i;
 const EVENT_TYPES = ['avatar.ready', 'avatar.failed', 'avatar_video.ready', 'avatar_video.failed'];
 
 const PRICES_NOTE = 'unknown, so the credit checks that compare amounts are skipped';
-const FAILURE_NOTE = 'how to make a job fail on purpose is not in an OpenAPI document: write failure.avatar / failure.video templates, or leave null and the failure checks are skipped';
+const FAILURE_NOTE =
+  'how to make a job fail on purpose is not in an OpenAPI document: write failure.avatar / failure.video templates; left null, the failure checks cannot run, and the core verdict fails because they are required';
+const CLOCK_NOTE = (method: string, path: string) =>
+  `${method.toUpperCase()} ${path} looks like a sandbox clock (a path with "clock", a numeric "seconds" member): the checks of day and month windows and of the retry schedule move the account's time with it; make sure it moves only the calling sandbox account's time, or set clock to null`;
 
 /** Notes on members, kept both as lines for the user and by member for the YAML comments. */
 class Review {
@@ -396,11 +399,32 @@ export function draftProfile(document: unknown, options: { name?: string } = {})
     events: draftEvents(api, review),
     prices: draftPrices(api, review, creditsInRecord, { avatar: avatar.record, avatar_video: video.record }),
     failure: null,
+    ...draftClock(api, review),
   };
   review.note('failure', FAILURE_NOTE);
   // A draft that the runner would refuse is a bug here, not the user's to find.
   parseProfile(profile, 'the drafted profile');
   return { profile, notes: review.lines, yaml: toYaml(profile, review, describe(info)) };
+}
+
+/**
+ * A sandbox clock, if the document has an operation that looks like one: a POST, PUT or
+ * PATCH on a path that names a clock, whose JSON body has a numeric `seconds` member.
+ * Only a guess from names, so always a note; none found leaves clock out (no clock).
+ */
+function draftClock(api: OpenApi, review: Review): { clock?: Json } {
+  const paths = api.resolve(api.doc.paths) ?? {};
+  for (const [path, item] of Object.entries(paths)) {
+    if (!/clock/i.test(path)) continue;
+    for (const method of ['post', 'put', 'patch'] as const) {
+      const operation = api.resolve(api.resolve(item)?.[method]);
+      const seconds = api.properties(api.jsonSchema(api.resolve(operation?.requestBody))).get('seconds');
+      if (!seconds || !api.isNumber(seconds)) continue;
+      review.note('clock', CLOCK_NOTE(method, path));
+      return { clock: { advance: { method: method.toUpperCase(), path, body: { seconds: '{{seconds}}' } } } };
+    }
+  }
+  return {};
 }
 
 function describe(info: Schema | undefined): string {
