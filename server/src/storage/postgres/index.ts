@@ -17,6 +17,21 @@ export interface PostgresRedisStoreOptions {
   migrate?: boolean;
 }
 
+const REDIS_CONNECT_WAIT_MS = 2000;
+
+function connected(redis: Redis, ms: number): Promise<void> {
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      redis.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    redis.once('ready', done);
+  });
+}
+
 /**
  * PostgreSQL for durable state (accounts, hashed keys, the credit ledger, jobs and their
  * queue, the webhook outbox) and Redis for the shared rate-limit windows and the accounts' versions.
@@ -32,6 +47,11 @@ export async function createPostgresRedisStore(options: PostgresRedisStoreOption
   }
   const redis: Redis = createRedis(options.redisUrl);
   redis.on('error', () => undefined); // reported per command as StoreUnavailableError
+  // Commands fail at once while disconnected (no offline queue), so a process that served
+  // before its first connection was up would refuse its first requests with 503. Wait for
+  // it, as long as a connection attempt may take; a Redis that is down stays a 503 per
+  // request, as during any outage, rather than a process that will not start.
+  await connected(redis, REDIS_CONNECT_WAIT_MS);
   const prefix = options.redisPrefix ?? '';
   const rateLimits: RateLimitStore = redisRateLimits(redis, prefix);
   return {
