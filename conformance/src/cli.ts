@@ -73,6 +73,13 @@ Sandbox clock (where the implementation profile names one, e.g. this contract's)
   --no-clock                    wait rate-limit windows out in real time; the checks
                                 that need the clock are reported as not run
 
+Generated inputs (sent with --empty-key, after everything else):
+  --fuzz <n>                    also send n requests generated from the request schemas
+                                (creates and reads), each judged by what it must get; a
+                                failure is shrunk to its smallest request
+  --seed <n>                    the seed of those requests (default: a new one, printed);
+                                the same seed makes the same requests
+
 Reports:
   --report-json <file>  --report-junit <file>  --report-md <file>
   --verbose             also print waits and skip reasons as they happen
@@ -105,6 +112,19 @@ function numbers(name: string, value: string | undefined): number[] | undefined 
   const parsed = list([value]).map(Number);
   if (parsed.length === 0 || parsed.some((n) => !Number.isInteger(n) || n < 0)) usage(`${name} must be a comma list of integers`);
   return parsed;
+}
+
+function integer(name: string, value: string | undefined, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(number) || number > max) usage(`${name} must be an integer from 0 to ${max}, got ${JSON.stringify(value)}`);
+  return number;
+}
+
+function fuzzCount(value: string | undefined): number | undefined {
+  const count = integer('--fuzz', value, 1_000_000);
+  if (count !== undefined && count < 1) usage('--fuzz must be a number of requests, at least 1');
+  return count;
 }
 
 function retrySchedule(delays: string | undefined, jitter: string | undefined): { delaysSeconds: number[]; jitter: number } | undefined {
@@ -205,6 +225,8 @@ async function main(): Promise<number> {
       webhookFirstRetrySeconds: seconds('--webhook-first-retry', values['webhook-first-retry']),
       webhookRetryTimeoutSeconds: seconds('--webhook-retry-timeout', values['webhook-retry-timeout']),
       openapiPath: values.openapi,
+      fuzz: fuzzCount(values.fuzz),
+      seed: integer('--seed', values.seed, 0x7fff_ffff),
       windowSeconds: numbers('--expect-windows', values['expect-windows']),
       webhookRetries: retrySchedule(values['webhook-retries'], values['webhook-retry-jitter']),
     }),
@@ -266,6 +288,8 @@ function parse() {
       'receiver-public-url': { type: 'string' },
       'no-receiver': { type: 'boolean' },
       'no-clock': { type: 'boolean' },
+      fuzz: { type: 'string' },
+      seed: { type: 'string' },
       openapi: { type: 'string' },
       'report-json': { type: 'string' },
       'report-junit': { type: 'string' },

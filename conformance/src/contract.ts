@@ -66,6 +66,18 @@ export class ContractValidator {
     return this.#run(`#/components/schemas/${name}`, { $ref: `#/components/schemas/${name}` }, value);
   }
 
+  /**
+   * A JSON request body against its operation's schema: readable errors, none when it
+   * is valid; undefined when the operation takes no JSON body.
+   */
+  validateRequest(method: string, path: string, value: unknown): string[] | undefined {
+    const match = this.match(method, path);
+    const body = match?.operation.requestBody ? this.#deref(match.operation.requestBody as Json) : undefined;
+    const schema = ((body?.content ?? {}) as Record<string, Json>)['application/json']?.schema as Json | undefined;
+    if (!match || !schema) return undefined;
+    return this.#run(`request:${match.operationId}`, schema, value);
+  }
+
   /** Status, media type, body and headers of one answer, against its operation. */
   validateResponse(method: string, path: string, status: number, headers: Record<string, string>, bodyText: string, json: unknown): ContractViolation[] {
     const match = this.match(method, path);

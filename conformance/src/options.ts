@@ -69,6 +69,13 @@ export interface RunOptions {
   clock?: boolean;
   /** The longest one request waits out 429s before giving up. */
   maxRateLimitWaitSeconds?: number;
+  /**
+   * Requests generated from the request schemas, sent with the key without credits
+   * after everything else (0, the default: none).
+   */
+  fuzz?: number;
+  /** The seed of the generated requests; a run prints it, and the same seed makes the same requests. */
+  seed?: number;
   /** The bundled contract; defaults to generated/openapi.json. */
   openapiPath?: string;
   onProgress?: (event: ProgressEvent) => void;
@@ -78,7 +85,7 @@ export interface RunOptions {
 }
 
 export type ProgressEvent =
-  | { type: 'start'; total: number; profile: Profile; implementation: string; baseUrl: string }
+  | { type: 'start'; total: number; profile: Profile; implementation: string; baseUrl: string; generated?: { count: number; seed: number } }
   | { type: 'check-start'; id: string; title: string }
   | { type: 'check-end'; result: import('./outcome.ts').CheckResult }
   | { type: 'note'; message: string };
@@ -131,6 +138,8 @@ export function resolveOptions(options: RunOptions): ResolvedOptions {
     clock: options.clock ?? true,
     requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
     maxRateLimitWaitSeconds: options.maxRateLimitWaitSeconds ?? 150,
+    fuzz: options.fuzz ?? 0,
+    seed: options.seed ?? newSeed(),
     openapiPath: options.openapiPath,
     onProgress: options.onProgress ?? (() => undefined),
     now: options.now ?? Date.now,
@@ -152,4 +161,9 @@ function implementationFor(options: RunOptions, profile: Profile): Implementatio
 function markerFailure(implementation: ImplementationProfile, marker: string): ImplementationProfile['failure'] {
   const scriptMember = Object.entries(implementation.create.video.body).find(([, value]) => typeof value === 'string' && value.includes('{{script}}'))?.[0] ?? 'script';
   return { avatar: { name: `{{name}} ${marker}` }, video: { [scriptMember]: `{{script}} ${marker}` } };
+}
+
+/** A seed for a run that was given none: a non-negative 31-bit integer, easy to type back. */
+function newSeed(): number {
+  return Math.floor(Math.random() * 0x8000_0000);
 }

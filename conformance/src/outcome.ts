@@ -13,9 +13,10 @@ export type Outcome = 'passed' | 'failed' | 'skipped' | 'not_applicable';
 /**
  * main: requests and the run's jobs; exhaust: a key taken over its limit; clock: what
  * needs a sandbox clock moved far (a day, a month, the whole retry schedule), after
- * everything else on those keys; passive: judging what was recorded.
+ * everything else on those keys; generated: requests made from the schemas, only when a
+ * run asks for them (--fuzz); passive: judging what was recorded.
  */
-export type Phase = 'main' | 'exhaust' | 'clock' | 'passive';
+export type Phase = 'main' | 'exhaust' | 'clock' | 'generated' | 'passive';
 
 /** What a check needs beyond the main key; a missing one skips it with a reason. */
 export type Need = 'second-key' | 'empty-key' | 'receiver' | 'fail-trigger' | 'clock';

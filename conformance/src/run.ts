@@ -19,7 +19,7 @@ import { areaOf, isRequired, selectChecks } from './selection.ts';
 import { World } from './world.ts';
 
 export { TOOL, VERSION } from './report/build.ts';
-const PHASES: readonly Phase[] = ['main', 'exhaust', 'clock', 'passive'];
+const PHASES: readonly Phase[] = ['main', 'exhaust', 'clock', 'generated', 'passive'];
 
 export type { Report, RunOptions };
 
@@ -58,7 +58,7 @@ export async function runConformance(input: RunOptions): Promise<Report> {
   });
 
   const selected = selectChecks(CHECKS, options);
-  progress({ type: 'start', total: selected.length, profile: options.profile, implementation: options.implementation.name, baseUrl: options.baseUrl });
+  progress({ type: 'start', total: selected.length, profile: options.profile, implementation: options.implementation.name, baseUrl: options.baseUrl, ...(options.fuzz > 0 ? { generated: { count: options.fuzz, seed: options.seed } } : {}) });
 
   let abort: { kind: AbortKind; message: string } | undefined;
   try {
@@ -172,7 +172,7 @@ async function runOne(check: Check, ctx: CheckContext, options: ResolvedOptions,
   if (unmet) return done({ outcome: 'skipped', reason: unmet });
 
   try {
-    await withTimeout(check.run(ctx), checkTimeoutMs(options), check.id);
+    await withTimeout(check.run(ctx), checkTimeoutMs(options, check), check.id);
     return done({ outcome: 'passed' });
   } catch (error) {
     if (error instanceof CheckFailure) {
@@ -235,8 +235,10 @@ function pickValidationKey(http: Http, keys: KeyName[], options: ResolvedOptions
   return best;
 }
 
-function checkTimeoutMs(options: ResolvedOptions): number {
-  return (options.jobTimeoutSeconds * 2 + options.webhookRetryTimeoutSeconds + options.maxRateLimitWaitSeconds + 120) * 1000;
+function checkTimeoutMs(options: ResolvedOptions, check: Check): number {
+  const base = (options.jobTimeoutSeconds * 2 + options.webhookRetryTimeoutSeconds + options.maxRateLimitWaitSeconds + 120) * 1000;
+  // Generated requests are paced by the limits: without a sandbox clock, 10 creates a minute.
+  return check.phase === 'generated' ? base + options.fuzz * 6_000 : base;
 }
 
 async function withTimeout<T>(work: Promise<T>, ms: number, id: string): Promise<T> {

@@ -16,12 +16,12 @@ export function areaOf(check: Check): string {
 }
 
 /** Selection by check ID, area, need or clause ID, with `*` wildcards. */
-export function selectChecks(checks: readonly Check[], options: Pick<ResolvedOptions, 'only' | 'skip'>): Check[] {
+export function selectChecks(checks: readonly Check[], options: Pick<ResolvedOptions, 'only' | 'skip'> & { fuzz?: number }): Check[] {
   const matches = (check: Check, pattern: string) => {
     const regex = new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 'i');
     return [check.id, areaOf(check), ...(check.needs ?? []), ...check.clauses, ...(check.decisions ?? []), check.phase ?? 'main'].some((name) => regex.test(name));
   };
   return checks.filter(
-    (check) => (options.only.length === 0 || options.only.some((p) => matches(check, p))) && !options.skip.some((p) => matches(check, p)),
+    (check) => (check.phase !== 'generated' || (options.fuzz ?? 0) > 0) && (options.only.length === 0 || options.only.some((p) => matches(check, p))) && !options.skip.some((p) => matches(check, p)),
   );
 }

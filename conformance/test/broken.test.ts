@@ -13,7 +13,7 @@ describe('the runner against broken implementations', () => {
   it.concurrent.each(BROKEN.map((broken) => [broken.name, broken] as const))('when the server has %s, then it is caught', async (_name, broken) => {
     const fixture = await startFixture({ flaws: broken.flaws, ...(broken.config ? { config: broken.config } : {}) });
     try {
-      const report = await run(fixture, broken.profile ?? 'contract');
+      const report = await run(fixture, broken.profile ?? 'contract', broken.run);
       const failed = report.results.filter((r) => r.outcome === 'failed');
       expect(failures(report).map((f) => f.split(':')[0])).toEqual([`${broken.catches} (${broken.clause})`]);
       expect(failed[0]?.id).toBe(broken.catches);

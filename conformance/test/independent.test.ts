@@ -39,6 +39,18 @@ describe('the runner against an independent implementation', () => {
     }
   }, 60_000);
 
+  it('when generated inputs are sent in its own spelling, then it passes by the source rules alone', async () => {
+    const fixture = await startIndependent();
+    try {
+      // It has no sandbox clock: its windows are waited out, so the count is kept small.
+      const report = await runConformance(optionsForIndependent(fixture, 'core', { only: ['generated'], fuzz: 40, seed: 3 }));
+
+      expect(report.results.map((r) => `${r.id}: ${r.outcome}${r.failure ? ` ${r.failure.message}` : ''}`)).toEqual(['generated.creates: passed', 'generated.reads: passed']);
+    } finally {
+      await fixture.close();
+    }
+  }, 60_000);
+
   it('when the contract\'s choices are assumed instead of its profile, then the run cannot even present the key', async () => {
     const fixture = await startIndependent();
     try {

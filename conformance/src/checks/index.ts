@@ -25,6 +25,8 @@ import creditsMonthlyQuota from './credits/monthly-quota.ts';
 import creditsInsufficient402 from './credits/insufficient-credits-402.ts';
 import creditsReadsAreFree from './credits/reads-are-free.ts';
 import creditsReservedOnAccept from './credits/reserved-on-accept.ts';
+import generatedCreates from './generated/creates.ts';
+import generatedReads from './generated/reads.ts';
 import creditsWebhookFailuresChangeNothing from './credits/webhook-failures-change-nothing.ts';
 import rateLimitsBothChecks from './rate-limits/both-checks.ts';
 import rateLimitsBuckets from './rate-limits/buckets.ts';
@@ -107,6 +109,9 @@ export const CHECKS: readonly Check[] = [
   rateLimitsDailyWindows,
   webhooksRetrySchedule,
   creditsMonthlyQuota,
+  // generated: only with --fuzz, on the key without credits
+  generatedCreates,
+  generatedReads,
   // passive
   versioningV1Prefix,
   rateLimitsHeadersOnAnswers,

@@ -16,7 +16,11 @@ export function clauseMatrix(results: readonly CheckResult[]): ClauseRow[] {
     const checks = CHECKS.filter((check) => (check.clauses as readonly string[]).includes(clause.id)).map((check) => check.id);
     const ran = checks.flatMap((id) => {
       const result = byId.get(id);
-      return result ? [result] : [];
+      if (!result) return [];
+      // A check that failed broke the clause its failure names; it stopped before it
+      // could prove its other clauses, so for those it counts as not run.
+      if (result.outcome === 'failed' && result.failure?.clause && result.failure.clause !== clause.id) return [{ ...result, outcome: 'skipped' as const, required: false }];
+      return [result];
     });
     // An optional check that did not run (e.g. one that needs a sandbox clock) leaves the
     // clause to the checks that did; it says "skipped" only when nothing else ran.

@@ -25,6 +25,8 @@ export function consoleProgress(options: ConsoleOptions): (event: ProgressEvent)
     if (event.type === 'start') {
       total = event.total;
       stream.write(`Conformance run: ${event.baseUrl}, profile ${event.profile}, ${event.total} checks, read through ${event.implementation}\n`);
+      // The seed is printed before anything is sent, so that even a run cut short can be replayed.
+      if (event.generated) stream.write(`generated inputs: ${event.generated.count} requests, seed ${event.generated.seed} (--seed ${event.generated.seed} replays them)\n`);
     } else if (event.type === 'note') {
       if (verbose) stream.write(paint(color, 90, `    … ${event.message}\n`));
     } else if (event.type === 'check-end') {

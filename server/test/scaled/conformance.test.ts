@@ -1,7 +1,7 @@
 // The conformance runner against the scaled deployment: two API processes
 // behind a round-robin balancer and two workers, on PostgreSQL + Redis, in the core
-// and the contract profiles.
-import { afterAll, beforeAll, describe, it } from 'vitest';
+// and the contract profiles, and with generated inputs.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runConformance } from '../../../conformance/src/run.ts';
 import { expectClockChecked, expectPass, keysForRun } from '../../../test/e2e/support.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -51,5 +51,13 @@ describe.concurrent('the conformance runner against two API processes and two wo
 
     expectPass(report);
     expectClockChecked(report);
+  }, 240_000);
+
+  it('passes 1,000 generated requests in the contract profile', async () => {
+    const keys = await keysForRun(store, systemClock);
+
+    const report = await runConformance({ baseUrl: `http://127.0.0.1:${balancer.port}`, ...keys, profile: 'contract', only: ['generated'], fuzz: 1000, seed: 2026 });
+
+    expect(report.results.map((r) => `${r.id}: ${r.outcome}${r.failure ? ` ${JSON.stringify(r.failure)}` : ''}`)).toEqual(['generated.creates: passed', 'generated.reads: passed']);
   }, 240_000);
 });
