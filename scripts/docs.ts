@@ -1,6 +1,8 @@
 // Builds dist/docs/index.html: one HTML file, the whole reference of
 // generated/openapi.json (paths and webhooks), that renders with no network at all, so
-// it can be mailed, attached to a release or opened on a plane.
+// it can be mailed, attached to a release or opened on a plane. Beside it go
+// changelog.md and changelog.html, the contract's changes release by release
+// (contract/changelog.ts).
 //
 // `redocly build-docs` does most of it: --inlineBundle embeds Redoc instead of loading
 // it from the Redocly CDN. Two things it leaves online, which this script closes and
@@ -15,6 +17,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { writeChangelog } from '../contract/changelog.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BUNDLE = join(ROOT, 'generated', 'openapi.json');
@@ -109,6 +112,8 @@ if (import.meta.main) {
   try {
     const out = await buildDocs(process.argv[2] ?? DEFAULT_OUT);
     console.log(`Wrote ${relative(process.cwd(), out)}: the API reference in one file, rendering offline.`);
+    const changelog = await writeChangelog(dirname(out));
+    console.log(`Wrote ${changelog.map((file) => relative(process.cwd(), file)).join(' and ')}: the contract's changes, release by release.`);
   } catch (error) {
     console.error(`docs: ${(error as Error).message}`);
     process.exitCode = 1;

@@ -1,0 +1,103 @@
+// The changelog client developers read: releases newest first under "Unreleased",
+// breaking changes before additive ones, the rest counted, and HTML that shows the
+// contract's text as text.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { changelogSections, renderHtml, renderMarkdown } from '../changelog.ts';
+import type { Release } from '../releases.ts';
+
+type Node = { [key: string]: any };
+
+const FIXTURE = readFileSync(new URL('./fixtures/bundle.json', import.meta.url), 'utf8');
+const fixture = (): Node => JSON.parse(FIXTURE) as Node;
+
+const release = (version: string, commit: string, notes: string): Release => ({ version, commit: commit.repeat(40), date: '2026-12-01', notes });
+
+// 1.0.0 is the fixture; 1.1.0 adds an optional member to a shared schema and rewords a
+// description; the working bundle then renames a response member.
+const v100 = fixture();
+const v110 = fixture();
+v110.components.schemas.Problem.properties.request_id = { type: 'string' };
+v110.components.schemas.Avatar.description = 'An avatar, reworded.';
+const working = structuredClone(v110);
+const avatar = working.components.schemas.Avatar;
+avatar.properties.title = avatar.properties.name;
+delete avatar.properties.name;
+avatar.required = ['id', 'title', 'status'];
+
+const RELEASES = [release('1.0.0', 'a', 'First release of /v1.'), release('1.1.0', 'b', 'Problems carry a request ID.')];
+const BUNDLES: Record<string, Node> = { ['a'.repeat(40)]: v100, ['b'.repeat(40)]: v110 };
+const bundleAt = (commit: string) => BUNDLES[commit]!;
+
+describe('changelogSections', () => {
+  it('when there are releases, then Unreleased comes first and releases follow newest first', () => {
+    const sections = changelogSections(RELEASES, bundleAt, working);
+
+    expect(sections.map((section) => section.heading)).toEqual(['Unreleased', '1.1.0 (2026-12-01)', '1.0.0 (2026-12-01)']);
+    expect(sections[2]).toEqual({ heading: '1.0.0 (2026-12-01)', intro: 'First release of /v1.', changes: [] });
+  });
+
+  it('when the working bundle is the last release, then Unreleased says there is nothing new', () => {
+    const [unreleased] = changelogSections(RELEASES, bundleAt, v110);
+
+    expect(unreleased).toEqual({ heading: 'Unreleased', intro: 'No changes since 1.1.0.', changes: [] });
+  });
+
+  it('when no release is recorded, then Unreleased says so', () => {
+    const sections = changelogSections([], bundleAt, working);
+
+    expect(sections).toEqual([{ heading: 'Unreleased', intro: 'No release is recorded yet (openapi/releases.json).', changes: [] }]);
+  });
+});
+
+describe('renderMarkdown', () => {
+  const markdown = renderMarkdown(changelogSections(RELEASES, bundleAt, working), 'Changelog: Fixture API');
+
+  it('lists breaking changes before additive ones, and only counts the others', () => {
+    const unreleased = between(markdown, '## Unreleased', '## 1.1.0');
+
+    expect(unreleased).toContain('Changes since 1.1.0, not yet released.');
+    expect(unreleased.indexOf('### Breaking changes')).toBeLessThan(unreleased.indexOf('### Additive changes'));
+    expect(unreleased).toContain('- `name`: response member removed, in `GET /v1/avatars/{id} 200 response`');
+    expect(unreleased).toContain('- `title`: response member added, in `GET /v1/avatars/{id} 200 response`');
+  });
+
+  it('lists a change to a shared schema once, with every place it reaches', () => {
+    const release110 = between(markdown, '## 1.1.0', '## 1.0.0');
+
+    expect(release110).toContain('Problems carry a request ID.');
+    expect(release110).not.toContain('### Breaking changes');
+    expect(release110).toContain('- `request_id`: response member added, in `POST /v1/avatars 422 response`, `GET /v1/avatars/{id} 404 response`');
+    expect(release110).toContain('1 other change that clients do not see');
+  });
+
+  it('ends with the first release and its notes', () => {
+    expect(markdown.trimEnd().endsWith('## 1.0.0 (2026-12-01)\n\nFirst release of /v1.')).toBe(true);
+  });
+});
+
+describe('renderHtml', () => {
+  it('when the text holds markup, then the page shows it as text', () => {
+    const hostile = [release('1.0.0', 'a', '<script>alert("x")</script> & friends')];
+    const head = fixture();
+    head.components.schemas.JobStatus.enum.push('<img src=x onerror=alert(1)>');
+
+    const html = renderHtml(changelogSections(hostile, bundleAt, head), 'Changelog: <Fixture>');
+
+    expect(html).toContain('<title>Changelog: &lt;Fixture&gt;</title>');
+    expect(html).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; friends');
+    expect(html).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    expect(html).not.toMatch(/<script|<img/);
+  });
+
+  it('when rendered, then the page needs no network', () => {
+    const html = renderHtml(changelogSections(RELEASES, bundleAt, working), 'Changelog: Fixture API');
+
+    expect(html).not.toMatch(/https?:|src=|<link/);
+    expect(html).toContain('<h3>Breaking changes</h3>');
+  });
+});
+
+function between(text: string, from: string, to: string): string {
+  return text.slice(text.indexOf(from), text.indexOf(to));
+}

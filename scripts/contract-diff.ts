@@ -1,0 +1,113 @@
+// `npm run contract:diff`: the breaking-change gate of the contract. Compares the bundle
+// at a base (by default the last release) with the working tree's, or with another ref,
+// prints every change by kind, and fails when a change inside /v1 breaks a client.
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { compareDocuments, type Change, type ChangeKind } from '../contract/compatibility.ts';
+import { BUNDLE_FILE, HistoryError, RELEASES_FILE, ROOT, bundleAt, commitOf, defaultBase, workingBundle } from '../contract/releases.ts';
+
+const EXIT_BREAKING = 1;
+const EXIT_USAGE = 2;
+
+const HELP = `Usage: npm run contract:diff -- [--base <ref>] [--head <ref>] [--repo <dir>] [--json]
+
+Compares ${BUNDLE_FILE} at --base with the working tree's (or with --head's)
+and prints every change, grouped as breaking, additive and other. Within /v1 only
+additive changes are allowed (ND-COMPAT in openapi/README.md); paths outside /v1
+are reported as other. The rules are written down in contract/compatibility.ts.
+
+  --base <ref>   the git ref to compare against. Default: the last release in
+                 ${RELEASES_FILE}; before the first release, the commit
+                 that added ${BUNDLE_FILE}.
+  --head <ref>   compare with the bundle at this ref instead of the working tree.
+  --repo <dir>   the git repository (default: this one).
+  --json         print {base, head, changes} as JSON.
+  --help         this text.
+
+Releases: git tags do not travel with every clone, so the releases of the
+contract are recorded in ${RELEASES_FILE}, oldest first, as
+{version, commit, date, notes}: version is the document's info.version at that
+commit, commit is the full SHA of a commit on main. To release, append an entry.
+
+Exit status: 0 no breaking change, 1 a breaking change inside /v1, 2 no
+comparison made (an unknown option or ref, a shallow clone, no bundle at a ref).`;
+
+const KINDS: { kind: ChangeKind; heading: string }[] = [
+  { kind: 'breaking', heading: 'Breaking' },
+  { kind: 'additive', heading: 'Additive' },
+  { kind: 'other', heading: 'Other (not visible to clients, or outside /v1)' },
+];
+
+interface Side {
+  ref: string;
+  label: string;
+  commit?: string;
+}
+
+export function formatChanges(changes: Change[]): string {
+  const lines: string[] = [];
+  for (const { kind, heading } of KINDS) {
+    const ofKind = changes.filter((change) => change.kind === kind);
+    if (ofKind.length === 0) continue;
+    lines.push(`${heading} (${ofKind.length}):`);
+    for (const change of ofKind) lines.push(`  ${change.where} — ${change.rule}${change.detail ? ` (${change.detail})` : ''}`);
+    lines.push('');
+  }
+  return lines.join('\n');
+}
+
+/** `release 1.0.0 (b5acd5742d07)`, `main (…)`, or the short SHA alone when that is what was given. */
+function describe(side: Side): string {
+  if (side.commit === undefined) return side.label;
+  const short = side.commit.slice(0, 12);
+  return side.commit.startsWith(side.label) ? short : `${side.label} (${short})`;
+}
+
+function main(argv: string[]): number {
+  const { values } = parseArgs({
+    args: argv,
+    options: { base: { type: 'string' }, head: { type: 'string' }, repo: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean' } },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  const repo = resolve(values.repo ?? ROOT);
+  const base: Side = values.base === undefined ? defaultBase(repo) : { ref: values.base, label: values.base };
+  base.commit = commitOf(repo, base.ref);
+  const head: Side = values.head === undefined ? { ref: 'working tree', label: 'the working tree' } : { ref: values.head, label: values.head, commit: commitOf(repo, values.head) };
+  const baseBundle = bundleAt(repo, base.commit);
+  const headBundle = head.commit === undefined ? workingBundle(repo) : bundleAt(repo, head.commit);
+
+  const changes = compareDocuments(baseBundle, headBundle);
+  const breaking = changes.filter((change) => change.kind === 'breaking').length;
+  if (values.json) {
+    console.log(JSON.stringify({ base, head, changes }, null, 2));
+  } else {
+    const where = repo === ROOT ? BUNDLE_FILE : join(repo, BUNDLE_FILE);
+    console.log(`Comparing ${where} at ${describe(base)} with ${describe(head)}.\n`);
+    if (changes.length > 0) console.log(formatChanges(changes));
+    console.log(
+      breaking > 0
+        ? `${breaking} breaking change${breaking === 1 ? '' : 's'} inside /v1: within /v1 only additive changes are allowed (ND-COMPAT); make it additive or ship it as /v2.`
+        : `No breaking change (${changes.length} change${changes.length === 1 ? '' : 's'} in all).`,
+    );
+  }
+  return breaking > 0 ? EXIT_BREAKING : 0;
+}
+
+if (import.meta.main) {
+  try {
+    process.exitCode = main(process.argv.slice(2));
+  } catch (error) {
+    // A usage error is one line, without a stack: an unknown option or ref, a shallow
+    // clone, a ref with no bundle, a malformed releases file. Anything else is a bug,
+    // shown with its stack; neither may pass for a verdict.
+    const usage = (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') === true;
+    if (usage || error instanceof HistoryError) console.error(`contract:diff: ${(error as Error).message}${usage ? ' (see --help)' : ''}`);
+    else console.error(error);
+    process.exitCode = EXIT_USAGE;
+  }
+}

@@ -1,0 +1,145 @@
+// The breaking-change gate (ND-COMPAT: within /v1 only additive changes). In CI: the
+// working bundle breaks nothing of the last release recorded in openapi/releases.json.
+// And `npm run contract:diff`, run as a process against a throwaway git repository,
+// answers with the exit status a CI step or a reviewer acts on.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compareDocuments } from '../../contract/compatibility.ts';
+import { bundleAt, loadReleases, workingBundle } from '../../contract/releases.ts';
+import { ROOT } from './support/openapi.ts';
+
+const CLI = join(ROOT, 'scripts', 'contract-diff.ts');
+const FIXTURE = readFileSync(join(ROOT, 'contract', 'test', 'fixtures', 'bundle.json'), 'utf8');
+// Git in the throwaway repository reads no configuration of the machine's.
+const GIT_ENV = { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' };
+
+type Node = { [key: string]: any };
+
+describe('the working bundle against the last release', () => {
+  it('has no breaking change', () => {
+    const last = loadReleases(ROOT).at(-1);
+    expect(last, 'openapi/releases.json records no release to hold the contract to').toBeDefined();
+    let released: Record<string, unknown>;
+    try {
+      released = bundleAt(ROOT, last!.commit);
+    } catch (error) {
+      throw new Error(`the gate needs the git history of release ${last!.version} (${last!.commit}): ${(error as Error).message}`);
+    }
+
+    const breaking = compareDocuments(released, workingBundle(ROOT)).filter((change) => change.kind === 'breaking');
+
+    expect(breaking, `breaking changes against release ${last!.version}: make them additive or ship them as /v2`).toEqual([]);
+  });
+});
+
+describe('npm run contract:diff', () => {
+  let repo: string;
+  let first: string;
+  let renamed: string;
+  let added: string;
+
+  beforeAll(() => {
+    repo = mkdtempSync(join(tmpdir(), 'contract-diff-'));
+    git('init', '-q');
+    writeFileSync(join(repo, 'README.md'), 'No contract yet.\n');
+    git('add', '-A');
+    git('commit', '-q', '-m', 'Before the contract');
+    first = commitBundle('The contract', () => {});
+    renamed = commitBundle('A response member renamed', (doc) => {
+      const avatar = doc.components.schemas.Avatar;
+      avatar.properties.display_name = avatar.properties.name;
+      delete avatar.properties.name;
+      avatar.required = ['id', 'display_name', 'status'];
+    });
+    added = commitBundle('An optional response member added', (doc) => {
+      doc.components.schemas.Avatar.properties.preview_url = { type: 'string' };
+    });
+  });
+
+  afterAll(() => rmSync(repo, { recursive: true, force: true }));
+
+  it('when a response member is renamed, then it exits 1 and names the member', () => {
+    const run = cli('--base', first, '--head', renamed);
+
+    expect(run.status).toBe(1);
+    expect(run.stdout).toContain('GET /v1/avatars/{id} 200 response: name — response member removed');
+    expect(run.stdout).toContain('GET /v1/avatars/{id} 200 response: display_name — response member added');
+  });
+
+  it('when an optional response member is added, then it exits 0', () => {
+    const run = cli('--base', first, '--head', added);
+
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain('GET /v1/avatars/{id} 200 response: preview_url — response member added');
+    expect(run.stdout).toContain('No breaking change');
+  });
+
+  it('when no --head is given, then the working tree is compared', () => {
+    const run = cli('--base', first);
+
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain('with the working tree');
+  });
+
+  it('when no --base is given, then the last release in openapi/releases.json is the base', () => {
+    mkdirSync(join(repo, 'openapi'), { recursive: true });
+    writeFileSync(join(repo, 'openapi', 'releases.json'), JSON.stringify([{ version: '1.0.0', commit: renamed, date: '2026-11-25', notes: 'First release of /v1.' }]));
+    try {
+      const run = cli('--head', added);
+
+      expect(run.status).toBe(1);
+      expect(run.stdout).toContain('at release 1.0.0');
+      expect(run.stdout).toContain('display_name — response member removed');
+    } finally {
+      rmSync(join(repo, 'openapi'), { recursive: true, force: true });
+    }
+  });
+
+  it('when --json is given, then the changes are printed as JSON', () => {
+    const run = cli('--base', first, '--head', renamed, '--json');
+
+    expect(run.status).toBe(1);
+    expect(JSON.parse(run.stdout).changes).toContainEqual({ kind: 'breaking', where: 'GET /v1/avatars/{id} 200 response: name', rule: 'response member removed' });
+  });
+
+  it.each([
+    ['the base ref is unknown', ['--base', 'no-such-ref'], 'unknown git ref "no-such-ref"'],
+    ['the base has no bundle', ['--base', 'HEAD~3'], 'has no generated/openapi.json'],
+    ['an option is unknown', ['--bogus'], "Unknown option '--bogus'"],
+  ])('when %s, then it exits 2 with one line and no stack', (_when, args, message) => {
+    const run = cli(...args);
+
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain(message);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('when asked for --help, then it states the release policy', () => {
+    const run = cli('--help');
+
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain('openapi/releases.json');
+  });
+
+  function git(...args: string[]): string {
+    return execFileSync('git', ['-C', repo, '-c', 'user.name=Test', '-c', 'user.email=test@example.invalid', '-c', 'commit.gpgsign=false', ...args], { encoding: 'utf8', env: GIT_ENV }).trim();
+  }
+
+  /** Commits the fixture bundle as `change` leaves it; returns the commit. */
+  function commitBundle(message: string, change: (doc: Node) => void): string {
+    const doc = JSON.parse(FIXTURE) as Node;
+    change(doc);
+    mkdirSync(join(repo, 'generated'), { recursive: true });
+    writeFileSync(join(repo, 'generated', 'openapi.json'), JSON.stringify(doc, null, 2));
+    git('add', '-A');
+    git('commit', '-q', '-m', message);
+    return git('rev-parse', 'HEAD');
+  }
+
+  function cli(...args: string[]) {
+    return spawnSync(process.execPath, [CLI, '--repo', repo, ...args], { encoding: 'utf8', env: GIT_ENV, timeout: 30_000 });
+  }
+});
