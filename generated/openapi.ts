@@ -505,7 +505,8 @@ export interface components {
              * @description Machine-readable code: `invalid_json`, `unauthorized`, `insufficient_credits`,
              *     `not_found`, `method_not_allowed`, `avatar_not_ready`, `payload_too_large`,
              *     `unsupported_media_type`, `validation_failed`, `rate_limit_exceeded`,
-             *     `internal_error`, `service_unavailable`, `sandbox_clock_unavailable`; and, for what
+             *     `internal_error`, `service_unavailable`, `sandbox_clock_unavailable`,
+             *     `idempotency_key_reused`; and, for what
              *     the HTTP layer refuses before any route is known, `malformed_request` (400; also
              *     for a request with more than one `Authorization` header),
              *     `request_timeout` (408), `expectation_failed` (417) and
@@ -855,6 +856,22 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The `Idempotency-Key` was used in the last 24 hours with another request body, or on the other create operation (`idempotency_key_reused`). Nothing was created or reserved. The request counted against its rate-limit window, whose headers it carries. */
+        IdempotencyKeyReused: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["GenerationRateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["GenerationRateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The body is larger than 64 KiB (`payload_too_large`). The request counted against its rate-limit window, whose headers it carries. */
         GenerationPayloadTooLarge: {
             headers: {
@@ -990,7 +1007,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The avatar is `queued`, `processing` or `failed`; a video can be made only from a `ready` avatar (`avatar_not_ready`). Nothing was reserved. The request counted against its rate-limit window, whose headers it carries. */
+        /** @description The avatar is `queued`, `processing` or `failed`; a video can be made only from a `ready` avatar (`avatar_not_ready`). Or the `Idempotency-Key` was used in the last 24 hours with another request body (`idempotency_key_reused`). Nothing was reserved. The request counted against its rate-limit window, whose headers it carries. */
         AvatarNotReady: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1136,6 +1153,29 @@ export interface components {
     };
     parameters: {
         /**
+         * @description Makes a create safe to retry. Any text of 1 to 255 visible ASCII characters chosen by
+         *     the client, new for each job it means to create (a UUID is typical), and the same on
+         *     every retry of that request. Keys belong to the account, whichever of its keys sent
+         *     them, and are kept for 24 hours (account time) after the job they created.
+         *
+         *     - The first request with a key runs as any other; if it creates a job, the key is
+         *       stored with that job in the same transaction, so there is never a job without its
+         *       key or a key without its job.
+         *     - The same key with the same body answers the first answer again: `202`, the same
+         *       body and `Location`, and `Idempotent-Replayed: true`. Nothing is created and nothing
+         *       is charged. A retry sent while the first request is still running waits for it and
+         *       gets its answer.
+         *     - The same key with another body (or on the other create operation) is refused with
+         *       `409 idempotency_key_reused`.
+         *     - A request that created nothing (refused as invalid, for its avatar, or for
+         *       credits) leaves the key unused: a retry with it runs again.
+         *
+         *     A replay counts against the generation bucket like any request (step 2 of the order
+         *     of checks); the key is looked at after the request itself is checked (step 3).
+         * @example 5f0c6a1e-8d4b-4f7a-9a53-2b8e61c0d9f4
+         */
+        "Idempotency-Key": string;
+        /**
          * @description The avatar ID returned on creation. An ID that is malformed, unknown or of another account answers `404`.
          * @example av_3k9x2m7q4w8e1r5t6y0u2i4o
          */
@@ -1176,6 +1216,11 @@ export interface components {
          * @example /v1/avatars/av_3k9x2m7q4w8e1r5t6y0u2i4o
          */
         AvatarLocation: string;
+        /**
+         * @description Present, as `true`, when this answer is the replay of an earlier request with the same `Idempotency-Key` and body; that request created the job, this one created nothing and charged nothing.
+         * @example true
+         */
+        "Idempotent-Replayed": "true";
         /**
          * @description Identifies this request in the service's logs. A valid `X-Request-Id` sent by the client (1 to 128 letters, digits, `-`, `_`, `.`) is echoed back; otherwise the service makes one.
          * @example req_7d2f9a4c1e6b8d3f
@@ -1284,7 +1329,31 @@ export interface operations {
     createAvatar: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a create safe to retry. Any text of 1 to 255 visible ASCII characters chosen by
+                 *     the client, new for each job it means to create (a UUID is typical), and the same on
+                 *     every retry of that request. Keys belong to the account, whichever of its keys sent
+                 *     them, and are kept for 24 hours (account time) after the job they created.
+                 *
+                 *     - The first request with a key runs as any other; if it creates a job, the key is
+                 *       stored with that job in the same transaction, so there is never a job without its
+                 *       key or a key without its job.
+                 *     - The same key with the same body answers the first answer again: `202`, the same
+                 *       body and `Location`, and `Idempotent-Replayed: true`. Nothing is created and nothing
+                 *       is charged. A retry sent while the first request is still running waits for it and
+                 *       gets its answer.
+                 *     - The same key with another body (or on the other create operation) is refused with
+                 *       `409 idempotency_key_reused`.
+                 *     - A request that created nothing (refused as invalid, for its avatar, or for
+                 *       credits) leaves the key unused: a retry with it runs again.
+                 *
+                 *     A replay counts against the generation bucket like any request (step 2 of the order
+                 *     of checks); the key is looked at after the request itself is checked (step 3).
+                 * @example 5f0c6a1e-8d4b-4f7a-9a53-2b8e61c0d9f4
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1303,6 +1372,7 @@ export interface operations {
             202: {
                 headers: {
                     Location: components["headers"]["AvatarLocation"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Limit": components["headers"]["GenerationRateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["GenerationRateLimit-Remaining"];
@@ -1319,6 +1389,7 @@ export interface operations {
             400: components["responses"]["GenerationBadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            409: components["responses"]["IdempotencyKeyReused"];
             413: components["responses"]["GenerationPayloadTooLarge"];
             415: components["responses"]["GenerationUnsupportedMediaType"];
             422: components["responses"]["ValidationFailedAvatar"];
@@ -1368,7 +1439,31 @@ export interface operations {
     createAvatarVideo: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a create safe to retry. Any text of 1 to 255 visible ASCII characters chosen by
+                 *     the client, new for each job it means to create (a UUID is typical), and the same on
+                 *     every retry of that request. Keys belong to the account, whichever of its keys sent
+                 *     them, and are kept for 24 hours (account time) after the job they created.
+                 *
+                 *     - The first request with a key runs as any other; if it creates a job, the key is
+                 *       stored with that job in the same transaction, so there is never a job without its
+                 *       key or a key without its job.
+                 *     - The same key with the same body answers the first answer again: `202`, the same
+                 *       body and `Location`, and `Idempotent-Replayed: true`. Nothing is created and nothing
+                 *       is charged. A retry sent while the first request is still running waits for it and
+                 *       gets its answer.
+                 *     - The same key with another body (or on the other create operation) is refused with
+                 *       `409 idempotency_key_reused`.
+                 *     - A request that created nothing (refused as invalid, for its avatar, or for
+                 *       credits) leaves the key unused: a retry with it runs again.
+                 *
+                 *     A replay counts against the generation bucket like any request (step 2 of the order
+                 *     of checks); the key is looked at after the request itself is checked (step 3).
+                 * @example 5f0c6a1e-8d4b-4f7a-9a53-2b8e61c0d9f4
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1382,6 +1477,7 @@ export interface operations {
             202: {
                 headers: {
                     Location: components["headers"]["AvatarVideoLocation"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Limit": components["headers"]["GenerationRateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["GenerationRateLimit-Remaining"];

@@ -115,9 +115,24 @@ export function retryAfterSeconds(headers: Headers, nowMs: number = Date.now()):
   return undefined;
 }
 
+/** A paid create's options: the idempotency key to send (default: a new UUID per call). */
+export interface CreateOptions {
+  /**
+   * Sent as Idempotency-Key, and the same on every retry of this call, so a retry never
+   * creates or charges twice. Pass your own (an order ID, say) to make a retry of the
+   * whole call, after a crash of your process, safe too.
+   */
+  idempotencyKey?: string;
+}
+
+/** Seconds between attempts after a network failure, when no answer said how long: 1, 2, 4, ... */
+const NETWORK_RETRY_BASE_SECONDS = 1;
+
 /**
  * Wraps a fetch so that a 429 or 503 is retried only after the server's Retry-After
- * has passed (RL-CLIENT-WAIT), and only within the caller's bound.
+ * has passed (RL-CLIENT-WAIT), and only within the caller's bound. A request that got no
+ * answer at all (the connection failed or dropped) is retried too, but only when it is
+ * safe to send twice: a GET, or a create carrying an Idempotency-Key.
  */
 export function fetchHonouringRetryAfter(
   baseFetch: (request: Request) => Promise<Response>,
@@ -128,8 +143,17 @@ export function fetchHonouringRetryAfter(
   return async (request) => {
     let waitedSeconds = 0;
     for (let attempt = 1; ; attempt++) {
-      // A Request body can be read once; each attempt sends a copy.
-      const response = await baseFetch(request.clone());
+      let response: Response;
+      try {
+        // A Request body can be read once; each attempt sends a copy.
+        response = await baseFetch(request.clone());
+      } catch (error) {
+        const seconds = NETWORK_RETRY_BASE_SECONDS * 2 ** (attempt - 1);
+        if (!safeToResend(request) || attempt >= retry.maxAttempts || waitedSeconds + seconds > retry.maxWaitSeconds) throw error;
+        await sleep(seconds * 1000);
+        waitedSeconds += seconds;
+        continue;
+      }
       if (!RETRYABLE_STATUSES.has(response.status) || attempt >= retry.maxAttempts) return response;
       // Without Retry-After or RateLimit-Reset, wait one second: never a tight loop.
       const seconds = retryAfterSeconds(response.headers, now()) ?? 1;
@@ -141,9 +165,18 @@ export function fetchHonouringRetryAfter(
   };
 }
 
+function safeToResend(request: Request): boolean {
+  return request.method === 'GET' || request.method === 'HEAD' || request.headers.has('idempotency-key');
+}
+
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export type AvatarApi = Client<paths>;
+
+/** A new idempotency key: a random UUID (Web Crypto, in Node and browsers alike). */
+export function newIdempotencyKey(): string {
+  return globalThis.crypto.randomUUID();
+}
 
 export function createAvatarClient(options: AvatarClientOptions) {
   const sleep = options.sleep ?? defaultSleep;
@@ -169,9 +202,13 @@ export function createAvatarClient(options: AvatarClientOptions) {
   const client = {
     /** The underlying openapi-fetch client, typed for every path. */
     api,
-    createAvatar: (body: AvatarCreateRequest) => api.POST('/v1/avatars', { body }),
+    /** Sends an Idempotency-Key (a new UUID unless given), the same on each of its retries. */
+    createAvatar: (body: AvatarCreateRequest, options: CreateOptions = {}) =>
+      api.POST('/v1/avatars', { body, params: { header: { 'Idempotency-Key': options.idempotencyKey ?? newIdempotencyKey() } } }),
     getAvatar: (id: string) => api.GET('/v1/avatars/{id}', { params: { path: { id } } }),
-    createAvatarVideo: (body: AvatarVideoCreateRequest) => api.POST('/v1/avatar-videos', { body }),
+    /** Sends an Idempotency-Key (a new UUID unless given), the same on each of its retries. */
+    createAvatarVideo: (body: AvatarVideoCreateRequest, options: CreateOptions = {}) =>
+      api.POST('/v1/avatar-videos', { body, params: { header: { 'Idempotency-Key': options.idempotencyKey ?? newIdempotencyKey() } } }),
     getAvatarVideo: (id: string) => api.GET('/v1/avatar-videos/{id}', { params: { path: { id } } }),
     getMe: () => api.GET('/v1/me'),
     /** Sandbox keys only: the account's time (a live key gets 404, as for an unknown route). */

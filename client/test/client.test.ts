@@ -44,7 +44,7 @@ function avatar(id: string, status: string) {
 }
 
 interface Stub {
-  requests: { method: string; path: string; auth: string | undefined; body: unknown }[];
+  requests: { method: string; path: string; auth: string | undefined; idempotencyKey: string | undefined; body: unknown }[];
   baseUrl: string;
 }
 
@@ -56,7 +56,7 @@ async function startStub(setup: (router: Router, stub: Stub) => void): Promise<S
   app.use(async (ctx, next) => {
     let text = '';
     for await (const chunk of ctx.req) text += String(chunk);
-    stub.requests.push({ method: ctx.method, path: ctx.path, auth: ctx.get('authorization') || undefined, body: text ? JSON.parse(text) : undefined });
+    stub.requests.push({ method: ctx.method, path: ctx.path, auth: ctx.get('authorization') || undefined, idempotencyKey: ctx.get('idempotency-key') || undefined, body: text ? JSON.parse(text) : undefined });
     (ctx.request as { body?: unknown }).body = text ? JSON.parse(text) : undefined;
     await next();
   });
@@ -109,6 +109,57 @@ describe('createAvatarClient', () => {
       { type: 'prompt', name: 'n', prompt: 'p' },
       { type: 'prompt', name: 'n', prompt: 'p' },
     ]);
+  });
+
+  it('when creating, then it sends a new Idempotency-Key per call and the same one on its retries (ND-IDEMPOTENCY)', async () => {
+    let calls = 0;
+    const stub = await startStub((router) => {
+      router.post('/v1/avatar-videos', (ctx) => {
+        calls++;
+        if (calls === 1) return tooMany(ctx, { 'Retry-After': '1' });
+        ctx.status = 202;
+        ctx.body = { ...avatar('vid_1', 'queued'), object: 'avatar_video' };
+      });
+    });
+    const time = fakeTime();
+    const client = createAvatarClient({ baseUrl: stub.baseUrl, apiKey: 'k', sleep: time.sleep, now: time.now });
+
+    await client.createAvatarVideo({ avatar_id: 'av_1', script: 's' });
+    await client.createAvatarVideo({ avatar_id: 'av_1', script: 's' });
+    await client.createAvatarVideo({ avatar_id: 'av_1', script: 's' }, { idempotencyKey: 'order-42' });
+
+    const keys = stub.requests.map((r) => r.idempotencyKey);
+    expect(keys).toHaveLength(4);
+    expect(keys[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(keys[1]).toBe(keys[0]);
+    expect(keys[2]).not.toBe(keys[0]);
+    expect(keys[3]).toBe('order-42');
+  });
+
+  it('when a create gets no answer at all, then it is sent again with its key; a POST without a key is not', async () => {
+    let calls = 0;
+    const stub = await startStub((router) => {
+      router.post('/v1/avatars', (ctx) => {
+        calls++;
+        // The connection drops before any answer: the client cannot know what happened.
+        if (calls === 1) return void ctx.req.socket.destroy();
+        ctx.status = 202;
+        ctx.body = avatar('av_9', 'queued');
+      });
+      router.post('/v1/test_helpers/clock/advance', (ctx) => void ctx.req.socket.destroy());
+    });
+    const time = fakeTime();
+    const client = createAvatarClient({ baseUrl: stub.baseUrl, apiKey: 'k', sleep: time.sleep, now: time.now });
+
+    const { data } = await client.createAvatar({ type: 'prompt', name: 'n', prompt: 'p' });
+    await expect(client.advanceSandboxClock({ seconds: 60 })).rejects.toThrow();
+
+    expect(data?.id).toBe('av_9');
+    const creates = stub.requests.filter((r) => r.path === '/v1/avatars');
+    expect(creates).toHaveLength(2);
+    expect(creates[1]?.idempotencyKey).toBe(creates[0]?.idempotencyKey);
+    expect(stub.requests.filter((r) => r.path === '/v1/test_helpers/clock/advance')).toHaveLength(1);
+    expect(time.sleeps).toEqual([1000]);
   });
 
   it('when Retry-After is beyond the caller bound, then it returns the 429 without waiting', async () => {

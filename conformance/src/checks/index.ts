@@ -26,6 +26,7 @@ import creditsInsufficient402 from './credits/insufficient-credits-402.ts';
 import creditsReadsAreFree from './credits/reads-are-free.ts';
 import creditsReservedOnAccept from './credits/reserved-on-accept.ts';
 import generatedCreates from './generated/creates.ts';
+import idempotencyRetryCreatesOnce from './idempotency/retry-creates-once.ts';
 import generatedReads from './generated/reads.ts';
 import creditsWebhookFailuresChangeNothing from './credits/webhook-failures-change-nothing.ts';
 import rateLimitsBothChecks from './rate-limits/both-checks.ts';
@@ -109,6 +110,8 @@ export const CHECKS: readonly Check[] = [
   rateLimitsDailyWindows,
   webhooksRetrySchedule,
   creditsMonthlyQuota,
+  // after the credit checks, on the main key: jobs of its own
+  idempotencyRetryCreatesOnce,
   // generated: only with --fuzz, on the key without credits
   generatedCreates,
   generatedReads,

@@ -48,6 +48,12 @@ export interface ImplementationProfile {
    * implementation documents them (ND-DELIVERY); null: not stated.
    */
   retries: { delaysSeconds: number[]; jitter: number } | null;
+  /**
+   * Idempotency keys on the creates, if the implementation has them: the request header,
+   * the response header that marks a replay (null: none), and the statuses that refuse a
+   * key sent again with another body.
+   */
+  idempotency: { header: string; replayedHeader: string | null; reused: number[] } | null;
 }
 
 /** The placeholders each template may use; a request fills them with its own values. */
@@ -86,6 +92,7 @@ export const CONTRACT_PROFILE: ImplementationProfile = {
     advance: { method: 'POST', path: '/v1/test_helpers/clock/advance', body: { seconds: '{{seconds}}' } },
   },
   retries: { delaysSeconds: [5, 20, 80, 320, 1280], jitter: 0.2 },
+  idempotency: { header: 'Idempotency-Key', replayedHeader: 'Idempotent-Replayed', reused: [409] },
 };
 
 /** A profile file that cannot be used: every message names the member and the rule. */
@@ -168,6 +175,7 @@ export function parseProfile(value: unknown, file = 'the profile'): Implementati
     // Not the contract's: a clock and a retry schedule exist only where the profile says so.
     clock: raw.clock ? { advance: { method: raw.clock.advance.method ?? 'POST', path: raw.clock.advance.path, body: raw.clock.advance.body } } : null,
     retries: raw.webhook_retries ? { delaysSeconds: raw.webhook_retries.delays_seconds, jitter: raw.webhook_retries.jitter ?? 0 } : null,
+    idempotency: raw.idempotency ? { header: raw.idempotency.header, replayedHeader: raw.idempotency.replayed_header ?? null, reused: raw.idempotency.reused ?? [400, 409, 422] } : null,
   };
   const problems = placeholderProblems(profile);
   const { states } = profile.records;
@@ -194,6 +202,7 @@ interface RawProfile {
   failure?: ImplementationProfile['failure'];
   clock?: { advance: { method?: 'POST' | 'PUT' | 'PATCH'; path: string; body: Json } } | null;
   webhook_retries?: { delays_seconds: number[]; jitter?: number } | null;
+  idempotency?: { header: string; replayed_header?: string | null; reused?: number[] } | null;
 }
 
 /** "member: message (rule)", one per broken rule, without the noise of oneOf's other branches. */

@@ -3,6 +3,7 @@ import type { components } from '../../../generated/openapi.ts';
 import { CREDIT_COST, periodBounds, periodOf } from './credits.ts';
 import type { Caller, DomainDeps } from './deps.ts';
 import { DomainError, notFound, validationFailed } from './errors.ts';
+import { claimFor, findReplay, idempotentCreate, replayOf, type IdempotentCreate } from './idempotency.ts';
 import { isJobId, newAvatarId, newVideoId } from './ids.ts';
 import type { AvatarInput, Job, JobKind, VideoInput } from './model.ts';
 import { toAvatarResource, toAvatarVideoResource, type AvatarResource, type AvatarVideoResource } from './serialize.ts';
@@ -20,19 +21,35 @@ function checkWebhook(deps: DomainDeps, url: string | undefined): void {
   if (problem) throw validationFailed([problem]);
 }
 
-/** Creates the job and its reservation together, or throws 402 having created nothing (CR-402-NO-JOB). */
-async function queueJob(deps: DomainDeps, caller: Caller, kind: JobKind, id: string, input: AvatarInput | VideoInput, webhookUrl: string | undefined): Promise<Job> {
+/** What a create answers: the record, and whether it is the replay of an earlier request with the same idempotency key. */
+export interface Created<T> {
+  record: T;
+  replayed: boolean;
+}
+
+/**
+ * Creates the job and its reservation together, or throws 402 having created nothing
+ * (CR-402-NO-JOB). With an idempotency key, the key is stored with the job; a key kept
+ * already answers its first answer instead, creating nothing (ND-IDEMPOTENCY).
+ */
+async function queueJob<T>(
+  deps: DomainDeps,
+  caller: Caller,
+  job: { kind: JobKind; id: string; input: AvatarInput | VideoInput; webhookUrl: string | undefined },
+  serialize: (job: Job) => T,
+  idempotency: IdempotentCreate | undefined,
+): Promise<Created<T>> {
   const now = accountNow(deps, caller.account);
-  const job: Job = {
-    id,
-    kind,
+  const queued: Job = {
+    id: job.id,
+    kind: job.kind,
     accountId: caller.account.id,
     keyId: caller.key.id,
     sandbox: caller.key.mode === 'sandbox',
     status: 'queued',
-    input,
-    webhookUrl: webhookUrl ?? null,
-    credits: CREDIT_COST[kind],
+    input: job.input,
+    webhookUrl: job.webhookUrl ?? null,
+    credits: CREDIT_COST[job.kind],
     period: periodOf(now),
     error: null,
     result: null,
@@ -41,31 +58,38 @@ async function queueJob(deps: DomainDeps, caller: Caller, kind: JobKind, id: str
     completedAt: null,
     attempts: 0,
   };
-  const outcome = await deps.store.jobs.createJobReservingCredits(job);
+  const record = serialize(queued);
+  const outcome = await deps.store.jobs.createJobReservingCredits(queued, idempotency && claimFor(idempotency, record, now));
+  if (!outcome.ok && 'kept' in outcome) return replayOf<T>(idempotency!, outcome.kept);
   if (!outcome.ok) {
     const renews = new Date(periodBounds(outcome.balance.period).end).toISOString();
     throw new DomainError(
       'insufficient_credits',
-      `This ${LABEL[kind]} costs ${job.credits} credits and the account has ${outcome.balance.available} available until ${renews}.`,
+      `This ${LABEL[job.kind]} costs ${queued.credits} credits and the account has ${outcome.balance.available} available until ${renews}.`,
       [],
-      { credits_required: job.credits, credits_available: outcome.balance.available },
+      { credits_required: queued.credits, credits_available: outcome.balance.available },
     );
   }
   deps.onJobQueued?.();
-  return outcome.job;
+  return { record, replayed: false };
 }
 
-export async function createAvatar(deps: DomainDeps, caller: Caller, body: AvatarCreateRequest): Promise<AvatarResource> {
+export async function createAvatar(deps: DomainDeps, caller: Caller, body: AvatarCreateRequest, idempotencyKey?: string): Promise<Created<AvatarResource>> {
+  const idempotency = idempotencyKey === undefined ? undefined : idempotentCreate(idempotencyKey, 'createAvatar', body);
+  const replay = idempotency && (await findReplay<AvatarResource>(deps, caller.account.id, idempotency, accountNow(deps, caller.account)));
+  if (replay) return replay;
   checkWebhook(deps, body.webhook_url);
   const input: AvatarInput = { type: body.type, name: body.name };
   if (body.type === 'prompt') input.prompt = body.prompt!;
   if (body.type === 'photo') input.file = { type: 'url', url: body.file!.url };
   if (body.type === 'props') Object.assign(input, { ethnicity: body.ethnicity, sex: body.sex, age: body.age });
-  const job = await queueJob(deps, caller, 'avatar', newAvatarId(), input, body.webhook_url);
-  return toAvatarResource(job, deps.publicBaseUrl);
+  return queueJob(deps, caller, { kind: 'avatar', id: newAvatarId(), input, webhookUrl: body.webhook_url }, (job) => toAvatarResource(job, deps.publicBaseUrl), idempotency);
 }
 
-export async function createAvatarVideo(deps: DomainDeps, caller: Caller, body: AvatarVideoCreateRequest): Promise<AvatarVideoResource> {
+export async function createAvatarVideo(deps: DomainDeps, caller: Caller, body: AvatarVideoCreateRequest, idempotencyKey?: string): Promise<Created<AvatarVideoResource>> {
+  const idempotency = idempotencyKey === undefined ? undefined : idempotentCreate(idempotencyKey, 'createAvatarVideo', body);
+  const replay = idempotency && (await findReplay<AvatarVideoResource>(deps, caller.account.id, idempotency, accountNow(deps, caller.account)));
+  if (replay) return replay;
   checkWebhook(deps, body.webhook_url);
   const avatar = await findOwnJob(deps, caller.account.id, 'avatar', body.avatar_id);
   if (!avatar) throw notFound('avatar', body.avatar_id, 'avatar_id');
@@ -79,8 +103,7 @@ export async function createAvatarVideo(deps: DomainDeps, caller: Caller, body: 
     );
   }
   const input: VideoInput = { avatar_id: avatar.id, script: body.script, aspect_ratio: body.aspect_ratio ?? '9:16' };
-  const job = await queueJob(deps, caller, 'avatar_video', newVideoId(), input, body.webhook_url);
-  return toAvatarVideoResource(job, deps.publicBaseUrl);
+  return queueJob(deps, caller, { kind: 'avatar_video', id: newVideoId(), input, webhookUrl: body.webhook_url }, (job) => toAvatarVideoResource(job, deps.publicBaseUrl), idempotency);
 }
 
 /** A job of this kind owned by the account; any other account's job is "not found". */

@@ -86,7 +86,30 @@ export interface AccountStore {
   advanceClock(accountId: string, move: ClockMove): Promise<ClockMoved>;
 }
 
-export type ReserveOutcome = { ok: true; job: Job } | { ok: false; balance: CreditBalance };
+/** A create with an idempotency key: the key, what the request was, and its answer should it create the job. */
+export interface IdempotencyClaim {
+  key: string;
+  fingerprint: string;
+  /** The 202 body, as JSON text, that a replay answers. */
+  response: string;
+  expiresAt: number;
+}
+
+/** A key that created a job and is still kept. */
+export interface IdempotentRequest {
+  key: string;
+  fingerprint: string;
+  jobId: string;
+  response: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export type ReserveOutcome =
+  | { ok: true; job: Job }
+  | { ok: false; balance: CreditBalance }
+  /** The claim's key is kept already, for the request it describes: nothing was created. */
+  | { ok: false; kept: IdempotentRequest };
 
 export interface Completion {
   status: 'ready' | 'failed';
@@ -101,7 +124,14 @@ export interface JobStore {
    * account's available credits for the job's period do not cover `job.credits`
    * (CR-RESERVE, CR-402-NO-JOB). Atomic against concurrent calls.
    */
-  createJobReservingCredits(job: Job): Promise<ReserveOutcome>;
+  createJobReservingCredits(job: Job, idempotency?: IdempotencyClaim): Promise<ReserveOutcome>;
+  /**
+   * The idempotency key of the account that is kept at `now` (it has not expired), or
+   * null. With a claim, createJobReservingCredits stores the key with the job, in the same
+   * transaction, or creates nothing and answers the key already kept; so two requests with
+   * one key never both create a job, whichever process serves them.
+   */
+  findIdempotentRequest(accountId: string, key: string, now: number): Promise<IdempotentRequest | null>;
   getJob(id: string): Promise<Job | null>;
   /**
    * Hands the oldest runnable job to one worker: a queued job, or a processing job

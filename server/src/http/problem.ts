@@ -11,6 +11,7 @@ export const PROBLEMS: Record<string, { status: number; title: string }> = {
   not_found: { status: 404, title: 'Not found' },
   method_not_allowed: { status: 405, title: 'Method not allowed' },
   avatar_not_ready: { status: 409, title: 'Avatar not ready' },
+  idempotency_key_reused: { status: 409, title: 'Idempotency key reused' },
   sandbox_clock_unavailable: { status: 409, title: 'Sandbox clock unavailable' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },

@@ -10,6 +10,7 @@ import { getMe } from '../domain/me.ts';
 import type { DomainDeps } from '../domain/deps.ts';
 import type { GenerationEngine } from '../domain/engine.ts';
 import { readJobFile } from '../domain/files.ts';
+import { readIdempotencyKey } from '../domain/idempotency.ts';
 import { createAvatar, createAvatarVideo, getAvatar, getAvatarVideo } from '../domain/jobs.ts';
 import type { LimitedBucket } from '../domain/model.ts';
 import { advanceSandboxClock, readSandboxClock } from '../domain/sandboxClock.ts';
@@ -26,6 +27,12 @@ type RequestBody<O extends Operation> = operations[O] extends { requestBody: { c
 function send<O extends Operation, S extends keyof Responses<O> & number>(ctx: AppContext, _operation: O, status: S, body: JsonBody<O, S>): void {
   ctx.status = status;
   ctx.body = body;
+}
+
+/** The headers of a 202: where the record is, and whether this answer is a replay (ND-IDEMPOTENCY). */
+function answerCreated(ctx: AppContext, location: string, replayed: boolean): void {
+  ctx.set('Location', location);
+  if (replayed) ctx.set('Idempotent-Replayed', 'true');
 }
 
 export interface RouteDeps {
@@ -53,9 +60,9 @@ export function createRouter({ domain, validator, engine }: RouteDeps): Router<A
 
   router.post('/v1/avatars', admit('createAvatar'), async (ctx) => {
     const body = await readValidBody<RequestBody<'createAvatar'>>(ctx, validator, 'AvatarCreateRequest');
-    const avatar = await createAvatar(domain, ctx.state.caller!, body);
-    ctx.set('Location', `/v1/avatars/${avatar.id}`);
-    send(ctx, 'createAvatar', 202, avatar);
+    const created = await createAvatar(domain, ctx.state.caller!, body, readIdempotencyKey(ctx.headers['idempotency-key']));
+    answerCreated(ctx, `/v1/avatars/${created.record.id}`, created.replayed);
+    send(ctx, 'createAvatar', 202, created.record);
   });
 
   router.get('/v1/avatars/:id', async (ctx) => {
@@ -65,9 +72,9 @@ export function createRouter({ domain, validator, engine }: RouteDeps): Router<A
 
   router.post('/v1/avatar-videos', admit('createAvatarVideo'), async (ctx) => {
     const body = await readValidBody<RequestBody<'createAvatarVideo'>>(ctx, validator, 'AvatarVideoCreateRequest');
-    const video = await createAvatarVideo(domain, ctx.state.caller!, body);
-    ctx.set('Location', `/v1/avatar-videos/${video.id}`);
-    send(ctx, 'createAvatarVideo', 202, video);
+    const created = await createAvatarVideo(domain, ctx.state.caller!, body, readIdempotencyKey(ctx.headers['idempotency-key']));
+    answerCreated(ctx, `/v1/avatar-videos/${created.record.id}`, created.replayed);
+    send(ctx, 'createAvatarVideo', 202, created.record);
   });
 
   router.get('/v1/avatar-videos/:id', async (ctx) => {

@@ -2,6 +2,7 @@
 // as text and booleans as 0/1; PostgreSQL as parsed JSON and booleans: the readers
 // below accept either, so the mapping is written once.
 import type { Job, OutboxEvent } from '../domain/model.ts';
+import type { IdempotentRequest } from '../domain/ports.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -46,5 +47,17 @@ export function rowToEvent(row: Row): OutboxEvent {
     lastError: textOrNull(row.last_error),
     createdAt: num(row.created_at),
     deliveredAt: numOrNull(row.delivered_at),
+  };
+}
+
+/** An idempotency key as both stores keep it. */
+export function rowToIdempotentRequest(row: Row): IdempotentRequest {
+  return {
+    key: String(row.key),
+    fingerprint: String(row.fingerprint),
+    jobId: String(row.job_id),
+    response: String(row.response),
+    createdAt: Number(row.created_at),
+    expiresAt: Number(row.expires_at),
   };
 }

@@ -76,6 +76,24 @@ describe('two API processes and two workers', () => {
     expect(statuses.filter((s) => s === 429)).toHaveLength(6);
   });
 
+  it('create one job, charged once, for 50 identical creates with one idempotency key sent to both API processes at once', async () => {
+    const { api_key: key, account_id: accountId } = await createAccount(store, systemClock, { monthlyCredits: 1000, plan: GENEROUS_PLAN });
+
+    const replies = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        fetch(apis[i % 2]!.url + '/v1/avatars', { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Idempotency-Key': 'one-job' }, body: JSON.stringify(promptAvatar()) }),
+      ),
+    );
+
+    const bodies = (await Promise.all(replies.map((r) => r.json()))) as { id: string }[];
+    expect(replies.map((r) => r.status)).toEqual(Array(50).fill(202));
+    expect(new Set(bodies.map((b) => b.id)).size).toBe(1);
+    expect(replies.filter((r) => r.headers.get('idempotent-replayed') === null)).toHaveLength(1);
+    const period = new Date().toISOString().slice(0, 7);
+    const balance = await store.jobs.creditBalance(accountId, period);
+    expect(balance.reserved + balance.used).toBe(10);
+  });
+
   it('refuse a key revoked elsewhere on its very next request on each API process, though both kept it', async () => {
     const { api_key: key, key_id: keyId } = await createAccount(store, systemClock);
     const me = (p: ServerProcess) => fetch(`${p.url}/v1/me`, { headers: { Authorization: `Bearer ${key}` } });

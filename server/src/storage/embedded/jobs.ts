@@ -1,7 +1,7 @@
 import type { CreditBalance, OutboxEvent } from '../../domain/model.ts';
 import type { Completion, JobStore, ReserveOutcome } from '../../domain/ports.ts';
 import { transaction, type Db } from './database.ts';
-import { rowToJob, type Row } from '../rows.ts';
+import { rowToIdempotentRequest, rowToJob, type Row } from '../rows.ts';
 
 export function insertEvent(db: Db, e: OutboxEvent): void {
   db.prepare(`
@@ -14,6 +14,7 @@ export function insertEvent(db: Db, e: OutboxEvent): void {
 
 export function embeddedJobs(db: Db): JobStore {
   const getById = db.prepare('SELECT * FROM jobs WHERE id = ?');
+  const keptKey = db.prepare('SELECT * FROM idempotency_keys WHERE account_id = ? AND key = ? AND expires_at > ?');
 
   function balance(accountId: string, period: string): CreditBalance {
     const row = db.prepare(`
@@ -27,8 +28,11 @@ export function embeddedJobs(db: Db): JobStore {
   }
 
   return {
-    async createJobReservingCredits(job): Promise<ReserveOutcome> {
+    async createJobReservingCredits(job, idempotency): Promise<ReserveOutcome> {
       return transaction(db, () => {
+        // Transactions here run one at a time, so the key is looked at, then written with the job.
+        const kept = idempotency && (keptKey.get(job.accountId, idempotency.key, job.createdAt) as Row | undefined);
+        if (kept) return { ok: false, kept: rowToIdempotentRequest(kept) };
         const before = balance(job.accountId, job.period);
         if (before.available < job.credits) return { ok: false, balance: before };
         db.prepare(`
@@ -40,8 +44,19 @@ export function embeddedJobs(db: Db): JobStore {
           job.id, job.kind, job.accountId, job.keyId, job.sandbox ? 1 : 0, job.status, JSON.stringify(job.input),
           job.webhookUrl, job.credits, job.period, job.createdAt, job.updatedAt,
         );
+        if (idempotency) {
+          // An expired key of the account is taken over.
+          db.prepare(`
+            INSERT OR REPLACE INTO idempotency_keys (account_id, key, fingerprint, job_id, response, created_at, expires_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?)`).run(job.accountId, idempotency.key, idempotency.fingerprint, job.id, idempotency.response, job.createdAt, idempotency.expiresAt);
+        }
         return { ok: true, job };
       });
+    },
+
+    async findIdempotentRequest(accountId, key, now) {
+      const row = keptKey.get(accountId, key, now) as Row | undefined;
+      return row ? rowToIdempotentRequest(row) : null;
     },
 
     async getJob(id) {

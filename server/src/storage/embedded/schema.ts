@@ -92,4 +92,18 @@ export const MIGRATIONS: readonly string[] = [
     failures INTEGER NOT NULL CHECK (failures > 0)
   );
   `,
+  `
+  -- Idempotency keys: one row per key that created a job, written in that job's transaction.
+  CREATE TABLE idempotency_keys (
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    job_id TEXT NOT NULL REFERENCES jobs(id),
+    response TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    PRIMARY KEY (account_id, key)
+  );
+  CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+  `,
 ];

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { CreditBalance, OutboxEvent } from '../../domain/model.ts';
 import type { JobStore, ReserveOutcome } from '../../domain/ports.ts';
 import { guarded, num, transaction } from './database.ts';
-import { rowToJob, type Row } from '../rows.ts';
+import { rowToIdempotentRequest, rowToJob, type Row } from '../rows.ts';
 
 const BALANCE = `
   SELECT a.monthly_credits + COALESCE(l.granted, 0) AS quota, COALESCE(l.reserved, 0) AS reserved, COALESCE(l.used, 0) AS used
@@ -24,6 +24,17 @@ export async function insertEvent(client: pg.PoolClient, e: OutboxEvent): Promis
   );
 }
 
+const KEPT_KEY = 'SELECT key, fingerprint, job_id, response, created_at, expires_at FROM idempotency_keys WHERE account_id = $1 AND key = $2 AND expires_at > $3';
+
+/** A refusal for credits that must roll its transaction back (it had claimed an idempotency key). */
+class Refused extends Error {
+  readonly balance: CreditBalance;
+  constructor(balance: CreditBalance) {
+    super('insufficient credits');
+    this.balance = balance;
+  }
+}
+
 /** What rowToJob reads. */
 const JOB_COLUMNS = 'id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, error, result, created_at, updated_at, completed_at, attempts';
 
@@ -31,8 +42,27 @@ export function postgresJobs(pool: pg.Pool): JobStore {
   const q = (text: string, values: unknown[] = []) => guarded(() => pool.query(text, values));
 
   return {
-    async createJobReservingCredits(job): Promise<ReserveOutcome> {
-      return transaction(pool, async (client) => {
+    async createJobReservingCredits(job, idempotency): Promise<ReserveOutcome> {
+      try {
+        return await transaction(pool, async (client) => {
+        if (idempotency) {
+          // The key first: a concurrent request with the same key waits here for this
+          // transaction, then finds the key kept (or free again, if this one rolled back).
+          // An expired key of the account is taken over.
+          const claimed = await client.query(
+            `INSERT INTO idempotency_keys (account_id, key, fingerprint, job_id, response, created_at, expires_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)
+             ON CONFLICT (account_id, key) DO UPDATE SET
+               fingerprint = excluded.fingerprint, job_id = excluded.job_id, response = excluded.response,
+               created_at = excluded.created_at, expires_at = excluded.expires_at
+             WHERE idempotency_keys.expires_at <= excluded.created_at`,
+            [job.accountId, idempotency.key, idempotency.fingerprint, job.id, idempotency.response, job.createdAt, idempotency.expiresAt],
+          );
+          if (claimed.rowCount === 0) {
+            const kept = await client.query(KEPT_KEY, [job.accountId, idempotency.key, job.createdAt]);
+            return { ok: false, kept: rowToIdempotentRequest(kept.rows[0]) };
+          }
+        }
         await client.query('INSERT INTO credit_ledger (account_id, period) VALUES ($1, $2) ON CONFLICT DO NOTHING', [job.accountId, job.period]);
         // One conditional UPDATE decides: concurrent reservations on the same row wait for
         // each other and re-check the condition, so the balance can never go below zero.
@@ -44,8 +74,11 @@ export function postgresJobs(pool: pg.Pool): JobStore {
           [job.accountId, job.period, job.credits],
         );
         if (reserved.rowCount === 0) {
+          const balance = toBalance(job.period, (await client.query(BALANCE, [job.accountId, job.period])).rows[0]);
+          // A claimed key must not outlive a refusal: roll it back with everything else.
+          if (idempotency) throw new Refused(balance);
           // Nothing was reserved and no job written; committing keeps at most an empty ledger row.
-          return { ok: false, balance: toBalance(job.period, (await client.query(BALANCE, [job.accountId, job.period])).rows[0]) };
+          return { ok: false, balance };
         }
         await client.query(
           `INSERT INTO jobs (id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, created_at, updated_at, attempts)
@@ -53,7 +86,16 @@ export function postgresJobs(pool: pg.Pool): JobStore {
           [job.id, job.kind, job.accountId, job.keyId, job.sandbox, job.status, JSON.stringify(job.input), job.webhookUrl, job.credits, job.period, job.createdAt, job.updatedAt],
         );
         return { ok: true, job };
-      });
+        });
+      } catch (error) {
+        if (error instanceof Refused) return { ok: false, balance: error.balance };
+        throw error;
+      }
+    },
+
+    async findIdempotentRequest(accountId, key, now) {
+      const r = await q(KEPT_KEY, [accountId, key, now]);
+      return r.rows[0] ? rowToIdempotentRequest(r.rows[0]) : null;
     },
 
     async getJob(id) {

@@ -90,4 +90,24 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     );
     `,
   },
+  {
+    version: 4,
+    name: 'idempotency keys',
+    // One row per key that created a job, written in that job's transaction. The
+    // primary key is what makes a concurrent retry wait for the first and then see it.
+    sql: `
+    CREATE TABLE idempotency_keys (
+      account_id TEXT NOT NULL REFERENCES accounts(id),
+      key TEXT NOT NULL,
+      fingerprint TEXT NOT NULL,
+      -- Checked at commit: the key is claimed before the job is written (see jobs.ts).
+      job_id TEXT NOT NULL REFERENCES jobs(id) DEFERRABLE INITIALLY DEFERRED,
+      response TEXT NOT NULL,
+      created_at BIGINT NOT NULL,
+      expires_at BIGINT NOT NULL,
+      PRIMARY KEY (account_id, key)
+    );
+    CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+    `,
+  },
 ];
