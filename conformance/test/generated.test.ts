@@ -9,6 +9,7 @@ import { createRequests, type GeneratorDeps, readRequests } from '../src/generat
 import { CONTRACT_PROFILE } from '../src/implementation/profile.ts';
 import { Shape } from '../src/implementation/shape.ts';
 import { SECRET, startFixture } from './fixtures/reference.ts';
+import { run } from './helpers.ts';
 
 const CLI = new URL('../src/cli.ts', import.meta.url).pathname;
 
@@ -91,6 +92,24 @@ describe('a generated-input run from the command line', () => {
       await broken.close();
     }
   }, 90_000);
+
+  it('when the key without credits has no sandbox clock, then only the creates its day has room for are sent, and it says so', async () => {
+    const fixture = await startFixture();
+    const notes: string[] = [];
+    try {
+      const report = await run(fixture, 'contract', { only: ['generated'], fuzz: 200, seed: 1, clock: false, onProgress: (event) => event.type === 'note' && notes.push(event.message) });
+
+      expect(report.results.map((r) => `${r.id}: ${r.outcome}`)).toEqual(['generated.creates: passed', 'generated.reads: passed']);
+      const cap = notes.find((n) => n.includes('fit in what is left of its day'));
+      const sent = Number(/^generated\.creates: (\d+) generated creates/.exec(notes.find((n) => n.startsWith('generated.creates: ') && n.includes('generated creates:')) ?? '')?.[1]);
+      expect(cap).toMatch(new RegExp(`: ${sent} of the 150 generated creates`));
+      // The fixture's day allows 60 generation requests; the run's jobs took some of them.
+      expect(sent).toBeGreaterThan(30);
+      expect(sent).toBeLessThan(60);
+    } finally {
+      await fixture.close();
+    }
+  }, 120_000);
 
   it('when --fuzz is not a positive number, then it exits 2 naming the flag', async () => {
     const result = await new Promise<{ code: number; stderr: string }>((resolve) => {

@@ -91,16 +91,21 @@ function contractAnswer(ctx: CheckContext, request: GeneratedRequest, exchange: 
     case 'invalid': {
       const clause = memberClause(request);
       const what = `a body that breaks ${request.member ? `"${request.member}" (${request.rule})` : 'the schema'}`;
-      return want(422, 'validation_failed', clause, what) ?? (request.member ? names(request, exchange, request.member, clause) : undefined);
+      return want(422, 'validation_failed', clause, what) ?? (request.member ? names(request, exchange, request.member, clause, request.rule === 'additionalProperties') : undefined);
     }
   }
 }
 
-/** errors[].field names the member, or the member it sits in, or one inside it. */
-function names(request: GeneratedRequest, exchange: Exchange, member: string, clause: ClauseId | DecisionId): Judgement | undefined {
+/**
+ * errors[].field names the member, or the member it sits in, or one inside it. A member
+ * the schema does not know may also be named by the object it was found in ("" for the
+ * body as a whole): the contract leaves that spelling open.
+ */
+function names(request: GeneratedRequest, exchange: Exchange, member: string, clause: ClauseId | DecisionId, unknownMember = false): Judgement | undefined {
   const errors = isJson(exchange.json) && Array.isArray(exchange.json.errors) ? exchange.json.errors : [];
   const fields = errors.flatMap((error) => (isJson(error) && typeof error.field === 'string' ? [error.field] : []));
-  const related = (field: string) => field === member || field.startsWith(`${member}.`) || member.startsWith(`${field}.`);
+  const parent = member.includes('.') ? member.slice(0, member.lastIndexOf('.')) : '';
+  const related = (field: string) => field === member || field.startsWith(`${member}.`) || member.startsWith(`${field}.`) || (unknownMember && field === parent);
   if (fields.some(related)) return undefined;
   return {
     clause,

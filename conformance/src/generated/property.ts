@@ -31,25 +31,27 @@ export async function sendGenerated(ctx: CheckContext, requests: fc.Arbitrary<Ge
     run.sent++;
     run.byExpectation[request.expect] = (run.byExpectation[request.expect] ?? 0) + 1;
     let exchange: Exchange;
+    let judgement: Judgement | undefined;
     try {
       exchange = await sendPaced(ctx, request);
+      // A window that could not be got past is the pacing's business, not this request's.
+      if (exchange.status === 429) {
+        run.unjudged++;
+        return true;
+      }
+      judgement = judge(ctx, request, exchange);
     } catch (error) {
       fatal = error;
       return true;
     }
-    // A window that could not be got past is the pacing's business, not this request's.
-    if (exchange.status === 429) {
-      run.unjudged++;
-      return true;
-    }
-    const judgement = judge(ctx, request, exchange);
     if (!judgement) return true;
     failedAt ??= run.sent;
     failures.set(show(request), { judgement, exchange });
     return false;
   });
   const details = await fc.check(property, { numRuns: count, seed, verbose: 0 });
-  if (fatal !== undefined) throw fatal;
+  // A failure found before the service stopped answering (or the runner broke) is still reported.
+  if (fatal !== undefined && !details.failed) throw fatal;
   if (!details.failed) return run;
   const request = details.counterexample?.[0];
   const found = request ? failures.get(show(request)) : undefined;

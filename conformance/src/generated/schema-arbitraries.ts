@@ -190,7 +190,7 @@ function wrongType(type: string | undefined): fc.Arbitrary<unknown> {
     boolean: fc.boolean(),
     null: fc.constant(null),
     array: fc.array(fc.string({ maxLength: 4 }), { maxLength: 2 }),
-    object: fc.dictionary(fc.string({ minLength: 1, maxLength: 4 }), fc.string({ maxLength: 4 }), { maxKeys: 2 }),
+    object: fc.dictionary(fc.string({ minLength: 1, maxLength: 4 }), fc.string({ maxLength: 4 }), { maxKeys: 2, noNullPrototype: true }),
   };
   const skip = type === 'number' ? ['number', 'integer'] : type === 'integer' ? ['integer'] : [type ?? ''];
   return fc.oneof(...Object.entries(all).filter(([name]) => !skip.includes(name)).map(([, arbitrary]) => arbitrary));

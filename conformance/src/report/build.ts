@@ -19,7 +19,10 @@ export function clauseMatrix(results: readonly CheckResult[]): ClauseRow[] {
       if (!result) return [];
       // A check that failed broke the clause its failure names; it stopped before it
       // could prove its other clauses, so for those it counts as not run.
-      if (result.outcome === 'failed' && result.failure?.clause && result.failure.clause !== clause.id) return [{ ...result, outcome: 'skipped' as const, required: false }];
+      // A failure that names a contract decision rather than one of the check's clauses
+      // leaves all of them broken, as it always did.
+      const own = result.failure?.clause !== undefined && result.clauses.includes(result.failure.clause);
+      if (result.outcome === 'failed' && own && result.failure!.clause !== clause.id) return [{ ...result, outcome: 'skipped' as const, required: false }];
       return [result];
     });
     // An optional check that did not run (e.g. one that needs a sandbox clock) leaves the

@@ -1,4 +1,5 @@
 import { defineCheck, STATEFUL } from '../../check.ts';
+import type { CheckContext } from '../../context.ts';
 import { generatedCount, generatorDeps } from '../../generated/deps.ts';
 import { sendGenerated } from '../../generated/property.ts';
 import { createRequests } from '../../generated/requests.ts';
@@ -16,14 +17,33 @@ export default defineCheck({
   needs: ['empty-key'],
   phase: 'generated',
   async run(ctx) {
-    const before = ctx.shape.balance(await ctx.world.me('empty'));
-    const count = generatedCount(ctx.options, 'creates');
+    const beforeExchange = await ctx.world.me('empty');
+    const before = ctx.shape.balance(beforeExchange);
+    const count = withinTheDay(ctx, generatedCount(ctx.options, 'creates'), beforeExchange.json);
     const result = await sendGenerated(ctx, createRequests(generatorDeps(ctx)), count, ctx.options.seed);
     ctx.note(`${result.sent} generated creates: ${Object.entries(result.byExpectation).map(([kind, n]) => `${n} ${kind}`).join(', ')}${result.unjudged ? `; ${result.unjudged} still refused with 429, not judged` : ''}`);
     const afterExchange = await ctx.world.me('empty');
     const after = ctx.shape.balance(afterExchange);
-    if (before && after && (after.reserved !== before.reserved || after.used !== before.used)) {
-      fail({ clause: 'CR-402-NO-JOB', message: 'the account without credits shows credits held or charged after the generated creates', expected: `reserved ${before.reserved} and used ${before.used}, unchanged`, received: `before: ${show(before)}; after: ${show(after)}`, fix: 'Reserve nothing for a refused request.', exchanges: [afterExchange] });
+    // With a sandbox clock the account's time moved days ahead, perhaps into another credit
+    // period that starts from nothing: only a rise says something was held or charged.
+    if (before && after && (after.reserved > before.reserved || after.used > before.used)) {
+      fail({ clause: 'CR-402-NO-JOB', message: 'the account without credits shows credits held or charged after the generated creates', expected: `reserved ${before.reserved} and used ${before.used}, no more`, received: `before: ${show(before)}; after: ${show(after)}`, fix: 'Reserve nothing for a refused request.', exchanges: [afterExchange] });
     }
   },
 });
+
+/**
+ * Without a sandbox clock a day's window cannot be moved over, and waiting it out would
+ * hold the run for a day: only as many creates as the key has left today are sent.
+ */
+function withinTheDay(ctx: CheckContext, count: number, me: unknown): number {
+  if (ctx.clock.has('empty')) return count;
+  const { expectedLimits, windowSeconds } = ctx.options;
+  const day = expectedLimits.generation.find((_, i) => (windowSeconds[i] ?? 0) >= 86_400);
+  if (day === undefined) return count; // no daily limit is expected: the minute windows are waited out
+  const left = ctx.shape.generationWindows(me).find((window) => window.limit === day)?.remaining ?? day;
+  // A few kept back for the shrinking of a failure.
+  const room = Math.max(0, left - 5);
+  if (room < count) ctx.note(`no sandbox clock on the key without credits: ${room} of the ${count} generated creates fit in what is left of its day`);
+  return Math.min(count, room);
+}

@@ -2,6 +2,7 @@ import { defineCheck, STATEFUL } from '../../check.ts';
 import { generatedCount, generatorDeps } from '../../generated/deps.ts';
 import { sendGenerated } from '../../generated/property.ts';
 import { readRequests } from '../../generated/requests.ts';
+import { notApplicable } from '../../outcome.ts';
 
 export default defineCheck({
   id: 'generated.reads',
@@ -15,6 +16,7 @@ export default defineCheck({
   phase: 'generated',
   async run(ctx) {
     const count = generatedCount(ctx.options, 'reads');
+    if (count === 0) notApplicable(`--fuzz ${ctx.options.fuzz} leaves no generated reads (a quarter of the requests are reads)`);
     const result = await sendGenerated(ctx, readRequests(generatorDeps(ctx)), count, ctx.options.seed);
     ctx.note(`${result.sent} generated reads${result.unjudged ? `; ${result.unjudged} still refused with 429, not judged` : ''}`);
   },
