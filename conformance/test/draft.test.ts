@@ -137,9 +137,13 @@ describe('drafting a profile from this project’s own contract', () => {
     expect(draft.notes.find((note) => note.startsWith('prices:'))).toMatch(/examples .*avatar 10, avatar_video 20/);
   });
 
-  it('when drafted, then only prices, the clock it found and failure are left to review', () => {
-    expect(membersNoted(draft)).toEqual(['prices', 'clock', 'failure']);
+  it('when drafted, then only prices, the clock and the idempotency keys it found and failure are left to review', () => {
+    expect(membersNoted(draft)).toEqual(['prices', 'clock', 'idempotency', 'failure']);
     expect(draft.profile.failure).toBeNull();
+  });
+
+  it('when the creates take an idempotency key, then the draft names it and the replay header, with the runner’s default refusals', () => {
+    expect(parseProfile(draft.profile).idempotency).toEqual({ header: 'Idempotency-Key', replayedHeader: 'Idempotent-Replayed', reused: [400, 409, 422] });
   });
 
   it('when the document has a sandbox clock, then the draft uses it as the contract profile does', () => {
@@ -341,14 +345,14 @@ describe('loading a document split into files', () => {
 });
 
 describe('the draft-profile command', () => {
-  it('when given this project’s split source, then it exits 0 leaving only prices, failure and the clock it found to review', async () => {
+  it('when given this project’s split source, then it exits 0 leaving only prices, failure, and the clock and idempotency keys it found to review', async () => {
     const io = commandIo();
 
     const code = await draftCommand([CONTRACT_SOURCE], io);
 
     expect(code).toBe(0);
     expect(parseProfile(parseYaml(io.stdout))).toEqual(parseProfile(draftProfile(JSON.parse(readFileSync(CONTRACT_OPENAPI, 'utf8'))).profile));
-    expect(io.stderr.trimEnd().split('\n').map((line) => line.slice('review: '.length, line.indexOf(':', 'review: '.length)))).toEqual(['prices', 'clock', 'failure']);
+    expect(io.stderr.trimEnd().split('\n').map((line) => line.slice('review: '.length, line.indexOf(':', 'review: '.length)))).toEqual(['prices', 'clock', 'idempotency', 'failure']);
   });
 
   it('when the file does not exist, then it exits 2 with one line naming the file', async () => {

@@ -400,6 +400,7 @@ export function draftProfile(document: unknown, options: { name?: string } = {})
     prices: draftPrices(api, review, creditsInRecord, { avatar: avatar.record, avatar_video: video.record }),
     failure: null,
     ...draftClock(api, review),
+    ...draftIdempotency(api, review),
   };
   review.note('failure', FAILURE_NOTE);
   // A draft that the runner would refuse is a bug here, not the user's to find.
@@ -425,6 +426,22 @@ function draftClock(api: OpenApi, review: Review): { clock?: Json } {
     }
   }
   return {};
+}
+
+/**
+ * Idempotency keys, if the avatar create takes a header named like one; the header a
+ * success carries to mark a replay, if one is named like that. Which statuses refuse a
+ * key reused with another body is not in a document's names: the runner's default.
+ */
+function draftIdempotency(api: OpenApi, review: Review): { idempotency?: Json } {
+  const operation = api.operation('post', '/v1/avatars');
+  const parameters = Array.isArray(operation?.parameters) ? operation.parameters : [];
+  const header = parameters.map((parameter) => api.resolve(parameter)).find((p) => p?.in === 'header' && typeof p.name === 'string' && /idempot/i.test(p.name));
+  if (!header) return {};
+  const successHeaders = api.responses(operation).filter(([code]) => code.startsWith('2')).flatMap(([, response]) => Object.keys(api.resolve(response.headers) ?? {}));
+  const replayed = successHeaders.find((name) => /replay/i.test(name)) ?? null;
+  review.note('idempotency', `the creates take ${String(header.name)}: a create sent again with it is expected to answer the first answer${replayed ? ` marked by ${replayed}` : ''}, and the key with another body to be refused with 400, 409 or 422 (set idempotency.reused to what the implementation answers)`);
+  return { idempotency: { header: header.name, replayed_header: replayed } };
 }
 
 function describe(info: Schema | undefined): string {
