@@ -7,7 +7,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List avatars
+         * @description The account's avatars, newest first, a page at a time: pass each page's
+         *     `next_cursor` as `cursor` until `has_more` is false. Paging is stable while records
+         *     are created: a record created after the first page was read does not show up on a
+         *     later page, and no record shows up twice. Another account's records are never listed.
+         *     Reads are free.
+         */
+        get: operations["listAvatars"];
         put?: never;
         /**
          * Create an avatar
@@ -59,7 +67,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List avatar videos
+         * @description The account's videos (all, or one avatar's), newest first, a page at a time: pass each page's
+         *     `next_cursor` as `cursor` until `has_more` is false. Paging is stable while records
+         *     are created: a record created after the first page was read does not show up on a
+         *     later page, and no record shows up twice. Another account's records are never listed.
+         *     Reads are free.
+         */
+        get: operations["listAvatarVideos"];
         put?: never;
         /**
          * Generate an avatar video
@@ -304,33 +320,21 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
-        /** @description Human-readable name of the avatar. In sandbox, a name containing `[sandbox:fail]` makes the job fail (see the README). */
-        AvatarName: string;
         /**
-         * Format: uri
-         * @description Where the terminal event of this job is sent. In production the URL
-         *     must use `https://` and a public host; an address that is not public (loopback,
-         *     private, link-local, CGNAT, unique-local, multicast) is refused with `422` at request
-         *     time and again at delivery time. A server in sandbox mode also
-         *     accepts `http://` and loopback receivers, for local development.
-         * @example https://hooks.example.com/avatar-events
+         * @description Where a job stands. `queued`: accepted and waiting for a worker.
+         *     `processing`: a worker is generating it. `ready` and `failed` are terminal and never
+         *     change again. The moves are `queued → processing → ready | failed` and
+         *     `queued → failed` (a job that cannot be started, for example when its input is refused).
+         *     A poller may never see `processing` when a job is quick: `queued` then `ready` is a
+         *     normal sequence of observations.
+         * @enum {string}
          */
-        WebhookUrl: string;
+        JobStatus: "queued" | "processing" | "ready" | "failed";
         /**
-         * From a prompt
-         * @description An avatar described in words.
+         * @description What the avatar is created from.
+         * @enum {string}
          */
-        PromptAvatarCreateRequest: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "prompt";
-            name: components["schemas"]["AvatarName"];
-            /** @description Description of the avatar. */
-            prompt: string;
-            webhook_url?: components["schemas"]["WebhookUrl"];
-        };
+        AvatarType: "prompt" | "photo" | "props";
         /** @description The portrait a photo avatar is made from. Only `url` files are accepted. */
         AvatarFile: {
             /**
@@ -345,20 +349,6 @@ export interface components {
             url: string;
         };
         /**
-         * From a photo
-         * @description An avatar made from a portrait, given by URL.
-         */
-        PhotoAvatarCreateRequest: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "photo";
-            name: components["schemas"]["AvatarName"];
-            file: components["schemas"]["AvatarFile"];
-            webhook_url?: components["schemas"]["WebhookUrl"];
-        };
-        /**
          * @description Ethnicity of a props avatar.
          * @enum {string}
          */
@@ -370,44 +360,6 @@ export interface components {
         Sex: "male" | "female";
         /** @description Age of a props avatar in whole years; at least 20. */
         Age: number;
-        /**
-         * From props
-         * @description An avatar made from its ethnicity, sex and age.
-         */
-        PropsAvatarCreateRequest: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "props";
-            name: components["schemas"]["AvatarName"];
-            ethnicity: components["schemas"]["Ethnicity"];
-            sex: components["schemas"]["Sex"];
-            age: components["schemas"]["Age"];
-            webhook_url?: components["schemas"]["WebhookUrl"];
-        };
-        /**
-         * Avatar to create
-         * @description Body of `POST /v1/avatars`, one of three variants told apart by `type`: `prompt`
-         *     needs `prompt`; `photo` needs `file`; `props` needs `ethnicity`, `sex` and `age`.
-         *     Members that belong to another variant are refused, so that a request means one thing.
-         */
-        AvatarCreateRequest: components["schemas"]["PromptAvatarCreateRequest"] | components["schemas"]["PhotoAvatarCreateRequest"] | components["schemas"]["PropsAvatarCreateRequest"];
-        /**
-         * @description What the avatar is created from.
-         * @enum {string}
-         */
-        AvatarType: "prompt" | "photo" | "props";
-        /**
-         * @description Where a job stands. `queued`: accepted and waiting for a worker.
-         *     `processing`: a worker is generating it. `ready` and `failed` are terminal and never
-         *     change again. The moves are `queued → processing → ready | failed` and
-         *     `queued → failed` (a job that cannot be started, for example when its input is refused).
-         *     A poller may never see `processing` when a job is quick: `queued` then `ready` is a
-         *     normal sequence of observations.
-         * @enum {string}
-         */
-        JobStatus: "queued" | "processing" | "ready" | "failed";
         /** @description Why a job failed. Present, and only present, on a `failed` record. */
         JobError: {
             /**
@@ -465,6 +417,17 @@ export interface components {
              * @description When the job reached `ready` or `failed`; `null` before.
              */
             completed_at: string | null;
+        };
+        /** A page of Avatar records */
+        AvatarList: {
+            /** @constant */
+            object: "list";
+            /** @description Newest first (by `created_at`, then by `id`), the account's own only. */
+            data: components["schemas"]["Avatar"][];
+            /** @description Whether a page follows this one. */
+            has_more: boolean;
+            /** @description Pass as `cursor` to get the next page; null on the last page. A record created after the first page never shows up on a later one, and none is shown twice. */
+            next_cursor: string | null;
         };
         /** @description One rule a request broke. */
         ProblemFieldError: {
@@ -531,25 +494,76 @@ export interface components {
             /** @description On `avatar_not_ready`, the status the avatar has instead of `ready`. */
             avatar_status?: components["schemas"]["JobStatus"];
         };
+        /** @description Human-readable name of the avatar. In sandbox, a name containing `[sandbox:fail]` makes the job fail (see the README). */
+        AvatarName: string;
+        /**
+         * Format: uri
+         * @description Where the terminal event of this job is sent. In production the URL
+         *     must use `https://` and a public host; an address that is not public (loopback,
+         *     private, link-local, CGNAT, unique-local, multicast) is refused with `422` at request
+         *     time and again at delivery time. A server in sandbox mode also
+         *     accepts `http://` and loopback receivers, for local development.
+         * @example https://hooks.example.com/avatar-events
+         */
+        WebhookUrl: string;
+        /**
+         * From a prompt
+         * @description An avatar described in words.
+         */
+        PromptAvatarCreateRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "prompt";
+            name: components["schemas"]["AvatarName"];
+            /** @description Description of the avatar. */
+            prompt: string;
+            webhook_url?: components["schemas"]["WebhookUrl"];
+        };
+        /**
+         * From a photo
+         * @description An avatar made from a portrait, given by URL.
+         */
+        PhotoAvatarCreateRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "photo";
+            name: components["schemas"]["AvatarName"];
+            file: components["schemas"]["AvatarFile"];
+            webhook_url?: components["schemas"]["WebhookUrl"];
+        };
+        /**
+         * From props
+         * @description An avatar made from its ethnicity, sex and age.
+         */
+        PropsAvatarCreateRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "props";
+            name: components["schemas"]["AvatarName"];
+            ethnicity: components["schemas"]["Ethnicity"];
+            sex: components["schemas"]["Sex"];
+            age: components["schemas"]["Age"];
+            webhook_url?: components["schemas"]["WebhookUrl"];
+        };
+        /**
+         * Avatar to create
+         * @description Body of `POST /v1/avatars`, one of three variants told apart by `type`: `prompt`
+         *     needs `prompt`; `photo` needs `file`; `props` needs `ethnicity`, `sex` and `age`.
+         *     Members that belong to another variant are refused, so that a request means one thing.
+         */
+        AvatarCreateRequest: components["schemas"]["PromptAvatarCreateRequest"] | components["schemas"]["PhotoAvatarCreateRequest"] | components["schemas"]["PropsAvatarCreateRequest"];
         /**
          * @description Frame of the video. UGC videos are usually vertical.
          * @default 9:16
          * @enum {string}
          */
         AspectRatio: "9:16" | "16:9" | "1:1";
-        /**
-         * @description Body of `POST /v1/avatar-videos`: the avatar that speaks, what it
-         *     says, and the frame. The avatar must belong to the same account and be `ready`.
-         *     In sandbox, a `script` containing `[sandbox:fail]` makes the job fail.
-         */
-        AvatarVideoCreateRequest: {
-            /** @description ID of a `ready` avatar of the same account. */
-            avatar_id: string;
-            /** @description What the avatar says, as plain text. */
-            script: string;
-            aspect_ratio?: components["schemas"]["AspectRatio"];
-            webhook_url?: components["schemas"]["WebhookUrl"];
-        };
         /**
          * @description An avatar video as `GET /v1/avatar-videos/{id}` returns it. The
          *     same object is the body of `202` on creation and `data.object` of the
@@ -586,6 +600,30 @@ export interface components {
             updated_at: string;
             /** Format: date-time */
             completed_at: string | null;
+        };
+        /** A page of AvatarVideo records */
+        AvatarVideoList: {
+            /** @constant */
+            object: "list";
+            /** @description Newest first (by `created_at`, then by `id`), the account's own only. */
+            data: components["schemas"]["AvatarVideo"][];
+            /** @description Whether a page follows this one. */
+            has_more: boolean;
+            /** @description Pass as `cursor` to get the next page; null on the last page. A record created after the first page never shows up on a later one, and none is shown twice. */
+            next_cursor: string | null;
+        };
+        /**
+         * @description Body of `POST /v1/avatar-videos`: the avatar that speaks, what it
+         *     says, and the frame. The avatar must belong to the same account and be `ready`.
+         *     In sandbox, a `script` containing `[sandbox:fail]` makes the job fail.
+         */
+        AvatarVideoCreateRequest: {
+            /** @description ID of a `ready` avatar of the same account. */
+            avatar_id: string;
+            /** @description What the avatar says, as plain text. */
+            script: string;
+            aspect_ratio?: components["schemas"]["AspectRatio"];
+            webhook_url?: components["schemas"]["WebhookUrl"];
         };
         /** @description The key that made the request, never the key itself. */
         ApiKeyInfo: {
@@ -813,6 +851,71 @@ export interface components {
         };
     };
     responses: {
+        /** @description No API key, or one that is unknown or revoked (`unauthorized`). Answered before any rate limit is counted. */
+        Unauthorized: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A query parameter breaks its rule, or the cursor is not one this service gave (`validation_failed`); `errors` names each parameter and rule. The request counted against its rate-limit window, whose headers it carries. */
+        ValidationFailedList: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The key used up a window of this operation's bucket (`rate_limit_exceeded`). The rate-limit headers describe the window that refused; `Retry-After` says when it admits again. A refused request does not count against the bucket's other window. */
+        TooManyRequests: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["ExhaustedRateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["ExhaustedX-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description An unexpected failure on the service's side (`internal_error`). The body never carries a stack trace or a secret. */
+        InternalError: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A store the service depends on cannot be reached (`service_unavailable`). Nothing was accepted; retry after `Retry-After` seconds. */
+        ServiceUnavailable: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The body is not valid JSON (`invalid_json`). The request counted against its rate-limit window, whose headers it carries. */
         GenerationBadRequest: {
             headers: {
@@ -823,17 +926,6 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
-        /** @description No API key, or one that is unknown or revoked (`unauthorized`). Answered before any rate limit is counted. */
-        Unauthorized: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                 [name: string]: unknown;
             };
             content: {
@@ -937,27 +1029,6 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description An unexpected failure on the service's side (`internal_error`). The body never carries a stack trace or a secret. */
-        InternalError: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
-        /** @description A store the service depends on cannot be reached (`service_unavailable`). Nothing was accepted; retry after `Retry-After` seconds. */
-        ServiceUnavailable: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "Retry-After": components["headers"]["Retry-After"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
         /** @description No record with this ID exists for the key's account (`not_found`). Records of other accounts answer the same, so their existence does not leak. The request counted against its rate-limit window, whose headers it carries. */
         NotFound: {
             headers: {
@@ -968,23 +1039,6 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
-        /** @description The key used up a window of this operation's bucket (`rate_limit_exceeded`). The rate-limit headers describe the window that refused; `Retry-After` says when it admits again. A refused request does not count against the bucket's other window. */
-        TooManyRequests: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["ExhaustedRateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                "X-RateLimit-Remaining": components["headers"]["ExhaustedX-RateLimit-Remaining"];
-                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
             content: {
@@ -1153,6 +1207,22 @@ export interface components {
     };
     parameters: {
         /**
+         * @description How many records one page holds, 1 to 100.
+         * @example 20
+         */
+        ListLimit: number;
+        /**
+         * @description Where the page starts: the `next_cursor` of the page before, as it was given. Opaque;
+         *     do not build or change one. Without it the list starts with the newest record.
+         * @example eyJ0IjoxNzY0MDYyMjAwMDAwLCJpIjoiYXZfM2s5eDJtN3E0dzhlMXI1dDZ5MHUyaTRvIn0
+         */
+        ListCursor: string;
+        /**
+         * @description Only the records in this state.
+         * @example ready
+         */
+        ListStatus: components["schemas"]["JobStatus"];
+        /**
          * @description Makes a create safe to retry. Any text of 1 to 255 visible ASCII characters chosen by
          *     the client, new for each job it means to create (a UUID is typical), and the same on
          *     every retry of that request. Keys belong to the account, whichever of its keys sent
@@ -1180,6 +1250,11 @@ export interface components {
          * @example av_3k9x2m7q4w8e1r5t6y0u2i4o
          */
         AvatarId: string;
+        /**
+         * @description Only the videos of this avatar of the account (none for an ID the account does not have).
+         * @example av_3k9x2m7q4w8e1r5t6y0u2i4o
+         */
+        ListAvatarId: string;
         /**
          * @description The avatar video ID returned on creation. An ID that is malformed, unknown or of another account answers `404`.
          * @example vid_8f2k4m6n1p3q5r7s9t0v2w4x
@@ -1212,30 +1287,20 @@ export interface components {
     requestBodies: never;
     headers: {
         /**
-         * @description Path of the new avatar, to poll with GET.
-         * @example /v1/avatars/av_3k9x2m7q4w8e1r5t6y0u2i4o
-         */
-        AvatarLocation: string;
-        /**
-         * @description Present, as `true`, when this answer is the replay of an earlier request with the same `Idempotency-Key` and body; that request created the job, this one created nothing and charged nothing.
-         * @example true
-         */
-        "Idempotent-Replayed": "true";
-        /**
          * @description Identifies this request in the service's logs. A valid `X-Request-Id` sent by the client (1 to 128 letters, digits, `-`, `_`, `.`) is echoed back; otherwise the service makes one.
          * @example req_7d2f9a4c1e6b8d3f
          */
         "X-Request-Id": string;
         /**
-         * @description Requests the active window of the generation bucket admits (10 a minute and 300 a day by default). The active window is, of the bucket's per-minute and per-day windows, the one with fewest requests remaining (on a 429, the window that refused).
-         * @example 10
+         * @description Requests the active window admits (for the read bucket, 120 a minute and 10,000 a day by default). The active window is, of the bucket's per-minute and per-day windows, the one with fewest requests remaining (on a 429, the window that refused).
+         * @example 120
          */
-        "GenerationRateLimit-Limit": number;
+        "RateLimit-Limit": number;
         /**
          * @description Requests left in the active window after this one.
-         * @example 9
+         * @example 119
          */
-        "GenerationRateLimit-Remaining": number;
+        "RateLimit-Remaining": number;
         /**
          * @description Seconds until the active window starts again.
          * @example 42
@@ -1243,14 +1308,14 @@ export interface components {
         "RateLimit-Reset": number;
         /**
          * @description Same value as `RateLimit-Limit`, for older clients.
-         * @example 10
+         * @example 120
          */
-        "GenerationX-RateLimit-Limit": number;
+        "X-RateLimit-Limit": number;
         /**
          * @description Same value as `RateLimit-Remaining`, for older clients.
-         * @example 9
+         * @example 119
          */
-        "GenerationX-RateLimit-Remaining": number;
+        "X-RateLimit-Remaining": number;
         /**
          * @description Same value as `RateLimit-Reset`, in seconds (not a Unix time), for older clients.
          * @example 42
@@ -1277,25 +1342,35 @@ export interface components {
          */
         "Retry-After": number;
         /**
-         * @description Requests the active window admits (for the read bucket, 120 a minute and 10,000 a day by default). The active window is, of the bucket's per-minute and per-day windows, the one with fewest requests remaining (on a 429, the window that refused).
-         * @example 120
+         * @description Path of the new avatar, to poll with GET.
+         * @example /v1/avatars/av_3k9x2m7q4w8e1r5t6y0u2i4o
          */
-        "RateLimit-Limit": number;
+        AvatarLocation: string;
+        /**
+         * @description Present, as `true`, when this answer is the replay of an earlier request with the same `Idempotency-Key` and body; that request created the job, this one created nothing and charged nothing.
+         * @example true
+         */
+        "Idempotent-Replayed": "true";
+        /**
+         * @description Requests the active window of the generation bucket admits (10 a minute and 300 a day by default). The active window is, of the bucket's per-minute and per-day windows, the one with fewest requests remaining (on a 429, the window that refused).
+         * @example 10
+         */
+        "GenerationRateLimit-Limit": number;
         /**
          * @description Requests left in the active window after this one.
-         * @example 119
+         * @example 9
          */
-        "RateLimit-Remaining": number;
+        "GenerationRateLimit-Remaining": number;
         /**
          * @description Same value as `RateLimit-Limit`, for older clients.
-         * @example 120
+         * @example 10
          */
-        "X-RateLimit-Limit": number;
+        "GenerationX-RateLimit-Limit": number;
         /**
          * @description Same value as `RateLimit-Remaining`, for older clients.
-         * @example 119
+         * @example 9
          */
-        "X-RateLimit-Remaining": number;
+        "GenerationX-RateLimit-Remaining": number;
         /**
          * @description Path of the new avatar video, to poll with GET.
          * @example /v1/avatar-videos/vid_8f2k4m6n1p3q5r7s9t0v2w4x
@@ -1326,6 +1401,55 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listAvatars: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many records one page holds, 1 to 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["ListLimit"];
+                /**
+                 * @description Where the page starts: the `next_cursor` of the page before, as it was given. Opaque;
+                 *     do not build or change one. Without it the list starts with the newest record.
+                 * @example eyJ0IjoxNzY0MDYyMjAwMDAwLCJpIjoiYXZfM2s5eDJtN3E0dzhlMXI1dDZ5MHUyaTRvIn0
+                 */
+                cursor?: components["parameters"]["ListCursor"];
+                /**
+                 * @description Only the records in this state.
+                 * @example ready
+                 */
+                status?: components["parameters"]["ListStatus"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of records. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AvatarList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            422: components["responses"]["ValidationFailedList"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     createAvatar: {
         parameters: {
             query?: never;
@@ -1431,6 +1555,60 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAvatarVideos: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many records one page holds, 1 to 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["ListLimit"];
+                /**
+                 * @description Where the page starts: the `next_cursor` of the page before, as it was given. Opaque;
+                 *     do not build or change one. Without it the list starts with the newest record.
+                 * @example eyJ0IjoxNzY0MDYyMjAwMDAwLCJpIjoiYXZfM2s5eDJtN3E0dzhlMXI1dDZ5MHUyaTRvIn0
+                 */
+                cursor?: components["parameters"]["ListCursor"];
+                /**
+                 * @description Only the records in this state.
+                 * @example ready
+                 */
+                status?: components["parameters"]["ListStatus"];
+                /**
+                 * @description Only the videos of this avatar of the account (none for an ID the account does not have).
+                 * @example av_3k9x2m7q4w8e1r5t6y0u2i4o
+                 */
+                avatar_id?: components["parameters"]["ListAvatarId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of records. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AvatarVideoList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            422: components["responses"]["ValidationFailedList"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -172,6 +172,8 @@ function safeToResend(request: Request): boolean {
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export type AvatarApi = Client<paths>;
+export type AvatarListQuery = NonNullable<paths['/v1/avatars']['get']['parameters']['query']>;
+export type AvatarVideoListQuery = NonNullable<paths['/v1/avatar-videos']['get']['parameters']['query']>;
 
 /** A new idempotency key: a random UUID (Web Crypto, in Node and browsers alike). */
 export function newIdempotencyKey(): string {
@@ -210,6 +212,12 @@ export function createAvatarClient(options: AvatarClientOptions) {
     createAvatarVideo: (body: AvatarVideoCreateRequest, options: CreateOptions = {}) =>
       api.POST('/v1/avatar-videos', { body, params: { header: { 'Idempotency-Key': options.idempotencyKey ?? newIdempotencyKey() } } }),
     getAvatarVideo: (id: string) => api.GET('/v1/avatar-videos/{id}', { params: { path: { id } } }),
+    /** One page of the account's avatars, newest first; pass `next_cursor` back as `cursor`. */
+    listAvatars: (query: AvatarListQuery = {}) => api.GET('/v1/avatars', { params: { query } }),
+    /** One page of the account's videos, newest first (all, or one avatar's). */
+    listAvatarVideos: (query: AvatarVideoListQuery = {}) => api.GET('/v1/avatar-videos', { params: { query } }),
+    eachAvatar,
+    eachAvatarVideo,
     getMe: () => api.GET('/v1/me'),
     /** Sandbox keys only: the account's time (a live key gets 404, as for an unknown route). */
     getSandboxClock: () => api.GET('/v1/test_helpers/clock'),
@@ -221,6 +229,33 @@ export function createAvatarClient(options: AvatarClientOptions) {
     advanceSandboxClockPast,
     waitForTerminal,
   };
+
+  /**
+   * Every avatar of the account, newest first, fetching page after page as the loop asks
+   * for them (`for await (const avatar of client.eachAvatar({ status: 'ready' }))`).
+   * Stable while avatars are created: each one that existed when the first page was read
+   * comes exactly once. Throws ApiError when a page is refused.
+   */
+  async function* eachAvatar(query: Omit<AvatarListQuery, 'cursor'> = {}): AsyncGenerator<Avatar> {
+    let cursor: string | undefined;
+    do {
+      const page = await api.GET('/v1/avatars', { params: { query: { ...query, ...(cursor ? { cursor } : {}) } } });
+      if (!page.data) throw new ApiError(page.response.status, page.error as Problem | undefined, `GET /v1/avatars answered ${page.response.status}`);
+      yield* page.data.data;
+      cursor = page.data.next_cursor ?? undefined;
+    } while (cursor);
+  }
+
+  /** Every video of the account (or of one avatar), newest first, as eachAvatar. */
+  async function* eachAvatarVideo(query: Omit<AvatarVideoListQuery, 'cursor'> = {}): AsyncGenerator<AvatarVideo> {
+    let cursor: string | undefined;
+    do {
+      const page = await api.GET('/v1/avatar-videos', { params: { query: { ...query, ...(cursor ? { cursor } : {}) } } });
+      if (!page.data) throw new ApiError(page.response.status, page.error as Problem | undefined, `GET /v1/avatar-videos answered ${page.response.status}`);
+      yield* page.data.data;
+      cursor = page.data.next_cursor ?? undefined;
+    } while (cursor);
+  }
 
   /**
    * Moves the account's time to the first instant of its next UTC minute, day or month,

@@ -162,6 +162,23 @@ describe('createAvatarClient', () => {
     expect(time.sleeps).toEqual([1000]);
   });
 
+  it('when iterating a list, then it follows next_cursor page by page and yields every record once', async () => {
+    const stub = await startStub((router) => {
+      router.get('/v1/avatars', (ctx) => {
+        const pages: Record<string, { ids: string[]; next: string | null }> = { '': { ids: ['av_3', 'av_2'], next: 'c1' }, c1: { ids: ['av_1'], next: null } };
+        const page = pages[String(ctx.query.cursor ?? '')]!;
+        ctx.body = { object: 'list', data: page.ids.map((id) => avatar(id, 'ready')), has_more: page.next !== null, next_cursor: page.next };
+      });
+    });
+    const client = createAvatarClient({ baseUrl: stub.baseUrl, apiKey: 'k' });
+
+    const ids: string[] = [];
+    for await (const record of client.eachAvatar({ status: 'ready', limit: 2 })) ids.push(record.id);
+
+    expect(ids).toEqual(['av_3', 'av_2', 'av_1']);
+    expect(stub.requests.map((r) => r.path)).toEqual(['/v1/avatars', '/v1/avatars']);
+  });
+
   it('when Retry-After is beyond the caller bound, then it returns the 429 without waiting', async () => {
     const stub = await startStub((router) => {
       router.get('/v1/me', (ctx) => tooMany(ctx, { 'Retry-After': '40' }));

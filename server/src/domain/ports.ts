@@ -11,6 +11,7 @@ import type {
   JobError,
   JobKind,
   JobResult,
+  JobStatus,
   LimitedBucket,
   RateDecision,
   RatePlan,
@@ -95,6 +96,16 @@ export interface IdempotencyClaim {
   expiresAt: number;
 }
 
+/** A page of an account's jobs, after a place in the newest-first order. */
+export interface JobListQuery {
+  accountId: string;
+  kind: JobKind;
+  limit: number;
+  after?: { createdAt: number; id: string };
+  status?: JobStatus;
+  avatarId?: string;
+}
+
 /** A key that created a job and is still kept. */
 export interface IdempotentRequest {
   key: string;
@@ -132,6 +143,12 @@ export interface JobStore {
    * one key never both create a job, whichever process serves them.
    */
   findIdempotentRequest(accountId: string, key: string, now: number): Promise<IdempotentRequest | null>;
+  /**
+   * The account's jobs of one kind, newest first (created_at, then id, both descending),
+   * starting after `after` when given: at most `limit`. Filters by status, and for videos
+   * by avatar.
+   */
+  listJobs(query: JobListQuery): Promise<Job[]>;
   getJob(id: string): Promise<Job | null>;
   /**
    * Hands the oldest runnable job to one worker: a queued job, or a processing job

@@ -11,6 +11,7 @@ import type { DomainDeps } from '../domain/deps.ts';
 import type { GenerationEngine } from '../domain/engine.ts';
 import { readJobFile } from '../domain/files.ts';
 import { readIdempotencyKey } from '../domain/idempotency.ts';
+import { listAvatars, listAvatarVideos } from '../domain/lists.ts';
 import { createAvatar, createAvatarVideo, getAvatar, getAvatarVideo } from '../domain/jobs.ts';
 import type { LimitedBucket } from '../domain/model.ts';
 import { advanceSandboxClock, readSandboxClock } from '../domain/sandboxClock.ts';
@@ -63,6 +64,14 @@ export function createRouter({ domain, validator, engine }: RouteDeps): Router<A
     const created = await createAvatar(domain, ctx.state.caller!, body, readIdempotencyKey(ctx.headers['idempotency-key']));
     answerCreated(ctx, `/v1/avatars/${created.record.id}`, created.replayed);
     send(ctx, 'createAvatar', 202, created.record);
+  });
+
+  router.get('/v1/avatars', admit('listAvatars'), async (ctx) => {
+    send(ctx, 'listAvatars', 200, await listAvatars(domain, ctx.state.caller!.account.id, ctx.query));
+  });
+
+  router.get('/v1/avatar-videos', admit('listAvatarVideos'), async (ctx) => {
+    send(ctx, 'listAvatarVideos', 200, await listAvatarVideos(domain, ctx.state.caller!.account.id, ctx.query));
   });
 
   router.get('/v1/avatars/:id', async (ctx) => {

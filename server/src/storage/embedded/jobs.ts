@@ -54,6 +54,25 @@ export function embeddedJobs(db: Db): JobStore {
       });
     },
 
+    async listJobs({ accountId, kind, limit, after, status, avatarId }) {
+      const where = ['account_id = ?', 'kind = ?'];
+      const values: (string | number)[] = [accountId, kind];
+      if (after) {
+        where.push('(created_at, id) < (?, ?)');
+        values.push(after.createdAt, after.id);
+      }
+      if (status) {
+        where.push('status = ?');
+        values.push(status);
+      }
+      if (avatarId) {
+        where.push("json_extract(input, '$.avatar_id') = ?");
+        values.push(avatarId);
+      }
+      const rows = db.prepare(`SELECT * FROM jobs WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`).all(...values, limit) as Row[];
+      return rows.map(rowToJob);
+    },
+
     async findIdempotentRequest(accountId, key, now) {
       const row = keptKey.get(accountId, key, now) as Row | undefined;
       return row ? rowToIdempotentRequest(row) : null;

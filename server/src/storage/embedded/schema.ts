@@ -106,4 +106,8 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
   `,
+  `
+  -- Lists: an account's jobs of one kind, newest first.
+  CREATE INDEX jobs_by_account ON jobs (account_id, kind, created_at DESC, id DESC);
+  `,
 ];

@@ -93,6 +93,18 @@ export function postgresJobs(pool: pg.Pool): JobStore {
       }
     },
 
+    async listJobs({ accountId, kind, limit, after, status, avatarId }) {
+      const where = ['account_id = $1', 'kind = $2'];
+      const values: unknown[] = [accountId, kind];
+      const param = (value: unknown) => `$${values.push(value)}`;
+      // A row comparison, which the index (account_id, kind, created_at DESC, id DESC) serves.
+      if (after) where.push(`(created_at, id) < (${param(after.createdAt)}, ${param(after.id)})`);
+      if (status) where.push(`status = ${param(status)}`);
+      if (avatarId) where.push(`input->>'avatar_id' = ${param(avatarId)}`);
+      const r = await q(`SELECT ${JOB_COLUMNS} FROM jobs WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${param(limit)}`, values);
+      return r.rows.map(rowToJob);
+    },
+
     async findIdempotentRequest(accountId, key, now) {
       const r = await q(KEPT_KEY, [accountId, key, now]);
       return r.rows[0] ? rowToIdempotentRequest(r.rows[0]) : null;

@@ -110,4 +110,9 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
     `,
   },
+  {
+    version: 5,
+    name: 'lists',
+    sql: `CREATE INDEX jobs_by_account ON jobs (account_id, kind, created_at DESC, id DESC);`,
+  },
 ];
