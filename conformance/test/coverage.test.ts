@@ -34,7 +34,7 @@ describe('the checks', () => {
   it('when listed, then each has a unique stable ID of the form <area>.<behaviour>', () => {
     const ids = CHECKS.map((c) => c.id);
     expect(new Set(ids).size).toBe(ids.length);
-    for (const id of ids) expect(id).toMatch(/^(auth|avatars|videos|states|credits|rate-limits|webhooks|versioning|contract|generated|idempotency)\.[a-z0-9-]+$/);
+    for (const id of ids) expect(id).toMatch(/^(auth|avatars|videos|states|credits|rate-limits|webhooks|versioning|contract|generated|idempotency|lists)\.[a-z0-9-]+$/);
   });
 
   it('when a check names clauses or decisions, then they exist, and it names at least one', () => {

@@ -29,6 +29,7 @@ import creditsWebhookFailuresChangeNothing from './credits/webhook-failures-chan
 import generatedCreates from './generated/creates.ts';
 import generatedReads from './generated/reads.ts';
 import idempotencyRetryCreatesOnce from './idempotency/retry-creates-once.ts';
+import listsEachRecordOnce from './lists/each-record-once.ts';
 import rateLimitsBothChecks from './rate-limits/both-checks.ts';
 import rateLimitsBuckets from './rate-limits/buckets.ts';
 import rateLimitsCompatHeadersAgree from './rate-limits/compat-headers-agree.ts';
@@ -112,6 +113,7 @@ export const CHECKS: readonly Check[] = [
   creditsMonthlyQuota,
   // after the credit checks, on the main key: jobs of its own
   idempotencyRetryCreatesOnce,
+  listsEachRecordOnce,
   // generated: only with --fuzz, on the key without credits
   generatedCreates,
   generatedReads,

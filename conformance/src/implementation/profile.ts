@@ -54,6 +54,12 @@ export interface ImplementationProfile {
    * key sent again with another body.
    */
   idempotency: { header: string; replayedHeader: string | null; reused: number[] } | null;
+  /**
+   * Lists of the account's avatars and videos, if the implementation has them, at the
+   * source's paths: the query parameters that take the page size and the cursor, and
+   * pointers to the records and to the next cursor (absent or null on the last page).
+   */
+  lists: { limit: string; cursor: string; data: string; next: string } | null;
 }
 
 /** The placeholders each template may use; a request fills them with its own values. */
@@ -93,6 +99,7 @@ export const CONTRACT_PROFILE: ImplementationProfile = {
   },
   retries: { delaysSeconds: [5, 20, 80, 320, 1280], jitter: 0.2 },
   idempotency: { header: 'Idempotency-Key', replayedHeader: 'Idempotent-Replayed', reused: [409] },
+  lists: { limit: 'limit', cursor: 'cursor', data: '/data', next: '/next_cursor' },
 };
 
 /** A profile file that cannot be used: every message names the member and the rule. */
@@ -176,6 +183,7 @@ export function parseProfile(value: unknown, file = 'the profile'): Implementati
     clock: raw.clock ? { advance: { method: raw.clock.advance.method ?? 'POST', path: raw.clock.advance.path, body: raw.clock.advance.body } } : null,
     retries: raw.webhook_retries ? { delaysSeconds: raw.webhook_retries.delays_seconds, jitter: raw.webhook_retries.jitter ?? 0 } : null,
     idempotency: raw.idempotency ? { header: raw.idempotency.header, replayedHeader: raw.idempotency.replayed_header ?? null, reused: raw.idempotency.reused ?? [400, 409, 422] } : null,
+    lists: raw.lists ? { limit: raw.lists.limit ?? 'limit', cursor: raw.lists.cursor ?? 'cursor', data: raw.lists.data ?? '/data', next: raw.lists.next } : null,
   };
   const problems = placeholderProblems(profile);
   const { states } = profile.records;
@@ -203,6 +211,7 @@ interface RawProfile {
   clock?: { advance: { method?: 'POST' | 'PUT' | 'PATCH'; path: string; body: Json } } | null;
   webhook_retries?: { delays_seconds: number[]; jitter?: number } | null;
   idempotency?: { header: string; replayed_header?: string | null; reused?: number[] } | null;
+  lists?: { limit?: string; cursor?: string; data?: string; next: string } | null;
 }
 
 /** "member: message (rule)", one per broken rule, without the noise of oneOf's other branches. */
