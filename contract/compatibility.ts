@@ -584,10 +584,19 @@ function resolve(doc: Json, node: unknown): unknown {
     current = ref
       .slice(2)
       .split('/')
-      .map((step) => decodeURIComponent(step).replaceAll('~1', '/').replaceAll('~0', '~'))
+      .map((step) => uriDecoded(step).replaceAll('~1', '/').replaceAll('~0', '~'))
       .reduce<unknown>((at, step) => (isObject(at) ? at[step] : undefined), doc);
   }
   return current;
+}
+
+/** A $ref's step as a URI fragment means it; a "%" that starts no escape is taken as it is. */
+function uriDecoded(step: string): string {
+  try {
+    return decodeURIComponent(step);
+  } catch {
+    return step;
+  }
 }
 
 /** JSON Schema's boolean schemas as objects: `true` allows anything, `false` nothing. */

@@ -176,6 +176,18 @@ describe('compareDocuments', () => {
     expect(compareDocuments(fixture(), head)[0]?.detail).toBe('"cartoon"');
   });
 
+  it('when a $ref names a component with a "%" that starts no escape, then it is followed as written', () => {
+    const base = fixture();
+    const head = fixture();
+    for (const doc of [base, head]) {
+      schemas(doc)['Rate%'] = { type: 'string' };
+      schemas(doc).Avatar.properties.rate = { $ref: '#/components/schemas/Rate%' };
+    }
+    schemas(head)['Rate%'] = { type: 'integer' };
+
+    expect(compareDocuments(base, head).filter((c) => c.kind === 'breaking').map((c) => c.where)).toEqual([`${AVATAR}: rate`]);
+  });
+
   it('when the bundle is compared with itself, then nothing changed', () => {
     expect(compareDocuments(loadBundle(), loadBundle())).toEqual([]);
   });
