@@ -25,6 +25,8 @@
 // Where two schemas cannot be compared exactly (a keyword this file does not model),
 // the change is reported as breaking, so that a person decides.
 
+import { stringify as canonicalJson } from 'safe-stable-stringify';
+
 export type ChangeKind = 'breaking' | 'additive' | 'other';
 
 export interface Change {
@@ -615,13 +617,7 @@ function add(walk: Walk, kind: ChangeKind, where: string, rule: string, detail?:
 
 /** Equal as JSON values: the order of an object's keys does not count. */
 function same(a: unknown, b: unknown): boolean {
-  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
-}
-
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (!isObject(value)) return value;
-  return Object.fromEntries(Object.keys(value).sort().map((key) => [key, canonical(value[key])]));
+  return canonicalJson(a) === canonicalJson(b);
 }
 
 function union(a: string[], b: string[]): string[] {

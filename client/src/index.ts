@@ -172,6 +172,24 @@ function safeToResend(request: Request): boolean {
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export type AvatarApi = Client<paths>;
+
+/** One list page as openapi-fetch answers it. */
+interface PageAnswer<T> {
+  data?: { data: T[]; next_cursor: string | null };
+  error?: unknown;
+  response: Response;
+}
+
+/** The records of a list, page after page, following next_cursor until there is none. */
+async function* everyRecord<T>(path: string, page: (cursor: string | undefined) => Promise<PageAnswer<T>>): AsyncGenerator<T> {
+  let cursor: string | undefined;
+  do {
+    const answer = await page(cursor);
+    if (!answer.data) throw new ApiError(answer.response.status, answer.error as Problem | undefined, `GET ${path} answered ${answer.response.status}`);
+    yield* answer.data.data;
+    cursor = answer.data.next_cursor ?? undefined;
+  } while (cursor);
+}
 export type AvatarListQuery = NonNullable<paths['/v1/avatars']['get']['parameters']['query']>;
 export type AvatarVideoListQuery = NonNullable<paths['/v1/avatar-videos']['get']['parameters']['query']>;
 
@@ -236,25 +254,13 @@ export function createAvatarClient(options: AvatarClientOptions) {
    * Stable while avatars are created: each one that existed when the first page was read
    * comes exactly once. Throws ApiError when a page is refused.
    */
-  async function* eachAvatar(query: Omit<AvatarListQuery, 'cursor'> = {}): AsyncGenerator<Avatar> {
-    let cursor: string | undefined;
-    do {
-      const page = await api.GET('/v1/avatars', { params: { query: { ...query, ...(cursor ? { cursor } : {}) } } });
-      if (!page.data) throw new ApiError(page.response.status, page.error as Problem | undefined, `GET /v1/avatars answered ${page.response.status}`);
-      yield* page.data.data;
-      cursor = page.data.next_cursor ?? undefined;
-    } while (cursor);
+  function eachAvatar(query: Omit<AvatarListQuery, 'cursor'> = {}): AsyncGenerator<Avatar> {
+    return everyRecord('/v1/avatars', (cursor) => api.GET('/v1/avatars', { params: { query: { ...query, ...(cursor ? { cursor } : {}) } } }));
   }
 
   /** Every video of the account (or of one avatar), newest first, as eachAvatar. */
-  async function* eachAvatarVideo(query: Omit<AvatarVideoListQuery, 'cursor'> = {}): AsyncGenerator<AvatarVideo> {
-    let cursor: string | undefined;
-    do {
-      const page = await api.GET('/v1/avatar-videos', { params: { query: { ...query, ...(cursor ? { cursor } : {}) } } });
-      if (!page.data) throw new ApiError(page.response.status, page.error as Problem | undefined, `GET /v1/avatar-videos answered ${page.response.status}`);
-      yield* page.data.data;
-      cursor = page.data.next_cursor ?? undefined;
-    } while (cursor);
+  function eachAvatarVideo(query: Omit<AvatarVideoListQuery, 'cursor'> = {}): AsyncGenerator<AvatarVideo> {
+    return everyRecord('/v1/avatar-videos', (cursor) => api.GET('/v1/avatar-videos', { params: { query: { ...query, ...(cursor ? { cursor } : {}) } } }));
   }
 
   /**

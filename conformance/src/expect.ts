@@ -14,6 +14,12 @@ export function mediaType(exchange: Exchange): string {
   return (exchange.responseHeaders['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
 }
 
+/** The members a problem's errors[] name in their `field`, in order. */
+export function problemFields(exchange: Exchange): string[] {
+  const errors = isJson(exchange.json) && Array.isArray(exchange.json.errors) ? exchange.json.errors : [];
+  return errors.flatMap((error) => (isJson(error) && typeof error.field === 'string' ? [error.field] : []));
+}
+
 export function problemCode(exchange: Exchange): string | undefined {
   return isJson(exchange.json) && typeof exchange.json.code === 'string' ? exchange.json.code : undefined;
 }
@@ -104,8 +110,7 @@ export async function expectInvalid(ctx: CheckContext, request: InvalidRequest):
   }
   expectProblem(exchange, 422, 'validation_failed', request.clause, `a request where ${request.what}`);
   if (request.field !== undefined) {
-    const errors = isJson(exchange.json) && Array.isArray(exchange.json.errors) ? exchange.json.errors : [];
-    const fields = errors.flatMap((error) => (isJson(error) && typeof error.field === 'string' ? [error.field] : []));
+    const fields = problemFields(exchange);
     if (!fields.includes(request.field)) {
       fail({
         clause: request.clause,

@@ -7,7 +7,7 @@
 // and its rate-limit headers describe a window that can exist.
 import type { ClauseId, DecisionId } from '../clauses.ts';
 import type { CheckContext } from '../context.ts';
-import { describe, problemCode } from '../expect.ts';
+import { describe, problemCode, problemFields } from '../expect.ts';
 import type { Exchange } from '../http.ts';
 import { advertised, windowFor } from '../observe/rate-limit-headers.ts';
 import type { FailureDetail } from '../outcome.ts';
@@ -102,8 +102,7 @@ function contractAnswer(ctx: CheckContext, request: GeneratedRequest, exchange: 
  * body as a whole): the contract leaves that spelling open.
  */
 function names(request: GeneratedRequest, exchange: Exchange, member: string, clause: ClauseId | DecisionId, unknownMember = false): Judgement | undefined {
-  const errors = isJson(exchange.json) && Array.isArray(exchange.json.errors) ? exchange.json.errors : [];
-  const fields = errors.flatMap((error) => (isJson(error) && typeof error.field === 'string' ? [error.field] : []));
+  const fields = problemFields(exchange);
   const parent = member.includes('.') ? member.slice(0, member.lastIndexOf('.')) : '';
   const related = (field: string) => field === member || field.startsWith(`${member}.`) || member.startsWith(`${field}.`) || (unknownMember && field === parent);
   if (fields.some(related)) return undefined;

@@ -2,6 +2,7 @@
 // requests "the same", and how a kept key answers. The key is stored with the job it
 // created, by the store, in that job's transaction; here is only what the rule says.
 import { createHash } from 'node:crypto';
+import { stringify as canonicalJson } from 'safe-stable-stringify';
 import type { DomainDeps } from './deps.ts';
 import { DomainError, validationFailed } from './errors.ts';
 import type { IdempotencyClaim, IdempotentRequest } from './ports.ts';
@@ -42,7 +43,7 @@ export function readIdempotencyKey(value: string | string[] | undefined): string
  * first to one create and then to the other is "another request".
  */
 export function idempotentCreate(key: string, operation: 'createAvatar' | 'createAvatarVideo', body: unknown): IdempotentCreate {
-  return { key, fingerprint: createHash('sha256').update(`${operation}\n${canonical(body)}`).digest('hex') };
+  return { key, fingerprint: createHash('sha256').update(`${operation}\n${canonicalJson(body)}`).digest('hex') };
 }
 
 export function claimFor(request: IdempotentCreate, response: unknown, now: number): IdempotencyClaim {
@@ -65,13 +66,4 @@ export function replayOf<T>(request: IdempotentCreate, kept: IdempotentRequest):
 export async function findReplay<T>(deps: DomainDeps, accountId: string, request: IdempotentCreate, now: number): Promise<Replay<T> | undefined> {
   const kept = await deps.store.jobs.findIdempotentRequest(accountId, request.key, now);
   return kept ? replayOf<T>(request, kept) : undefined;
-}
-
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.keys(value).sort().map((name) => `${JSON.stringify(name)}:${canonical((value as Record<string, unknown>)[name])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value);
 }

@@ -19,21 +19,21 @@ const STATUSES: readonly JobStatus[] = ['queued', 'processing', 'ready', 'failed
 /** The query string as Koa hands it: a name given twice is an array. */
 export type Query = Record<string, string | string[] | undefined>;
 
-export async function listAvatars(deps: DomainDeps, accountId: string, query: Query): Promise<AvatarList> {
-  const { jobs, hasMore } = await page(deps, accountId, 'avatar', query);
-  return { object: 'list', data: jobs.map((job) => toAvatarResource(job, deps.publicBaseUrl)), has_more: hasMore, next_cursor: hasMore ? cursorOf(jobs.at(-1)!) : null };
+export function listAvatars(deps: DomainDeps, accountId: string, query: Query): Promise<AvatarList> {
+  return page(deps, accountId, 'avatar', query, (job) => toAvatarResource(job, deps.publicBaseUrl));
 }
 
-export async function listAvatarVideos(deps: DomainDeps, accountId: string, query: Query): Promise<AvatarVideoList> {
-  const { jobs, hasMore } = await page(deps, accountId, 'avatar_video', query);
-  return { object: 'list', data: jobs.map((job) => toAvatarVideoResource(job, deps.publicBaseUrl)), has_more: hasMore, next_cursor: hasMore ? cursorOf(jobs.at(-1)!) : null };
+export function listAvatarVideos(deps: DomainDeps, accountId: string, query: Query): Promise<AvatarVideoList> {
+  return page(deps, accountId, 'avatar_video', query, (job) => toAvatarVideoResource(job, deps.publicBaseUrl));
 }
 
-async function page(deps: DomainDeps, accountId: string, kind: JobKind, query: Query): Promise<{ jobs: Job[]; hasMore: boolean }> {
+async function page<T>(deps: DomainDeps, accountId: string, kind: JobKind, query: Query, serialize: (job: Job) => T) {
   const parsed = parse(kind, query);
   // One more than the page: whether it exists is has_more.
-  const jobs = await deps.store.jobs.listJobs({ accountId, kind, ...parsed, limit: parsed.limit + 1 });
-  return { jobs: jobs.slice(0, parsed.limit), hasMore: jobs.length > parsed.limit };
+  const found = await deps.store.jobs.listJobs({ accountId, kind, ...parsed, limit: parsed.limit + 1 });
+  const jobs = found.slice(0, parsed.limit);
+  const hasMore = found.length > parsed.limit;
+  return { object: 'list' as const, data: jobs.map(serialize), has_more: hasMore, next_cursor: hasMore ? cursorOf(jobs.at(-1)!) : null };
 }
 
 function parse(kind: JobKind, query: Query): Omit<JobListQuery, 'accountId' | 'kind'> {
