@@ -141,6 +141,97 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhook-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook events
+         * @description The delivery log: the account's webhook events, newest first, a page at a time, each
+         *     with every attempt to deliver it (when, how long, the status or the error), never
+         *     the signing secret. Pass each page's `next_cursor` as `cursor` until `has_more` is
+         *     false; `job_id` keeps one job's events, `status` the events in one delivery state
+         *     (`failed` lists what a receiver never took). Another account's events are never
+         *     listed. Reads are free.
+         */
+        get: operations["listWebhookEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The event ID, as in `X-Service-Event-Id` and the envelope's `id`. An ID that is malformed, unknown or of another account's event answers `404`.
+                 * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
+                 */
+                id: components["parameters"]["WebhookEventId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a webhook event
+         * @description One event of the delivery log: its delivery state, when the next attempt is due, the
+         *     envelope as sent, and every attempt, oldest first, each with when it began, how long
+         *     it took, the receiver's status or why it got none, and whether it succeeded. A
+         *     failed event can be sent again with `POST /v1/webhook-events/{id}/replay`. Reads are
+         *     free.
+         */
+        get: operations["getWebhookEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-events/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The event ID, as in `X-Service-Event-Id` and the envelope's `id`. An ID that is malformed, unknown or of another account's event answers `404`.
+                 * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
+                 */
+                id: components["parameters"]["WebhookEventId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay a webhook event
+         * @description Asks for one new delivery of a `delivered` or `failed` event, due at once: the same
+         *     envelope and the same event ID (`X-Service-Event-Id`), with a fresh
+         *     `X-Service-Timestamp` and a signature over them, so a receiver verifies it as any
+         *     other attempt and recognises a duplicate by its ID. The attempt is logged with
+         *     `trigger: replay`; it is not retried: the event ends `delivered` if it succeeds and
+         *     `failed` if not. Answers at once with the event, now `pending`.
+         *
+         *     An event that is `pending` (an attempt is due or in flight) is refused with
+         *     `409 webhook_event_pending` rather than sent twice; of two replays of one event sent
+         *     together, one is accepted. A replay costs no credits and counts against the
+         *     generation bucket. No body is read.
+         */
+        post: operations["replayWebhookEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/test_helpers/clock": {
         parameters: {
             query?: never;
@@ -706,6 +797,100 @@ export interface components {
             rate_limits: components["schemas"]["RateLimitStatus"];
         };
         /**
+         * @description The event ID, `evt_` followed by 32 lowercase hex digits derived from the resource ID and the event type, so one event keeps one ID however often it is sent.
+         * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
+         */
+        EventId: string;
+        /**
+         * @description One delivery attempt of an event, as the service recorded it when the attempt ended.
+         *     Never holds the signing secret or the signature sent.
+         */
+        WebhookAttempt: {
+            /** @description The attempt's place among all attempts of the event, replays included, from 1. */
+            number: number;
+            /**
+             * @description `scheduled`: the first attempt or a retry of the schedule; `replay`: asked for with `POST /v1/webhook-events/{id}/replay`.
+             * @enum {string}
+             */
+            trigger: "scheduled" | "replay";
+            /**
+             * Format: date-time
+             * @description When the attempt began, on the account's time (as every record's times).
+             */
+            started_at: string;
+            /** @description How long the attempt took, from its start until the answer's status was read or it failed. */
+            duration_ms: number;
+            /** @description The HTTP status the receiver answered; `null` when no answer came (timeout, refused connection, address refused). */
+            status_code: number | null;
+            /** @description Why the attempt failed (`status 500`, `no answer within 10000 ms`, ...); `null` when it succeeded. */
+            error: string | null;
+            /** @description Whether the receiver answered `2xx`. */
+            succeeded: boolean;
+        };
+        /**
+         * @description A webhook event of one of the account's jobs and every attempt to deliver it: what
+         *     `GET /v1/webhook-events/{id}` returns. Times are on the account's time.
+         */
+        WebhookEvent: {
+            id: components["schemas"]["EventId"];
+            /** @constant */
+            object: "webhook_event";
+            /**
+             * @description The event type, as in the envelope (`avatar.ready`, `avatar.failed`, `avatar_video.ready`, `avatar_video.failed`). New types may be added.
+             * @example avatar.ready
+             */
+            type: string;
+            /**
+             * @description The avatar or avatar video the event is about.
+             * @example av_3k9x2m7q4w8e1r5t6y0u2i4o
+             */
+            job_id: string;
+            /**
+             * Format: uri
+             * @description Where the event is delivered, the job's `webhook_url`.
+             */
+            url: string;
+            /**
+             * @description `pending`: an attempt is due or in flight (the first one, a retry or a replay);
+             *     `delivered`: the last attempt succeeded; `failed`: the last attempt failed and no
+             *     other is scheduled (the schedule ran out, or a replay failed).
+             * @enum {string}
+             */
+            status: "pending" | "delivered" | "failed";
+            /**
+             * Format: date-time
+             * @description When the job ended and the event was recorded, the envelope's `created_at`.
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due while `pending`; `null` otherwise.
+             */
+            next_attempt_at: string | null;
+            /**
+             * Format: date-time
+             * @description When a receiver last acknowledged the event; `null` if none ever did. Kept when a later replay fails.
+             */
+            delivered_at: string | null;
+            /** @description Every attempt, oldest first. */
+            attempts: components["schemas"]["WebhookAttempt"][];
+            /** @description The envelope as it was sent, the same JSON on every attempt (the body the signature covers, parsed). */
+            payload: {
+                [key: string]: unknown;
+            };
+        };
+        /** A page of WebhookEvent records */
+        WebhookEventList: {
+            /** @constant */
+            object: "list";
+            /** @description Newest first (by `created_at`, then by `id`), the account's own only. */
+            data: components["schemas"]["WebhookEvent"][];
+            /** @description Whether a page follows this one. */
+            has_more: boolean;
+            /** @description Pass as `cursor` to get the next page; null on the last page. An event recorded after the first page never shows up on a later one, and none is shown twice. */
+            next_cursor: string | null;
+        };
+        /**
          * @description The account's sandbox clock. The account's time is the service's
          *     time plus `offset_seconds`; it drives the account's rate-limit windows, its credit
          *     period, its jobs' progress and its webhook retries.
@@ -736,11 +921,6 @@ export interface components {
              */
             to?: string;
         } & (unknown | unknown);
-        /**
-         * @description The event ID, `evt_` followed by 32 lowercase hex digits derived from the resource ID and the event type, so one event keeps one ID however often it is sent.
-         * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
-         */
-        EventId: string;
         /**
          * @description Body of the `avatar.ready` event. `id` is the event ID, equal to the
          *     `X-Service-Event-Id` header and the same on every retry and duplicate.
@@ -1093,6 +1273,54 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description No event with this ID exists for the key's account (`not_found`). Events of other accounts answer the same, so their existence does not leak. The request counted against its rate-limit window, whose headers it carries. */
+        WebhookEventNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No event with this ID exists for the key's account (`not_found`). Events of other accounts answer the same, so their existence does not leak. The request counted against its rate-limit window, whose headers it carries. */
+        WebhookEventReplayNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["GenerationRateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["GenerationRateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The event is `pending`, with an attempt due or in flight (the first one, a retry, or a replay asked for before): `webhook_event_pending`. Nothing was scheduled, so one request never sends it twice; replay it once it is `delivered` or `failed`. The request counted against its rate-limit window, whose headers it carries. */
+        WebhookEventPending: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["GenerationRateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["GenerationRateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /**
          * @description The key is a live key (`sk_live_…`). Live keys have no sandbox clock: the answer is the
          *     one any unknown route gets, before the rate limit, so it carries no rate-limit headers
@@ -1260,6 +1488,21 @@ export interface components {
          * @example vid_8f2k4m6n1p3q5r7s9t0v2w4x
          */
         AvatarVideoId: string;
+        /**
+         * @description Only the events of this avatar or avatar video of the account (none for an ID the account does not have).
+         * @example av_3k9x2m7q4w8e1r5t6y0u2i4o
+         */
+        ListJobId: string;
+        /**
+         * @description Only the events in this delivery state.
+         * @example failed
+         */
+        ListWebhookStatus: "pending" | "delivered" | "failed";
+        /**
+         * @description The event ID, as in `X-Service-Event-Id` and the envelope's `id`. An ID that is malformed, unknown or of another account's event answers `404`.
+         * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
+         */
+        WebhookEventId: string;
         /**
          * @description The event ID, equal to the body's `id`. Derived from the resource ID and the event
          *     type, so every retry and every duplicate of one event carries the same value.
@@ -1747,6 +1990,137 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many records one page holds, 1 to 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["ListLimit"];
+                /**
+                 * @description Where the page starts: the `next_cursor` of the page before, as it was given. Opaque;
+                 *     do not build or change one. Without it the list starts with the newest record.
+                 * @example eyJ0IjoxNzY0MDYyMjAwMDAwLCJpIjoiYXZfM2s5eDJtN3E0dzhlMXI1dDZ5MHUyaTRvIn0
+                 */
+                cursor?: components["parameters"]["ListCursor"];
+                /**
+                 * @description Only the events of this avatar or avatar video of the account (none for an ID the account does not have).
+                 * @example av_3k9x2m7q4w8e1r5t6y0u2i4o
+                 */
+                job_id?: components["parameters"]["ListJobId"];
+                /**
+                 * @description Only the events in this delivery state.
+                 * @example failed
+                 */
+                status?: components["parameters"]["ListWebhookStatus"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEventList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            422: components["responses"]["ValidationFailedList"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhookEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The event ID, as in `X-Service-Event-Id` and the envelope's `id`. An ID that is malformed, unknown or of another account's event answers `404`.
+                 * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
+                 */
+                id: components["parameters"]["WebhookEventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event and its attempts as they stand now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEvent"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["WebhookEventNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    replayWebhookEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The event ID, as in `X-Service-Event-Id` and the envelope's `id`. An ID that is malformed, unknown or of another account's event answers `404`.
+                 * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
+                 */
+                id: components["parameters"]["WebhookEventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted. The body is the event as GET returns it, `pending` with `next_attempt_at` now; the attempt goes on in the background. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["GenerationRateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["GenerationRateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEvent"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["WebhookEventReplayNotFound"];
+            409: components["responses"]["WebhookEventPending"];
+            429: components["responses"]["GenerationTooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -19,6 +19,8 @@ export type Account = Schemas['Account'];
 export type Problem = Schemas['Problem'];
 export type JobStatus = Schemas['JobStatus'];
 export type SandboxClock = Schemas['SandboxClock'];
+export type WebhookEventRecord = Schemas['WebhookEvent'];
+export type WebhookAttempt = Schemas['WebhookAttempt'];
 export type { components, paths };
 
 export type JobKind = 'avatar' | 'avatar_video';
@@ -192,6 +194,7 @@ async function* everyRecord<T>(path: string, page: (cursor: string | undefined) 
 }
 export type AvatarListQuery = NonNullable<paths['/v1/avatars']['get']['parameters']['query']>;
 export type AvatarVideoListQuery = NonNullable<paths['/v1/avatar-videos']['get']['parameters']['query']>;
+export type WebhookEventListQuery = NonNullable<paths['/v1/webhook-events']['get']['parameters']['query']>;
 
 /** A new idempotency key: a random UUID (Web Crypto, in Node and browsers alike). */
 export function newIdempotencyKey(): string {
@@ -236,6 +239,17 @@ export function createAvatarClient(options: AvatarClientOptions) {
     listAvatarVideos: (query: AvatarVideoListQuery = {}) => api.GET('/v1/avatar-videos', { params: { query } }),
     eachAvatar,
     eachAvatarVideo,
+    /** One page of the delivery log: the account's webhook events, newest first, each with its attempts. */
+    listWebhookEvents: (query: WebhookEventListQuery = {}) => api.GET('/v1/webhook-events', { params: { query } }),
+    /** One webhook event and every attempt to deliver it. */
+    getWebhookEvent: (id: string) => api.GET('/v1/webhook-events/{id}', { params: { path: { id } } }),
+    /**
+     * Asks for one new delivery of a delivered or failed event: the same event ID, a fresh
+     * timestamp and signature (202, the event pending). A pending event answers
+     * 409 webhook_event_pending. Counted in the generation bucket; costs no credits.
+     */
+    replayWebhookEvent: (id: string) => api.POST('/v1/webhook-events/{id}/replay', { params: { path: { id } } }),
+    eachWebhookEvent,
     getMe: () => api.GET('/v1/me'),
     /** Sandbox keys only: the account's time (a live key gets 404, as for an unknown route). */
     getSandboxClock: () => api.GET('/v1/test_helpers/clock'),
@@ -261,6 +275,11 @@ export function createAvatarClient(options: AvatarClientOptions) {
   /** Every video of the account (or of one avatar), newest first, as eachAvatar. */
   function eachAvatarVideo(query: Omit<AvatarVideoListQuery, 'cursor'> = {}): AsyncGenerator<AvatarVideo> {
     return everyRecord('/v1/avatar-videos', (cursor) => api.GET('/v1/avatar-videos', { params: { query: { ...query, ...(cursor ? { cursor } : {}) } } }));
+  }
+
+  /** Every webhook event of the account (or of one job, or in one state), newest first, as eachAvatar. */
+  function eachWebhookEvent(query: Omit<WebhookEventListQuery, 'cursor'> = {}): AsyncGenerator<WebhookEventRecord> {
+    return everyRecord('/v1/webhook-events', (cursor) => api.GET('/v1/webhook-events', { params: { query: { ...query, ...(cursor ? { cursor } : {}) } } }));
   }
 
   /**

@@ -179,6 +179,37 @@ describe('createAvatarClient', () => {
     expect(stub.requests.map((r) => r.path)).toEqual(['/v1/avatars', '/v1/avatars']);
   });
 
+  it('when reading the delivery log, then it pages by job and state; a replay is a POST with no body, sent once, whose 409 comes back as is', async () => {
+    const event = (id: string, status: string) => ({ id, object: 'webhook_event', type: 'avatar.ready', job_id: 'av_1', url: 'https://h.example/x', status, created_at: '2026-01-01T00:00:00Z', next_attempt_at: null, delivered_at: null, attempts: [], payload: {} });
+    const stub = await startStub((router) => {
+      router.get('/v1/webhook-events', (ctx) => {
+        const last = ctx.query.cursor === 'c1';
+        ctx.body = { object: 'list', data: [event(last ? 'evt_1' : 'evt_2', String(ctx.query.status))], has_more: !last, next_cursor: last ? null : 'c1' };
+      });
+      router.get('/v1/webhook-events/:id', (ctx) => {
+        ctx.body = event(ctx.params.id!, 'failed');
+      });
+      router.post('/v1/webhook-events/:id/replay', (ctx) => {
+        ctx.status = 409;
+        ctx.type = 'application/problem+json';
+        ctx.body = { type: '/problems/webhook_event_pending', title: 'Webhook event pending', status: 409, code: 'webhook_event_pending', detail: 'd', request_id: 'r' };
+      });
+    });
+    const client = createAvatarClient({ baseUrl: stub.baseUrl, apiKey: 'k' });
+
+    const ids: string[] = [];
+    for await (const record of client.eachWebhookEvent({ job_id: 'av_1', status: 'failed' })) ids.push(`${record.id}:${record.status}`);
+    const one = await client.getWebhookEvent('evt_1');
+    const replay = await client.replayWebhookEvent('evt_1');
+
+    expect(ids).toEqual(['evt_2:failed', 'evt_1:failed']);
+    expect(one.data?.status).toBe('failed');
+    expect(replay.response.status).toBe(409);
+    expect(replay.error?.code).toBe('webhook_event_pending');
+    expect(stub.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /v1/webhook-events', 'GET /v1/webhook-events', 'GET /v1/webhook-events/evt_1', 'POST /v1/webhook-events/evt_1/replay']);
+    expect(stub.requests.at(-1)!.body).toBeUndefined();
+  });
+
   it('when Retry-After is beyond the caller bound, then it returns the 429 without waiting', async () => {
     const stub = await startStub((router) => {
       router.get('/v1/me', (ctx) => tooMany(ctx, { 'Retry-After': '40' }));

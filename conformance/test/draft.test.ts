@@ -137,13 +137,21 @@ describe('drafting a profile from this project’s own contract', () => {
     expect(draft.notes.find((note) => note.startsWith('prices:'))).toMatch(/examples .*avatar 10, avatar_video 20/);
   });
 
-  it('when drafted, then only prices, the clock and the idempotency keys it found and failure are left to review', () => {
-    expect(membersNoted(draft)).toEqual(['prices', 'clock', 'idempotency', 'failure']);
+  it('when drafted, then only prices, the clock, the idempotency keys, the lists and the delivery log it found and failure are left to review', () => {
+    expect(membersNoted(draft)).toEqual(['prices', 'clock', 'idempotency', 'lists', 'webhook_log', 'failure']);
     expect(draft.profile.failure).toBeNull();
   });
 
   it('when the creates take an idempotency key, then the draft names it and the replay header, with the runner’s default refusals', () => {
     expect(parseProfile(draft.profile).idempotency).toEqual({ header: 'Idempotency-Key', replayedHeader: 'Idempotent-Replayed', reused: [400, 409, 422] });
+  });
+
+  it('when the document has lists, then the draft pages them as the contract profile does', () => {
+    expect(parseProfile(draft.profile).lists).toEqual(CONTRACT_PROFILE.lists);
+  });
+
+  it('when the document has a delivery log with a replay, then the draft reads and replays it as the contract profile does', () => {
+    expect(parseProfile(draft.profile).webhookLog).toEqual(CONTRACT_PROFILE.webhookLog);
   });
 
   it('when the document has a sandbox clock, then the draft uses it as the contract profile does', () => {
@@ -201,6 +209,25 @@ describe('drafting from documents that tell less or differently', () => {
     const draft = draftProfile(empty);
 
     expect(membersNoted(draft)).toEqual(expect.arrayContaining(['auth', 'create.avatar', 'create.video', 'create.video.body', 'records.status', 'errors.code', 'errors.validation', 'account', 'events.type', 'prices', 'failure']));
+  });
+
+  it('when both list operations take a page size and a cursor, then the draft pages them by the document’s own names; without them it has no lists', () => {
+    const list = {
+      parameters: [{ name: 'page_size', in: 'query', schema: { type: 'integer' } }, { name: 'after', in: 'query', schema: { type: 'string' } }],
+      responses: { '200': ok({ type: 'object', properties: { items: { type: 'array', items: record() }, next_page: { type: ['string', 'null'] } } }) },
+    };
+    const withLists = documentWith((doc) => {
+      Object.assign(doc.paths['/v1/avatars'], { get: list });
+      Object.assign(doc.paths['/v1/avatar-videos'], { get: list });
+    });
+    const onlyAvatars = documentWith((doc) => void Object.assign(doc.paths['/v1/avatars'], { get: list }));
+
+    const drafted = draftProfile(withLists);
+
+    expect(parseProfile(drafted.profile).lists).toEqual({ limit: 'page_size', cursor: 'after', data: '/items', next: '/next_page' });
+    expect(membersNoted(drafted)).toContain('lists');
+    expect(parseProfile(draftProfile(onlyAvatars).profile).lists).toBeNull();
+    expect(parseProfile(draftProfile(documentWith()).profile).lists).toBeNull();
   });
 
   it('when the key goes by http basic, then auth keeps the default and the note says basic is unsupported', () => {
@@ -345,14 +372,14 @@ describe('loading a document split into files', () => {
 });
 
 describe('the draft-profile command', () => {
-  it('when given this project’s split source, then it exits 0 leaving only prices, failure, and the clock and idempotency keys it found to review', async () => {
+  it('when given this project’s split source, then it exits 0 leaving only prices, failure, and the clock, idempotency keys, lists and delivery log it found to review', async () => {
     const io = commandIo();
 
     const code = await draftCommand([CONTRACT_SOURCE], io);
 
     expect(code).toBe(0);
     expect(parseProfile(parseYaml(io.stdout))).toEqual(parseProfile(draftProfile(JSON.parse(readFileSync(CONTRACT_OPENAPI, 'utf8'))).profile));
-    expect(io.stderr.trimEnd().split('\n').map((line) => line.slice('review: '.length, line.indexOf(':', 'review: '.length)))).toEqual(['prices', 'clock', 'idempotency', 'failure']);
+    expect(io.stderr.trimEnd().split('\n').map((line) => line.slice('review: '.length, line.indexOf(':', 'review: '.length)))).toEqual(['prices', 'clock', 'idempotency', 'lists', 'webhook_log', 'failure']);
   });
 
   it('when the file does not exist, then it exits 2 with one line naming the file', async () => {

@@ -98,7 +98,7 @@ describe('docs page built from generated/openapi.json', () => {
   });
 
   test('states the limits and the prices in its text, not only inside examples', () => {
-    for (const words of ['every GET under /v1 120 10,000', 'POST /v1/avatar-videos 10 300', '(sandbox keys only) 600 20,000', 'An avatar costs 10 credits and a video 20 credits', '1,000 credits a month']) {
+    for (const words of ['every GET under /v1 120 10,000', 'POST /v1/avatars, POST /v1/avatar-videos, POST /v1/webhook-events/{id}/replay 10 300', '(sandbox keys only) 600 20,000', 'An avatar costs 10 credits and a video 20 credits', '1,000 credits a month']) {
       expect(pageText).toContain(words);
     }
     expect(pageText).not.toContain('Loading...');

@@ -48,6 +48,7 @@ import videosGetReturnsRecord from './videos/get-returns-record.ts';
 import videosReadyHasUrl from './videos/ready-has-url.ts';
 import videosRequestValidated from './videos/request-validated.ts';
 import videosRequireReadyAvatar from './videos/require-ready-avatar.ts';
+import webhooksDeliveryLogReplay from './webhooks/delivery-log-replay.ts';
 import webhooksEnvelope from './webhooks/envelope.ts';
 import webhooksEventIdStable from './webhooks/event-id-stable.ts';
 import webhooksEventTypeMatchesState from './webhooks/event-type-matches-state.ts';
@@ -114,6 +115,7 @@ export const CHECKS: readonly Check[] = [
   // after the credit checks, on the main key: jobs of its own
   idempotencyRetryCreatesOnce,
   listsEachRecordOnce,
+  webhooksDeliveryLogReplay,
   // generated: only with --fuzz, on the key without credits
   generatedCreates,
   generatedReads,

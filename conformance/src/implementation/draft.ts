@@ -401,6 +401,8 @@ export function draftProfile(document: unknown, options: { name?: string } = {})
     failure: null,
     ...draftClock(api, review),
     ...draftIdempotency(api, review),
+    ...draftLists(api, review),
+    ...draftWebhookLog(api, review),
   };
   review.note('failure', FAILURE_NOTE);
   // A draft that the runner would refuse is a bug here, not the user's to find.
@@ -442,6 +444,82 @@ function draftIdempotency(api: OpenApi, review: Review): { idempotency?: Json } 
   const replayed = successHeaders.find((name) => /replay/i.test(name)) ?? null;
   review.note('idempotency', `the creates take ${String(header.name)}: a create sent again with it is expected to answer the first answer${replayed ? ` marked by ${replayed}` : ''}, and the key with another body to be refused with 400, 409 or 422 (set idempotency.reused to what the implementation answers)`);
   return { idempotency: { header: header.name, replayed_header: replayed } };
+}
+
+/**
+ * Lists, if GET /v1/avatars and GET /v1/avatar-videos both take a page size and a cursor
+ * named like ones and answer an array of records with a member holding the next cursor.
+ * Only a guess from names, so always a note.
+ */
+function draftLists(api: OpenApi, review: Review): { lists?: Json } {
+  const avatars = listOf(api, '/v1/avatars');
+  const videos = listOf(api, '/v1/avatar-videos');
+  if (!avatars || !videos) return {};
+  if (JSON.stringify(avatars) !== JSON.stringify(videos)) review.note('lists', `GET /v1/avatar-videos pages otherwise than GET /v1/avatars (${JSON.stringify(videos)}); one profile reads both the same way: drafted from the avatars`);
+  review.note('lists', `the lists take ${String(avatars.limit)} and ${String(avatars.cursor)}: each page's records are expected at ${String(avatars.data)} and the next page's cursor at ${String(avatars.next)}, absent or null on the last page`);
+  return { lists: avatars };
+}
+
+const PAGE_SIZE = /^(limit|page_?size|per_?page|max_?results)$/i;
+const CURSOR = /cursor|^after$|starting_?after|page_?token/i;
+
+/** How one list operation pages, in the profile's terms; undefined when one of them is not found. */
+function listOf(api: OpenApi, path: string): Json | undefined {
+  const operation = api.operation('get', path);
+  if (!operation) return undefined;
+  const parameters = (Array.isArray(operation.parameters) ? operation.parameters : []).map((parameter) => api.resolve(parameter)).filter((p) => p?.in === 'query' && typeof p.name === 'string');
+  const limit = parameters.find((p) => PAGE_SIZE.test(String(p!.name)))?.name;
+  const cursor = parameters.find((p) => CURSOR.test(String(p!.name)))?.name;
+  const members = [...api.properties(success(api, operation).schema)];
+  const data = members.find(([, schema]) => api.types(schema).includes('array'));
+  const next = members.find(([name, schema]) => /next|cursor/i.test(name) && api.isString(schema));
+  if (typeof limit !== 'string' || typeof cursor !== 'string' || !data || !next) return undefined;
+  return { limit, cursor, data: `/${escape(data[0])}`, next: `/${escape(next[0])}` };
+}
+
+const REPLAY = /^\/(replay|resend|redeliver|retry)$/i;
+
+/**
+ * A delivery log of webhook events, if the document has a GET of one event (a path that
+ * names webhooks and ends in a parameter) beside a POST that replays it (the same path
+ * and /replay, /resend, ...), whose answer has an array of attempts. Only a guess from
+ * names, so always a note.
+ */
+function draftWebhookLog(api: OpenApi, review: Review): { webhook_log?: Json } {
+  const paths = Object.keys(api.resolve(api.doc.paths) ?? {});
+  for (const path of paths) {
+    if (!/webhook/i.test(path) || !/\/\{[^}]+\}$/.test(path) || !api.operation('get', path)) continue;
+    const replay = paths.find((other) => other.startsWith(`${path}/`) && REPLAY.test(other.slice(path.length)) && api.operation('post', other));
+    if (!replay) continue;
+    const event = success(api, api.operation('get', path)).schema;
+    const attempts = [...api.properties(event)].find(([name, schema]) => /attempt/i.test(name) && api.types(schema).includes('array'));
+    if (!attempts) continue;
+    const members = [...api.properties(api.resolve(attempts[1].items))];
+    const status = members.find(([name, schema]) => /status/i.test(name) && api.isNumber(schema));
+    const succeeded = members.find(([, schema]) => api.types(schema).includes('boolean'));
+    if (!status || !succeeded) continue;
+    const trigger = members
+      .map(([name, schema]) => [name, api.values(schema).find((value) => typeof value === 'string' && /replay|resend|manual/i.test(value))] as const)
+      .find(([, value]) => value !== undefined);
+    const statuses = success(api, api.operation('post', replay)).statuses;
+    const withId = (template: string) => template.replace(/\{[^}]+\}/g, '{id}');
+    review.note(
+      'webhook_log',
+      `GET ${path} and POST ${replay} look like a delivery log with a replay: the event's attempts are expected at /${attempts[0]}, a replayed event to arrive again with its event ID and a fresh timestamp and signature; check that the replay takes no body`,
+    );
+    return {
+      webhook_log: {
+        event: withId(path),
+        replay: withId(replay),
+        ...(statuses.length > 0 ? { replay_statuses: statuses } : {}),
+        attempts: `/${escape(attempts[0])}`,
+        status_code: `/${escape(status[0])}`,
+        succeeded: `/${escape(succeeded[0])}`,
+        trigger: trigger ? { pointer: `/${escape(trigger[0])}`, replay: trigger[1] } : null,
+      },
+    };
+  }
+  return {};
 }
 
 function describe(info: Schema | undefined): string {

@@ -60,6 +60,21 @@ export interface ImplementationProfile {
    * pointers to the records and to the next cursor (absent or null on the last page).
    */
   lists: { limit: string; cursor: string; data: string; next: string } | null;
+  /**
+   * A delivery log of webhook events with a replay, if the implementation has them: the
+   * path of one event and of its replay (each with {id}, the event ID), the statuses that
+   * accept a replay, and pointers into the event to its attempts and, in an attempt, to
+   * the receiver's status, to whether it succeeded and to why it was made (null: not shown).
+   */
+  webhookLog: {
+    event: string;
+    replay: string;
+    replayStatuses: number[];
+    attempts: string;
+    statusCode: string;
+    succeeded: string;
+    trigger: { pointer: string; replay: string } | null;
+  } | null;
 }
 
 /** The placeholders each template may use; a request fills them with its own values. */
@@ -100,6 +115,15 @@ export const CONTRACT_PROFILE: ImplementationProfile = {
   retries: { delaysSeconds: [5, 20, 80, 320, 1280], jitter: 0.2 },
   idempotency: { header: 'Idempotency-Key', replayedHeader: 'Idempotent-Replayed', reused: [409] },
   lists: { limit: 'limit', cursor: 'cursor', data: '/data', next: '/next_cursor' },
+  webhookLog: {
+    event: '/v1/webhook-events/{id}',
+    replay: '/v1/webhook-events/{id}/replay',
+    replayStatuses: [202],
+    attempts: '/attempts',
+    statusCode: '/status_code',
+    succeeded: '/succeeded',
+    trigger: { pointer: '/trigger', replay: 'replay' },
+  },
 };
 
 /** A profile file that cannot be used: every message names the member and the rule. */
@@ -184,11 +208,17 @@ export function parseProfile(value: unknown, file = 'the profile'): Implementati
     retries: raw.webhook_retries ? { delaysSeconds: raw.webhook_retries.delays_seconds, jitter: raw.webhook_retries.jitter ?? 0 } : null,
     idempotency: raw.idempotency ? { header: raw.idempotency.header, replayedHeader: raw.idempotency.replayed_header ?? null, reused: raw.idempotency.reused ?? [400, 409, 422] } : null,
     lists: raw.lists ? { limit: raw.lists.limit ?? 'limit', cursor: raw.lists.cursor ?? 'cursor', data: raw.lists.data ?? '/data', next: raw.lists.next } : null,
+    webhookLog: raw.webhook_log ? webhookLogOf(raw.webhook_log) : null,
   };
   const problems = placeholderProblems(profile);
   const { states } = profile.records;
   if (states.pending.includes(states.ready) || states.pending.includes(states.failed) || states.ready === states.failed) {
     problems.push('records.states: ready, failed and the pending states must all be different names (distinct)');
+  }
+  if (profile.webhookLog) {
+    for (const member of ['event', 'replay'] as const) {
+      if (!profile.webhookLog[member].includes('{id}')) problems.push(`webhook_log.${member}: must hold {id}, where the event ID goes (placeholder)`);
+    }
   }
   if (problems.length > 0) throw new ProfileError(file, problems);
   return profile;
@@ -212,6 +242,31 @@ interface RawProfile {
   webhook_retries?: { delays_seconds: number[]; jitter?: number } | null;
   idempotency?: { header: string; replayed_header?: string | null; reused?: number[] } | null;
   lists?: { limit?: string; cursor?: string; data?: string; next: string } | null;
+  webhook_log?: RawWebhookLog | null;
+}
+
+interface RawWebhookLog {
+  event: string;
+  replay: string;
+  replay_statuses?: number[];
+  attempts?: string;
+  status_code?: string;
+  succeeded?: string;
+  trigger?: { pointer: string; replay: string } | null;
+}
+
+/** The delivery log as the file states it, the contract's pointers where it says nothing. */
+function webhookLogOf(raw: RawWebhookLog): NonNullable<ImplementationProfile['webhookLog']> {
+  const base = CONTRACT_PROFILE.webhookLog!;
+  return {
+    event: raw.event,
+    replay: raw.replay,
+    replayStatuses: raw.replay_statuses ?? [200, 201, 202, 204],
+    attempts: raw.attempts ?? base.attempts,
+    statusCode: raw.status_code ?? base.statusCode,
+    succeeded: raw.succeeded ?? base.succeeded,
+    trigger: raw.trigger === undefined ? base.trigger : raw.trigger,
+  };
 }
 
 /** "member: message (rule)", one per broken rule, without the noise of oneOf's other branches. */

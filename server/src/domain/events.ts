@@ -40,5 +40,6 @@ export function buildTerminalEvent(job: Job, publicBaseUrl: string, dueAt: numbe
     lastError: null,
     createdAt: job.completedAt ?? job.updatedAt,
     deliveredAt: null,
+    replay: false,
   };
 }

@@ -130,5 +130,35 @@ export interface OutboxEvent {
   nextAttemptAt: number;
   lastError: string | null;
   createdAt: number;
+  /** When a receiver last took it, on the account's time. */
   deliveredAt: number | null;
+  /**
+   * The attempt due was asked for by the account (ND-WEBHOOK-LOG): it is logged as a
+   * replay and ends the event, delivered or failed, with no retry after it.
+   */
+  replay: boolean;
+}
+
+/** Why an attempt was made: the schedule (the first attempt and its retries), or a replay asked for. */
+export type AttemptTrigger = 'scheduled' | 'replay';
+
+/**
+ * One delivery attempt as the delivery log keeps it (ND-WEBHOOK-LOG), recorded with the
+ * outcome it led to. Never the secret nor the signature sent.
+ */
+export interface AttemptLog {
+  trigger: AttemptTrigger;
+  /** On the account's time, as every time the account reads. */
+  startedAt: number;
+  durationMs: number;
+  /** The receiver's answer, or null when none came. */
+  statusCode: number | null;
+  /** Why it failed; null when it succeeded. */
+  error: string | null;
+}
+
+/** An attempt of the log, read back with its event and its place among the event's attempts (1-based). */
+export interface LoggedAttempt extends AttemptLog {
+  eventId: string;
+  number: number;
 }

@@ -5,6 +5,7 @@
 import type {
   Account,
   ApiKey,
+  AttemptLog,
   Bucket,
   CreditBalance,
   Job,
@@ -13,6 +14,7 @@ import type {
   JobResult,
   JobStatus,
   LimitedBucket,
+  LoggedAttempt,
   RateDecision,
   RatePlan,
   OutboxEvent,
@@ -172,12 +174,25 @@ export interface JobStore {
   creditBalance(accountId: string, period: string): Promise<CreditBalance>;
 }
 
-/** An event its receiver took, on its `attempts`th attempt. */
+/** An event its receiver took, on its `attempts`th attempt, at `at` (the account's time), and that attempt for the log. */
 export interface Delivered {
   eventId: string;
   at: number;
   attempts: number;
+  attempt: AttemptLog;
 }
+
+/** A page of an account's webhook events, after a place in the newest-first order. */
+export interface WebhookEventQuery {
+  accountId: string;
+  limit: number;
+  after?: { createdAt: number; id: string };
+  jobId?: string;
+  status?: OutboxEvent['status'];
+}
+
+/** What a replay asked for found: the event now pending, or why nothing was scheduled. */
+export type ReplayOutcome = { ok: true; event: OutboxEvent } | { ok: false; reason: 'not_found' } | { ok: false; reason: 'pending'; event: OutboxEvent };
 
 /**
  * When to try an event again: `at` on the service's time, for the account's sandbox clock
@@ -197,17 +212,30 @@ export interface WebhookOutbox {
    * in flight on every sender (atomic against concurrent claims).
    */
   claimDueEvents(now: number, limit: number, leaseUntil: number, fairness: DeliveryFairness): Promise<OutboxEvent[]>;
-  /** Records the deliveries, in one step, and clears their destinations' failures in a row. */
+  /**
+   * Records the deliveries and their attempts in the log, in one step, and clears their
+   * destinations' failures in a row.
+   */
   markDelivered(deliveries: Delivered[]): Promise<void>;
   /**
-   * Records a failed attempt, and what it says of its destination: `down` counts one
-   * more failure in a row, `up` clears them, `unknown` leaves them. Returns the
-   * destination's failures in a row afterwards.
+   * Records a failed attempt (in the log too, in the same transaction), and what it says
+   * of its destination: `down` counts one more failure in a row, `up` clears them,
+   * `unknown` leaves them. Returns the destination's failures in a row afterwards.
    */
-  scheduleRetry(eventId: string, attempts: number, retry: RetryAt, error: string, health: DestinationHealth): Promise<number>;
+  scheduleRetry(eventId: string, attempts: number, retry: RetryAt, attempt: AttemptLog, health: DestinationHealth): Promise<number>;
   /** Records the last failed attempt, as scheduleRetry does; the destination's failures are forgotten once it has nothing pending. */
-  markFailed(eventId: string, attempts: number, error: string, health: DestinationHealth): Promise<number>;
+  markFailed(eventId: string, attempts: number, attempt: AttemptLog, health: DestinationHealth): Promise<number>;
   getEvent(eventId: string): Promise<OutboxEvent | null>;
+  /** The account's events, newest first (created_at, then id, both descending), after `after` when given: at most `limit`. */
+  listEvents(query: WebhookEventQuery): Promise<OutboxEvent[]>;
+  /** The logged attempts of these events, each event's in the order they were made. */
+  attemptsOf(eventIds: readonly string[]): Promise<LoggedAttempt[]>;
+  /**
+   * Makes a delivered or failed event of the account pending, due at `now` (the service's
+   * time), as a replay: one attempt, then no retry. Atomic: of concurrent replays of one
+   * event, one finds it at rest and the others find it pending.
+   */
+  requestReplay(accountId: string, eventId: string, now: number): Promise<ReplayOutcome>;
   /**
    * When the earliest pending event that is not due yet at `now` becomes due (a retry
    * scheduled for later), so a sender can wake then. Events already due are the claim's

@@ -13,6 +13,7 @@ export const PROBLEMS: Record<string, { status: number; title: string }> = {
   avatar_not_ready: { status: 409, title: 'Avatar not ready' },
   idempotency_key_reused: { status: 409, title: 'Idempotency key reused' },
   sandbox_clock_unavailable: { status: 409, title: 'Sandbox clock unavailable' },
+  webhook_event_pending: { status: 409, title: 'Webhook event pending' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   validation_failed: { status: 422, title: 'Validation failed' },

@@ -15,6 +15,7 @@ import { listAvatars, listAvatarVideos } from '../domain/lists.ts';
 import { createAvatar, createAvatarVideo, getAvatar, getAvatarVideo } from '../domain/jobs.ts';
 import type { LimitedBucket } from '../domain/model.ts';
 import { advanceSandboxClock, readSandboxClock } from '../domain/sandboxClock.ts';
+import { getWebhookEvent, listWebhookEvents, replayWebhookEvent } from '../domain/webhookLog.ts';
 import { admitReading, admitted } from './admit.ts';
 import { readValidBody } from './body.ts';
 import type { RequestValidator } from './requestValidator.ts';
@@ -93,6 +94,19 @@ export function createRouter({ domain, validator, engine }: RouteDeps): Router<A
 
   router.get('/v1/me', admit('getMe'), async (ctx) => {
     send(ctx, 'getMe', 200, await getMe(domain, ctx.state.admission!));
+  });
+
+  router.get('/v1/webhook-events', admit('listWebhookEvents'), async (ctx) => {
+    send(ctx, 'listWebhookEvents', 200, await listWebhookEvents(domain, ctx.state.caller!, ctx.query));
+  });
+
+  router.get('/v1/webhook-events/:id', admit('getWebhookEvent'), async (ctx) => {
+    send(ctx, 'getWebhookEvent', 200, await getWebhookEvent(domain, ctx.state.caller!, ctx.params.id!));
+  });
+
+  // No body is read: a replay asks for nothing but the event it names.
+  router.post('/v1/webhook-events/:id/replay', admit('replayWebhookEvent'), async (ctx) => {
+    send(ctx, 'replayWebhookEvent', 202, await replayWebhookEvent(domain, ctx.state.caller!, ctx.params.id!));
   });
 
   router.get('/v1/test_helpers/clock', admit('getSandboxClock'), async (ctx) => {

@@ -1,7 +1,7 @@
 // Database rows to domain records, for both adapters. SQLite hands JSON columns back
 // as text and booleans as 0/1; PostgreSQL as parsed JSON and booleans: the readers
 // below accept either, so the mapping is written once.
-import type { Job, OutboxEvent } from '../domain/model.ts';
+import type { AttemptTrigger, Job, LoggedAttempt, OutboxEvent } from '../domain/model.ts';
 import type { IdempotentRequest } from '../domain/ports.ts';
 
 export type Row = Record<string, unknown>;
@@ -47,7 +47,27 @@ export function rowToEvent(row: Row): OutboxEvent {
     lastError: textOrNull(row.last_error),
     createdAt: num(row.created_at),
     deliveredAt: numOrNull(row.delivered_at),
+    replay: row.replay === true || Number(row.replay) === 1,
   };
+}
+
+/** The attempts of events as both stores keep them, in the order they were recorded: an attempt's number is its place among its event's. */
+export function rowsToAttempts(rows: Row[]): LoggedAttempt[] {
+  const counts = new Map<string, number>();
+  return rows.map((row) => {
+    const eventId = String(row.event_id);
+    const number = (counts.get(eventId) ?? 0) + 1;
+    counts.set(eventId, number);
+    return {
+      eventId,
+      number,
+      trigger: row.trigger as AttemptTrigger,
+      startedAt: num(row.started_at),
+      durationMs: num(row.duration_ms),
+      statusCode: numOrNull(row.status_code),
+      error: textOrNull(row.error),
+    };
+  });
 }
 
 /** An idempotency key as both stores keep it. */

@@ -1,6 +1,8 @@
 // Sends the outbox's webhook events (WH-*): signed over the exact stored bytes, retried
 // with backoff, given up after the last attempt. Job state and credits are never
-// touched here (CR-WEBHOOK-INDEPENDENT): this code only reads jobs' events.
+// touched here (CR-WEBHOOK-INDEPENDENT): this code only reads jobs' events. Every
+// attempt goes to the delivery log with its outcome (ND-WEBHOOK-LOG); a replay the
+// account asked for is one attempt, signed afresh, never retried.
 import type { Logger } from 'pino';
 import {
   WEBHOOK_EVENT_ID_HEADER,
@@ -9,7 +11,7 @@ import {
   signWebhook,
 } from '../../../contract/webhookSignature.ts';
 import type { Clock } from '../domain/clock.ts';
-import type { Account, OutboxEvent } from '../domain/model.ts';
+import type { Account, AttemptLog, OutboxEvent } from '../domain/model.ts';
 import { destinationHealth, type DeliveryFairness, type DestinationHealth } from '../domain/webhookDestinations.ts';
 import { retryDelayMs } from '../domain/webhookSchedule.ts';
 import type { ServiceMode } from '../domain/webhookUrl.ts';
@@ -78,7 +80,9 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
 
   async function attempt(event: OutboxEvent, account: Account | null): Promise<void> {
     const attempts = event.attempts + 1;
-    const timestamp = Math.floor(clock.now() / 1000);
+    const startedAt = clock.now();
+    // Signed now, for this attempt: every retry and every replay carries its own timestamp.
+    const timestamp = Math.floor(startedAt / 1000);
     const result = account
       ? await deliverOnce(
           event.url,
@@ -93,23 +97,40 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
           { mode: options.mode, timeoutMs: options.timeoutMs, resolve: options.resolve ?? systemResolver },
         )
       : ({ ok: false, status: null, error: 'account no longer exists', attempted: false } as const);
+    const endedAt = clock.now();
+    // The log shows the account's times, as every record does; the signature keeps the service's.
+    const offset = account?.clockOffsetMs ?? 0;
+    const logged: AttemptLog = {
+      trigger: event.replay ? 'replay' : 'scheduled',
+      startedAt: startedAt + offset,
+      durationMs: Math.max(0, endedAt - startedAt),
+      statusCode: result.status,
+      error: result.ok ? null : result.error,
+    };
 
     if (result.ok) {
-      await delivered.add({ eventId: event.id, at: clock.now(), attempts });
+      await delivered.add({ eventId: event.id, at: endedAt + offset, attempts, attempt: logged });
       metrics?.webhookDeliveries.inc({ outcome: 'delivered' });
       log.info({ eventId: event.id, type: event.type, attempts, status: result.status }, 'webhook delivered');
       return;
     }
     const health = destinationHealth(result.attempted, result.status);
+    if (event.replay) {
+      // A replay is the one attempt the account asked for: it is not retried.
+      noteFailures(event, health, await store.outbox.markFailed(event.id, attempts, logged, health));
+      metrics?.webhookDeliveries.inc({ outcome: 'replay_failed' });
+      log.info({ eventId: event.id, type: event.type, attempts, error: result.error }, 'webhook replay failed; not retried');
+      return;
+    }
     const delay = retryDelayMs(attempts, options.maxAttempts, options.baseDelayMs, options.random);
     if (delay === null) {
-      noteFailures(event, health, await store.outbox.markFailed(event.id, attempts, result.error, health));
+      noteFailures(event, health, await store.outbox.markFailed(event.id, attempts, logged, health));
       metrics?.webhookDeliveries.inc({ outcome: 'given_up' });
       log.warn({ eventId: event.id, type: event.type, attempts, error: result.error }, 'webhook given up after the last attempt; polling remains the source of truth');
       return;
     }
     const retry = { at: clock.now() + delay, clockOffsetMs: account?.clockOffsetMs ?? 0 };
-    noteFailures(event, health, await store.outbox.scheduleRetry(event.id, attempts, retry, result.error, health));
+    noteFailures(event, health, await store.outbox.scheduleRetry(event.id, attempts, retry, logged, health));
     metrics?.webhookDeliveries.inc({ outcome: 'retry' });
     log.info({ eventId: event.id, attempts, retryInMs: delay, error: result.error }, 'webhook attempt failed; will retry');
     armDueTimer(clock.now() + delay);

@@ -3,7 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { createAccount } from '../../src/domain/accounts.ts';
-import type { Job } from '../../src/domain/model.ts';
+import type { AttemptLog, Job } from '../../src/domain/model.ts';
 import { destinationOf } from '../../src/domain/webhookDestinations.ts';
 import { openStore } from '../../src/runtime.ts';
 import type { Store } from '../../src/domain/ports.ts';
@@ -100,7 +100,7 @@ describe('the outbox', () => {
     const job = await queued('av_1');
     const broken = {
       id: 'evt_x', type: 'avatar.ready', jobId: 'av_missing', accountId: job.accountId, url: 'https://h.example/x', destination: 'h.example:443', payload: '{}',
-      status: 'pending' as const, attempts: 0, nextAttemptAt: 0, lastError: null, createdAt: 0, deliveredAt: null,
+      status: 'pending' as const, attempts: 0, nextAttemptAt: 0, lastError: null, createdAt: 0, deliveredAt: null, replay: false,
     };
 
     await expect(store.jobs.completeJob(job.id, { status: 'ready', error: null, result: {}, at: clock.now() }, broken)).rejects.toThrow();
@@ -114,7 +114,7 @@ describe('the outbox', () => {
     const job = await queued('av_1');
     const event = {
       id: 'evt_y', type: 'avatar.ready', jobId: job.id, accountId: job.accountId, url: 'https://h.example/x', destination: 'h.example:443', payload: '{"id":"evt_y"}',
-      status: 'pending' as const, attempts: 0, nextAttemptAt: 0, lastError: null, createdAt: 0, deliveredAt: null,
+      status: 'pending' as const, attempts: 0, nextAttemptAt: 0, lastError: null, createdAt: 0, deliveredAt: null, replay: false,
     };
 
     await store.jobs.completeJob(job.id, { status: 'ready', error: null, result: {}, at: clock.now() }, event);
@@ -131,7 +131,7 @@ describe('a retry scheduled while the sandbox clock moved', () => {
     await store.outbox.claimDueEvents(1000, 10, 30_000, FAIR);
 
     await store.accounts.advanceClock(accountId, { byMs: 4000 }); // while the attempt is in flight
-    await store.outbox.scheduleRetry(inFlight!, 1, { at: 6000, clockOffsetMs: 0 }, 'status 500', 'down');
+    await store.outbox.scheduleRetry(inFlight!, 1, { at: 6000, clockOffsetMs: 0 }, failed('status 500'), 'down');
 
     expect((await store.outbox.getEvent(inFlight!))!.nextAttemptAt).toBe(2000);
     expect((await store.outbox.getEvent(atRest!))!.nextAttemptAt).toBe(6000);
@@ -152,6 +152,9 @@ describe('nextDueAfter', () => {
 
 /** Two attempts in flight per destination, one after three failures in a row. */
 const FAIR = { perDestination: 2, circuitFailures: 3 };
+/** An attempt as the dispatcher logs it: one that failed with `error`, or one that succeeded. */
+const failed = (error: string): AttemptLog => ({ trigger: 'scheduled', startedAt: 5000, durationMs: 12, statusCode: /^status (\d+)$/.exec(error) ? Number(error.slice(7)) : null, error });
+const succeeded: AttemptLog = { trigger: 'scheduled', startedAt: 5000, durationMs: 12, statusCode: 200, error: null };
 
 /** `count` pending events to `url`, due at `dueAt`, each on a job of its own. */
 async function pendingEvents(tag: string, url: string, count: number, dueAt: number): Promise<string[]> {
@@ -161,7 +164,7 @@ async function pendingEvents(tag: string, url: string, count: number, dueAt: num
     const id = `evt_${tag}${i}`;
     const event = {
       id, type: 'avatar.ready', jobId: job.id, accountId: job.accountId, url, destination: destinationOf(url), payload: '{}',
-      status: 'pending' as const, attempts: 0, nextAttemptAt: dueAt + i, lastError: null, createdAt: 0, deliveredAt: null,
+      status: 'pending' as const, attempts: 0, nextAttemptAt: dueAt + i, lastError: null, createdAt: 0, deliveredAt: null, replay: false,
     };
     await store.jobs.completeJob(job.id, { status: 'ready', error: null, result: {}, at: dueAt }, event);
     ids.push(id);
@@ -195,7 +198,7 @@ describe('fair claims across destinations', () => {
     await pendingEvents('a', 'https://a.example/hook', 4, 1000);
     await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR);
 
-    await store.outbox.markDelivered([{ eventId: 'evt_a0', at: 6000, attempts: 1 }]);
+    await store.outbox.markDelivered([{ eventId: 'evt_a0', at: 6000, attempts: 1, attempt: succeeded }]);
     const afterOne = await store.outbox.claimDueEvents(6000, 10, 30_000, FAIR);
     const afterLeases = await store.outbox.claimDueEvents(30_001, 10, 60_000, FAIR);
 
@@ -207,14 +210,14 @@ describe('fair claims across destinations', () => {
     await pendingEvents('a', 'https://a.example/hook', 7, 1000);
     const later = 100_000; // retries out of the way
     await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR); // a0, a1
-    const counts = [await store.outbox.scheduleRetry('evt_a0', 1, { at: later, clockOffsetMs: 0 }, 'status 500', 'down'), await store.outbox.scheduleRetry('evt_a1', 1, { at: later, clockOffsetMs: 0 }, 'status 500', 'down')];
+    const counts = [await store.outbox.scheduleRetry('evt_a0', 1, { at: later, clockOffsetMs: 0 }, failed('status 500'), 'down'), await store.outbox.scheduleRetry('evt_a1', 1, { at: later, clockOffsetMs: 0 }, failed('status 500'), 'down')];
     await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR); // a2, a3
-    counts.push(await store.outbox.scheduleRetry('evt_a2', 1, { at: later, clockOffsetMs: 0 }, 'status 500', 'down'));
+    counts.push(await store.outbox.scheduleRetry('evt_a2', 1, { at: later, clockOffsetMs: 0 }, failed('status 500'), 'down'));
 
     const open = await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR); // a3 still in flight: no room
-    counts.push(await store.outbox.scheduleRetry('evt_a3', 1, { at: later, clockOffsetMs: 0 }, 'status 500', 'down'));
+    counts.push(await store.outbox.scheduleRetry('evt_a3', 1, { at: later, clockOffsetMs: 0 }, failed('status 500'), 'down'));
     const probe = await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR);
-    await store.outbox.markDelivered([{ eventId: 'evt_a4', at: 5100, attempts: 1 }]);
+    await store.outbox.markDelivered([{ eventId: 'evt_a4', at: 5100, attempts: 1, attempt: succeeded }]);
     const closed = await store.outbox.claimDueEvents(5100, 10, 30_000, FAIR);
 
     expect(counts).toEqual([1, 2, 3, 4]);
@@ -227,9 +230,9 @@ describe('fair claims across destinations', () => {
     await pendingEvents('a', 'https://shared.example/hook', 3, 1000);
     await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR);
 
-    const afterDown = await store.outbox.scheduleRetry('evt_a0', 1, { at: 100_000, clockOffsetMs: 0 }, 'status 503', 'down');
-    const afterUnknown = await store.outbox.scheduleRetry('evt_a1', 1, { at: 100_000, clockOffsetMs: 0 }, 'account no longer exists', 'unknown');
-    const afterUp = await store.outbox.scheduleRetry('evt_a2', 1, { at: 100_000, clockOffsetMs: 0 }, 'status 404', 'up');
+    const afterDown = await store.outbox.scheduleRetry('evt_a0', 1, { at: 100_000, clockOffsetMs: 0 }, failed('status 503'), 'down');
+    const afterUnknown = await store.outbox.scheduleRetry('evt_a1', 1, { at: 100_000, clockOffsetMs: 0 }, failed('account no longer exists'), 'unknown');
+    const afterUp = await store.outbox.scheduleRetry('evt_a2', 1, { at: 100_000, clockOffsetMs: 0 }, failed('status 404'), 'up');
 
     expect([afterDown, afterUnknown, afterUp]).toEqual([1, 1, 0]);
   });
@@ -246,10 +249,10 @@ describe('fair claims across destinations', () => {
   it('forgets the failures of a destination that has nothing left to send', async () => {
     await pendingEvents('a', 'https://a.example/hook', 1, 1000);
     await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR);
-    expect(await store.outbox.markFailed('evt_a0', 6, 'status 500', 'down')).toBe(1);
+    expect(await store.outbox.markFailed('evt_a0', 6, failed('status 500'), 'down')).toBe(1);
     await pendingEvents('b', 'https://a.example/other', 1, 7000);
     await store.outbox.claimDueEvents(8000, 10, 30_000, FAIR);
 
-    expect(await store.outbox.scheduleRetry('evt_b0', 1, { at: 9000, clockOffsetMs: 0 }, 'status 500', 'down')).toBe(1);
+    expect(await store.outbox.scheduleRetry('evt_b0', 1, { at: 9000, clockOffsetMs: 0 }, failed('status 500'), 'down')).toBe(1);
   });
 });

@@ -1,7 +1,8 @@
 import { HEAD_SCAN, fullDestinations, headScanFellShort, pickFairly, type DestinationHealth, type DestinationLoad } from '../../domain/webhookDestinations.ts';
+import type { AttemptLog } from '../../domain/model.ts';
 import type { WebhookOutbox } from '../../domain/ports.ts';
 import { numOrNull, transaction, type Db } from './database.ts';
-import { rowToEvent, type Row } from '../rows.ts';
+import { rowsToAttempts, rowToEvent, type Row } from '../rows.ts';
 
 export function embeddedOutbox(db: Db): WebhookOutbox {
   // Through the index of leases: the attempts in flight are few, the pending events many
@@ -59,7 +60,15 @@ export function embeddedOutbox(db: Db): WebhookOutbox {
     for (const r of failuresOf.all(JSON.stringify(unread)) as Row[]) failures.set(String(r.destination), Number(r.failures));
   }
 
-  const delivered = db.prepare(`UPDATE webhook_events SET status = 'delivered', delivered_at = ?, attempts = ?, lease_until = NULL WHERE id = ?`);
+  const delivered = db.prepare(`UPDATE webhook_events SET status = 'delivered', delivered_at = ?, attempts = ?, lease_until = NULL, replay = 0 WHERE id = ?`);
+  const logged = db.prepare('INSERT INTO webhook_attempts (event_id, trigger, started_at, duration_ms, status_code, error) VALUES (?, ?, ?, ?, ?, ?)');
+  /** Writes an attempt to the delivery log; called inside the transaction that records its outcome. */
+  const log = (id: string, a: AttemptLog) => logged.run(id, a.trigger, a.startedAt, a.durationMs, a.statusCode, a.error);
+  // Only an event at rest is made pending: a pending one has an attempt due or in flight.
+  const replayed = db.prepare(`
+    UPDATE webhook_events SET status = 'pending', next_attempt_at = ?, replay = 1, lease_until = NULL
+    WHERE id = ? AND account_id = ? AND status IN ('delivered', 'failed') RETURNING *`);
+  const ownEvent = db.prepare('SELECT * FROM webhook_events WHERE id = ? AND account_id = ?');
   return {
     async claimDueEvents(now, limit, leaseUntil, fairness) {
       return transaction(db, () => {
@@ -87,23 +96,26 @@ export function embeddedOutbox(db: Db): WebhookOutbox {
     },
     async markDelivered(deliveries) {
       transaction(db, () => {
-        for (const { eventId, at, attempts } of deliveries) {
+        for (const { eventId, at, attempts, attempt } of deliveries) {
           delivered.run(at, attempts, eventId);
+          log(eventId, attempt);
           cleared.run(eventId);
         }
       });
     },
-    async scheduleRetry(id, attempts, retry, error, health) {
+    async scheduleRetry(id, attempts, retry, attempt, health) {
       return transaction(db, () => {
+        log(id, attempt);
         const account = db.prepare('SELECT a.clock_offset_ms FROM webhook_events e JOIN accounts a ON a.id = e.account_id WHERE e.id = ?').get(id) as Row | undefined;
         const movedSince = account ? Number(account.clock_offset_ms) - retry.clockOffsetMs : 0;
-        db.prepare('UPDATE webhook_events SET attempts = ?, next_attempt_at = ?, last_error = ?, lease_until = NULL WHERE id = ?').run(attempts, retry.at - movedSince, error, id);
+        db.prepare('UPDATE webhook_events SET attempts = ?, next_attempt_at = ?, last_error = ?, lease_until = NULL WHERE id = ?').run(attempts, retry.at - movedSince, attempt.error, id);
         return judge(id, health);
       });
     },
-    async markFailed(id, attempts, error, health) {
+    async markFailed(id, attempts, attempt, health) {
       return transaction(db, () => {
-        db.prepare(`UPDATE webhook_events SET status = 'failed', attempts = ?, last_error = ?, lease_until = NULL WHERE id = ?`).run(attempts, error, id);
+        db.prepare(`UPDATE webhook_events SET status = 'failed', attempts = ?, last_error = ?, lease_until = NULL, replay = 0 WHERE id = ?`).run(attempts, attempt.error, id);
+        log(id, attempt);
         const failures = judge(id, health);
         // A destination with nothing left to send starts afresh with its next event.
         forgetIfIdle.run(id);
@@ -113,6 +125,37 @@ export function embeddedOutbox(db: Db): WebhookOutbox {
     async getEvent(id) {
       const row = db.prepare('SELECT * FROM webhook_events WHERE id = ?').get(id) as Row | undefined;
       return row ? rowToEvent(row) : null;
+    },
+    async listEvents({ accountId, limit, after, jobId, status }) {
+      const where = ['account_id = ?'];
+      const values: (string | number)[] = [accountId];
+      if (after) {
+        where.push('(created_at, id) < (?, ?)');
+        values.push(after.createdAt, after.id);
+      }
+      if (jobId) {
+        where.push('job_id = ?');
+        values.push(jobId);
+      }
+      if (status) {
+        where.push('status = ?');
+        values.push(status);
+      }
+      const rows = db.prepare(`SELECT * FROM webhook_events WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`).all(...values, limit) as Row[];
+      return rows.map(rowToEvent);
+    },
+    async attemptsOf(eventIds) {
+      if (eventIds.length === 0) return [];
+      const rows = db.prepare('SELECT * FROM webhook_attempts WHERE event_id IN (SELECT value FROM json_each(?)) ORDER BY event_id, id').all(JSON.stringify(eventIds)) as Row[];
+      return rowsToAttempts(rows);
+    },
+    async requestReplay(accountId, id, now) {
+      return transaction(db, () => {
+        const row = replayed.get(now, id, accountId) as Row | undefined;
+        if (row) return { ok: true as const, event: rowToEvent(row) };
+        const found = ownEvent.get(id, accountId) as Row | undefined;
+        return found ? { ok: false as const, reason: 'pending' as const, event: rowToEvent(found) } : { ok: false as const, reason: 'not_found' as const };
+      });
     },
     async nextDueAfter(now) {
       return numOrNull((nextAfter.get(now) as Row).at); // one seek on the due-time index

@@ -110,4 +110,21 @@ export const MIGRATIONS: readonly string[] = [
   -- Lists: an account's jobs of one kind, newest first.
   CREATE INDEX jobs_by_account ON jobs (account_id, kind, created_at DESC, id DESC);
   `,
+  `
+  -- The delivery log: every attempt, written in the transaction that records its outcome
+  -- (its number is its place in the event's log, read back in id order), an account's
+  -- events newest first, and the flag of a replay asked for.
+  CREATE TABLE webhook_attempts (
+    id INTEGER PRIMARY KEY,
+    event_id TEXT NOT NULL REFERENCES webhook_events(id),
+    trigger TEXT NOT NULL CHECK (trigger IN ('scheduled', 'replay')),
+    started_at INTEGER NOT NULL,
+    duration_ms INTEGER NOT NULL CHECK (duration_ms >= 0),
+    status_code INTEGER,
+    error TEXT
+  );
+  CREATE INDEX webhook_attempts_by_event ON webhook_attempts (event_id, id);
+  CREATE INDEX webhook_events_by_account ON webhook_events (account_id, created_at DESC, id DESC);
+  ALTER TABLE webhook_events ADD COLUMN replay INTEGER NOT NULL DEFAULT 0;
+  `,
 ];

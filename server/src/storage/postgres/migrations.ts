@@ -115,4 +115,22 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     name: 'lists',
     sql: `CREATE INDEX jobs_by_account ON jobs (account_id, kind, created_at DESC, id DESC);`,
   },
+  {
+    version: 6,
+    name: 'webhook delivery log',
+    sql: `
+    CREATE TABLE webhook_attempts (
+      id BIGSERIAL PRIMARY KEY,
+      event_id TEXT NOT NULL REFERENCES webhook_events(id),
+      trigger TEXT NOT NULL CHECK (trigger IN ('scheduled', 'replay')),
+      started_at BIGINT NOT NULL,
+      duration_ms INTEGER NOT NULL CHECK (duration_ms >= 0),
+      status_code INTEGER,
+      error TEXT
+    );
+    CREATE INDEX webhook_attempts_by_event ON webhook_attempts (event_id, id);
+    CREATE INDEX webhook_events_by_account ON webhook_events (account_id, created_at DESC, id DESC);
+    ALTER TABLE webhook_events ADD COLUMN replay BOOLEAN NOT NULL DEFAULT false;
+    `,
+  },
 ];

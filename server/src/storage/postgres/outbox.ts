@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import { HEAD_SCAN, fullDestinations, headScanFellShort, pickFairly, type DestinationHealth, type DestinationLoad } from '../../domain/webhookDestinations.ts';
+import type { AttemptLog } from '../../domain/model.ts';
 import type { WebhookOutbox } from '../../domain/ports.ts';
-import { rowToEvent } from '../rows.ts';
+import { rowsToAttempts, rowToEvent } from '../rows.ts';
 import { guarded, num, numOrNull, transaction, type Row } from './database.ts';
 
 type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
@@ -12,6 +13,18 @@ type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
  * schemas of the same database do not wait for each other.
  */
 const CLAIM_LOCK = `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.webhook_claims'))`;
+
+/** Writes an attempt to the delivery log; called inside the transaction that records its outcome. */
+function log(client: pg.PoolClient, id: string, a: AttemptLog) {
+  return client.query('INSERT INTO webhook_attempts (event_id, trigger, started_at, duration_ms, status_code, error) VALUES ($1, $2, $3, $4, $5, $6)', [
+    id,
+    a.trigger,
+    a.startedAt,
+    a.durationMs,
+    a.statusCode,
+    a.error,
+  ]);
+}
 
 export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
   const q = (text: string, values: unknown[] = []) => guarded(() => pool.query(text, values));
@@ -105,27 +118,46 @@ export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
     },
     async markDelivered(deliveries) {
       if (deliveries.length === 0) return;
+      // One statement: the outcomes, their attempts in the log, and the destinations cleared.
       await q(
         `WITH done AS (
-           UPDATE webhook_events e SET status = 'delivered', delivered_at = d.at, attempts = d.attempts, lease_until = NULL
+           UPDATE webhook_events e SET status = 'delivered', delivered_at = d.at, attempts = d.attempts, lease_until = NULL, replay = false
            FROM unnest($1::text[], $2::bigint[], $3::int[]) AS d(id, at, attempts)
-           WHERE e.id = d.id RETURNING e.destination)
+           WHERE e.id = d.id RETURNING e.destination),
+         logged AS (
+           INSERT INTO webhook_attempts (event_id, trigger, started_at, duration_ms, status_code, error)
+           SELECT event_id, trigger, started_at, duration_ms, status_code, error
+           FROM unnest($1::text[], $4::text[], $5::bigint[], $6::int[], $7::int[], $8::text[]) WITH ORDINALITY AS a(event_id, trigger, started_at, duration_ms, status_code, error, n)
+           ORDER BY n)
          DELETE FROM webhook_destinations WHERE destination IN (SELECT destination FROM done)`,
-        [deliveries.map((d) => d.eventId), deliveries.map((d) => d.at), deliveries.map((d) => d.attempts)],
+        [
+          deliveries.map((d) => d.eventId),
+          deliveries.map((d) => d.at),
+          deliveries.map((d) => d.attempts),
+          deliveries.map((d) => d.attempt.trigger),
+          deliveries.map((d) => d.attempt.startedAt),
+          deliveries.map((d) => d.attempt.durationMs),
+          deliveries.map((d) => d.attempt.statusCode),
+          deliveries.map((d) => d.attempt.error),
+        ],
       );
     },
-    async scheduleRetry(id, attempts, retry, error, health) {
+    async scheduleRetry(id, attempts, retry, attempt, health) {
       return recordFailure(async (client) => {
+        await log(client, id, attempt);
         // Locked as advanceClock locks it: a move commits before this read (and is taken
         // off here) or after this transaction (and moves this event with the others).
         const account = await client.query('SELECT clock_offset_ms FROM accounts WHERE id = (SELECT account_id FROM webhook_events WHERE id = $1) FOR SHARE', [id]);
         const movedSince = account.rows[0] ? num(account.rows[0].clock_offset_ms) - retry.clockOffsetMs : 0;
-        await client.query('UPDATE webhook_events SET attempts = $1, next_attempt_at = $2, last_error = $3, lease_until = NULL WHERE id = $4', [attempts, retry.at - movedSince, error, id]);
+        await client.query('UPDATE webhook_events SET attempts = $1, next_attempt_at = $2, last_error = $3, lease_until = NULL WHERE id = $4', [attempts, retry.at - movedSince, attempt.error, id]);
       }, id, health);
     },
-    async markFailed(id, attempts, error, health) {
+    async markFailed(id, attempts, attempt, health) {
       const failures = await recordFailure(
-        (client) => client.query(`UPDATE webhook_events SET status = 'failed', attempts = $1, last_error = $2, lease_until = NULL WHERE id = $3`, [attempts, error, id]),
+        async (client) => {
+          await client.query(`UPDATE webhook_events SET status = 'failed', attempts = $1, last_error = $2, lease_until = NULL, replay = false WHERE id = $3`, [attempts, attempt.error, id]);
+          await log(client, id, attempt);
+        },
         id,
         health,
       );
@@ -140,6 +172,33 @@ export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
     async getEvent(id) {
       const r = await q('SELECT * FROM webhook_events WHERE id = $1', [id]);
       return r.rows[0] ? rowToEvent(r.rows[0]) : null;
+    },
+    async listEvents({ accountId, limit, after, jobId, status }) {
+      const where = ['account_id = $1'];
+      const values: unknown[] = [accountId];
+      const param = (value: unknown) => `$${values.push(value)}`;
+      // A row comparison, which the index (account_id, created_at DESC, id DESC) serves.
+      if (after) where.push(`(created_at, id) < (${param(after.createdAt)}, ${param(after.id)})`);
+      if (jobId) where.push(`job_id = ${param(jobId)}`);
+      if (status) where.push(`status = ${param(status)}`);
+      const r = await q(`SELECT * FROM webhook_events WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${param(limit)}`, values);
+      return r.rows.map(rowToEvent);
+    },
+    async attemptsOf(eventIds) {
+      if (eventIds.length === 0) return [];
+      const r = await q('SELECT * FROM webhook_attempts WHERE event_id = ANY($1::text[]) ORDER BY event_id, id', [eventIds]);
+      return rowsToAttempts(r.rows);
+    },
+    async requestReplay(accountId, id, now) {
+      // One conditional update: of two replays at once, the second finds the event pending.
+      const r = await q(
+        `UPDATE webhook_events SET status = 'pending', next_attempt_at = $1, replay = true, lease_until = NULL
+         WHERE id = $2 AND account_id = $3 AND status IN ('delivered', 'failed') RETURNING *`,
+        [now, id, accountId],
+      );
+      if (r.rows[0]) return { ok: true, event: rowToEvent(r.rows[0]) };
+      const found = await q('SELECT * FROM webhook_events WHERE id = $1 AND account_id = $2', [id, accountId]);
+      return found.rows[0] ? { ok: false, reason: 'pending', event: rowToEvent(found.rows[0]) } : { ok: false, reason: 'not_found' };
     },
     async nextDueAfter(now) {
       const r = await q(`SELECT MIN(next_attempt_at) AS at FROM webhook_events WHERE status = 'pending' AND next_attempt_at > $1`, [now]);

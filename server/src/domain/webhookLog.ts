@@ -1,0 +1,118 @@
+// The webhook delivery log and its replay (ND-WEBHOOK-LOG): an account reads its events
+// and every attempt to deliver them (when, how long, the receiver's status or why none
+// came, never the secret nor the signature), and asks for one new delivery of an event at
+// rest. The dispatcher writes the log, in the transaction of each attempt's outcome; a
+// replay only marks the event due, and the dispatcher signs it afresh when it sends it.
+import type { components } from '../../../generated/openapi.ts';
+import type { Caller, DomainDeps } from './deps.ts';
+import { DomainError, notFound } from './errors.ts';
+import { cursorAt, readListQuery, type ListFilter, type Query } from './lists.ts';
+import type { LoggedAttempt, OutboxEvent } from './model.ts';
+import type { WebhookEventQuery } from './ports.ts';
+
+export type WebhookEventResource = components['schemas']['WebhookEvent'];
+export type WebhookEventList = components['schemas']['WebhookEventList'];
+
+/** The shape of the IDs this service gives events (ids.ts, eventIdFor): no other can exist. */
+const EVENT_ID = /^evt_[0-9a-f]{32}$/;
+const STATUSES: readonly OutboxEvent['status'][] = ['pending', 'delivered', 'failed'];
+
+type EventFilters = Pick<WebhookEventQuery, 'jobId' | 'status'>;
+
+const FILTERS: readonly ListFilter<EventFilters>[] = [
+  {
+    param: 'job_id',
+    read(value, into) {
+      if (value.length < 1 || value.length > 64) return { field: 'job_id', rule: 'maxLength', message: 'must be 1 to 64 characters' };
+      into.jobId = value;
+      return undefined;
+    },
+  },
+  {
+    param: 'status',
+    read(value, into) {
+      if (!(STATUSES as readonly string[]).includes(value)) return { field: 'status', rule: 'enum', message: `must be one of ${STATUSES.join(', ')}` };
+      into.status = value as OutboxEvent['status'];
+      return undefined;
+    },
+  },
+];
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * The event as the account reads it. Times are the account's: the log and the envelope
+ * are recorded on it already; the due time is kept on the service's time (the sender's
+ * schedule), and the account's clock offset turns it into the account's.
+ */
+function toResource(event: OutboxEvent, attempts: readonly LoggedAttempt[], clockOffsetMs: number): WebhookEventResource {
+  return {
+    id: event.id,
+    object: 'webhook_event',
+    type: event.type,
+    job_id: event.jobId,
+    url: event.url,
+    status: event.status,
+    created_at: iso(event.createdAt),
+    next_attempt_at: event.status === 'pending' ? iso(event.nextAttemptAt + clockOffsetMs) : null,
+    delivered_at: event.deliveredAt === null ? null : iso(event.deliveredAt),
+    attempts: attempts.map((a) => ({
+      number: a.number,
+      trigger: a.trigger,
+      started_at: iso(a.startedAt),
+      duration_ms: a.durationMs,
+      status_code: a.statusCode,
+      error: a.error,
+      succeeded: a.error === null,
+    })),
+    payload: JSON.parse(event.payload) as Record<string, unknown>,
+  };
+}
+
+/** The events with their attempts, read in one query for all of them. */
+async function withAttempts(deps: DomainDeps, events: readonly OutboxEvent[], clockOffsetMs: number): Promise<WebhookEventResource[]> {
+  const attempts = await deps.store.outbox.attemptsOf(events.map((e) => e.id));
+  const byEvent = Map.groupBy(attempts, (a) => a.eventId);
+  return events.map((event) => toResource(event, byEvent.get(event.id) ?? [], clockOffsetMs));
+}
+
+/** The account's events, newest first, a page at a time, as the other lists page (ND-LISTS). */
+export async function listWebhookEvents(deps: DomainDeps, caller: Caller, query: Query): Promise<WebhookEventList> {
+  const parsed = readListQuery<EventFilters>(query, FILTERS);
+  // One more than the page: whether it exists is has_more.
+  const found = await deps.store.outbox.listEvents({ accountId: caller.account.id, ...parsed, limit: parsed.limit + 1 });
+  const events = found.slice(0, parsed.limit);
+  const hasMore = found.length > parsed.limit;
+  return {
+    object: 'list',
+    data: await withAttempts(deps, events, caller.account.clockOffsetMs),
+    has_more: hasMore,
+    next_cursor: hasMore ? cursorAt(events.at(-1)!) : null,
+  };
+}
+
+/** One event of the account with its attempts; another account's is "not found", as the jobs are. */
+export async function getWebhookEvent(deps: DomainDeps, caller: Caller, id: string): Promise<WebhookEventResource> {
+  const event = EVENT_ID.test(id) ? await deps.store.outbox.getEvent(id) : null;
+  if (!event || event.accountId !== caller.account.id) throw notFound('webhook event', id);
+  const [resource] = await withAttempts(deps, [event], caller.account.clockOffsetMs);
+  return resource!;
+}
+
+/**
+ * Asks for one new delivery of a delivered or failed event, due now. A pending event
+ * (an attempt due or in flight) is refused rather than sent twice; the store makes the
+ * check and the change one step, so of two replays at once one is refused. Costs no credits.
+ */
+export async function replayWebhookEvent(deps: DomainDeps, caller: Caller, id: string): Promise<WebhookEventResource> {
+  if (!EVENT_ID.test(id)) throw notFound('webhook event', id);
+  const outcome = await deps.store.outbox.requestReplay(caller.account.id, id, deps.clock.now());
+  if (!outcome.ok && outcome.reason === 'not_found') throw notFound('webhook event', id);
+  if (!outcome.ok) {
+    const due = iso(outcome.event.nextAttemptAt + caller.account.clockOffsetMs);
+    throw new DomainError('webhook_event_pending', `Event ${id} is pending (an attempt is due at ${due} or in flight); replay it once it is delivered or failed.`);
+  }
+  deps.onWebhookRecorded?.();
+  const [resource] = await withAttempts(deps, [outcome.event], caller.account.clockOffsetMs);
+  return resource!;
+}
