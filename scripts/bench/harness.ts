@@ -76,9 +76,9 @@ export async function startBenchServer(name: string, store: BenchStore, env: Rec
  * and attributes the samples taken during `work` only (start-up and shutdown left out).
  * For explaining figures, never for timing them: the profiler slows the server down.
  */
-export async function withProfile(ctx: Context, name: string, store: BenchStore, work: (proc: Proc) => Promise<void>): Promise<Attribution> {
+export async function withProfile(ctx: Context, name: string, store: BenchStore, env: Record<string, string>, work: (proc: Proc) => Promise<void>): Promise<Attribution> {
   const dir = mkdtempSync(join(ctx.tmp, `profile-${name}-`));
-  const proc = await startBenchServer(`profiled-${name}`, store, {}, ['--cpu-prof', '--cpu-prof-dir', dir]);
+  const proc = await startBenchServer(`profiled-${name}`, store, env, ['--cpu-prof', '--cpu-prof-dir', dir]);
   let window: { fromUs: number; toUs: number };
   try {
     const fromUs = monotonicMicros();

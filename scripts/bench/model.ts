@@ -199,6 +199,8 @@ export interface KeysCase {
   rssIdleBytes: number;
   rssAfterBytes: number;
   hwmBytes: number;
+  /** The JS heap a full collection left after the load (MB, from --trace-gc), or null when none was seen. */
+  liveHeapMB: number | null;
 }
 
 export interface KeysSection {

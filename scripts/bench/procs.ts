@@ -27,7 +27,7 @@ const STOP_GRACE_MS = 8_000;
 const HOST = '127.0.0.1';
 
 /** Environment variables the server reads; a child gets only the ones the benchmark sets. */
-const SERVER_VARIABLES = /^(ROLE|DATABASE_URL|REDIS_URL|REDIS_PREFIX|DATA_DIR|PORT|HOST|SERVICE_MODE|PUBLIC_BASE_URL|LOG_LEVEL|ENGINE_.*|WORKER_.*|JOB_.*|WEBHOOK_.*|SHUTDOWN_GRACE_MS)$/;
+const SERVER_VARIABLES = /^(ROLE|DATABASE_URL|REDIS_URL|REDIS_PREFIX|DATA_DIR|PORT|HOST|SERVICE_MODE|PUBLIC_BASE_URL|LOG_LEVEL|ENGINE_.*|WORKER_.*|JOB_.*|WEBHOOK_.*|SHUTDOWN_GRACE_MS|READ_CACHE_MB)$/;
 
 export interface Memory {
   /** Resident set size now. */

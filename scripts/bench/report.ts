@@ -308,7 +308,7 @@ function growthSection(report: BenchReport): string[] {
     out.push('');
   }
   if (growth) {
-    out.push(`Read p99 as the store grows. Avatars are written in bulk (one SQL statement); reads spread over IDs drawn at random from the store (all of them for the small one), ${growth.connections} connections, ${growth.rounds} x ${growth.roundSeconds} s, interleaved. *Idle claim* is one call of the job runner's claim with nothing queued, through the server's own adapter: what the runner pays on each poll.`);
+    out.push(`Read p99 as the store grows. Avatars are written in bulk (one SQL statement); reads spread over IDs drawn at random from the store (all of them for the small one), each store with a server of its own that keeps no answers (READ_CACHE_MB=0) so that every read goes to the store, ${growth.connections} connections, ${growth.rounds} x ${growth.roundSeconds} s, interleaved. *Idle claim* is one call of the job runner's claim with nothing queued, through the server's own adapter: what the runner pays on each poll.`);
     out.push('');
     out.push(
       table(
@@ -326,8 +326,10 @@ function growthSection(report: BenchReport): string[] {
     out.push('');
     out.push(
       table(
-        ['store', 'keys', 'reads', 'req/s', 'RSS idle', 'RSS after', 'peak RSS (VmHWM)', 'unexpected'],
-        keys.stores.flatMap((s) => s.cases.map((c) => [STORE_LABEL[s.store], formatInt(c.keys), formatInt(c.requests), perSecond(c.rps), mb(c.rssIdleBytes), mb(c.rssAfterBytes), mb(c.hwmBytes), String(c.unexpected)])),
+        ['store', 'keys', 'reads', 'req/s', 'RSS idle', 'RSS after', 'peak RSS (VmHWM)', 'live heap after', 'unexpected'],
+        keys.stores.flatMap((s) =>
+          s.cases.map((c) => [STORE_LABEL[s.store], formatInt(c.keys), formatInt(c.requests), perSecond(c.rps), mb(c.rssIdleBytes), mb(c.rssAfterBytes), mb(c.hwmBytes), c.liveHeapMB == null ? 'no full GC seen' : `${formatNumber(c.liveHeapMB)} MB`, String(c.unexpected)]),
+        ),
       ),
     );
     out.push('');

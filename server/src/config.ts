@@ -27,6 +27,8 @@ export interface Config {
   /** What the HTTP server gives a client: see the README's operations section. */
   http: { headersTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number; maxConnections: number };
   shutdownGraceMs: number;
+  /** Megabytes of finished records' answers an API process keeps (0: none). */
+  readCacheMb: number;
 }
 
 export class ConfigError extends Error {
@@ -108,6 +110,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     },
     http: httpLimits(env),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    readCacheMb: int(env, 'READ_CACHE_MB', 4, 0, 4096),
   };
 }
 

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { createApp } from './app.ts';
 import type { Config } from './config.ts';
 import { systemClock, type Clock } from './domain/clock.ts';
+import { createFinishedRecords } from './domain/finishedRecords.ts';
 import { createKeyCache } from './domain/keyCache.ts';
 import type { DomainDeps } from './domain/deps.ts';
 import { createBuiltinEngine } from './engine/builtin.ts';
@@ -93,6 +94,7 @@ async function serve(config: Config, overrides: ServiceOverrides, store: Store):
   const domain: DomainDeps = {
     store,
     keys: createKeyCache(),
+    finished: createFinishedRecords({ maxChars: config.readCacheMb * 1_000_000 }),
     clock,
     publicBaseUrl: config.publicBaseUrl,
     mode: config.mode,

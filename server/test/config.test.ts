@@ -5,7 +5,7 @@ describe('loadConfig', () => {
   it('defaults to a sandbox server on port 3000 with its store under the working directory', () => {
     const c = loadConfig({}, '/srv/app');
 
-    expect(c).toMatchObject({ port: 3000, mode: 'sandbox', dataDir: '/srv/app/data', publicBaseUrl: 'http://localhost:3000' });
+    expect(c).toMatchObject({ port: 3000, mode: 'sandbox', dataDir: '/srv/app/data', publicBaseUrl: 'http://localhost:3000', readCacheMb: 4 });
   });
 
   it.each([
@@ -15,6 +15,7 @@ describe('loadConfig', () => {
     [{ ENGINE_AVATAR_MS: '-1' }, /ENGINE_AVATAR_MS/],
     [{ PUBLIC_BASE_URL: 'ftp://x' }, /PUBLIC_BASE_URL/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+    [{ READ_CACHE_MB: '1.5' }, /READ_CACHE_MB must be an integer from 0 to 4096 \(got "1.5"\)/],
     [{ ROLE: 'worker', DATABASE_URL: 'postgres://db/x', REDIS_URL: 'redis://cache' }, /ROLE=worker needs PUBLIC_BASE_URL/],
   ])('refuses %o naming the variable and the rule', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);

@@ -94,7 +94,7 @@ async function profiledDrain(ctx: Context, kind: DrainStore['store'], receiver: 
     const owner = await store.createOwner({ name: 'Bench drain profile' });
     await seedAcross(store, owner, events, receiver.urls);
     receiver.reset();
-    return await withProfile(ctx, `drain-${kind}`, store, async () => {
+    return await withProfile(ctx, `drain-${kind}`, store, {}, async () => {
       await receiver.waitForCount(events, DRAIN_TIMEOUT_MS);
     });
   } finally {

@@ -1,12 +1,36 @@
 // The server's memory with few and with many active keys. Keys are
 // written in bulk into a fresh store; the same number of reads is then spread
 // round-robin over them, so that every key authenticates and is counted by the limiter.
-import { bearer, sleep, startBenchServer, type Context } from '../harness.ts';
+import { mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { bearer, sleep, startBenchServer, waitFor, type Context } from '../harness.ts';
 import { cycle, runLoad } from '../load.ts';
 import type { KeysCase, KeysSection } from '../model.ts';
+import type { Proc } from '../procs.ts';
+import { parseGcTrace } from '../stats.ts';
 import { STORE_LABEL, type StoreKind } from '../stores.ts';
 
 const SETTLED_MS = 1000;
+const SNAPSHOT_TIMEOUT_MS = 120_000;
+
+/**
+ * The server's live JS heap after its load: a heap snapshot, asked for by signal, starts
+ * with a full garbage collection, which --trace-gc reports with what it left. RSS alone
+ * cannot tell data kept per key from heap V8 keeps for allocation speed.
+ */
+async function liveHeapMB(proc: Proc, dir: string): Promise<number | null> {
+  process.kill(proc.pid, 'SIGUSR2');
+  let lastSize = -1;
+  await waitFor('the heap snapshot', async () => {
+    const file = readdirSync(dir).find((f) => f.endsWith('.heapsnapshot'));
+    if (!file) return undefined;
+    const size = statSync(join(dir, file)).size;
+    const stable = size > 0 && size === lastSize;
+    lastSize = size;
+    return stable ? true : undefined;
+  }, SNAPSHOT_TIMEOUT_MS, 250);
+  return parseGcTrace(proc.output()).liveAfterFullGcMB;
+}
 
 export async function keysPhase(ctx: Context): Promise<KeysSection> {
   const { sizes } = ctx;
@@ -20,7 +44,8 @@ export async function keysPhase(ctx: Context): Promise<KeysSection> {
         await store.seedAvatars(owner, 1);
         const [avatarId] = await store.sampleAvatarIds(owner, 1);
         const all = [owner.apiKey, ...(await store.seedKeys(owner, keys - 1))];
-        const proc = await startBenchServer(`server-${kind}-keys-${keys}`, store);
+        const snapshots = mkdtempSync(join(ctx.tmp, `keys-${kind}-${keys}-`));
+        const proc = await startBenchServer(`server-${kind}-keys-${keys}`, store, {}, ['--trace-gc', '--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`]);
         try {
           await sleep(SETTLED_MS);
           const idle = proc.memory();
@@ -36,6 +61,7 @@ export async function keysPhase(ctx: Context): Promise<KeysSection> {
             setup: (req) => ({ ...req, headers: { ...req.headers, ...bearer(next()) } }),
           });
           const after = proc.memory();
+          const liveHeap = await liveHeapMB(proc, snapshots);
           cases.push({
             keys,
             requests: load.responses,
@@ -44,6 +70,7 @@ export async function keysPhase(ctx: Context): Promise<KeysSection> {
             rssIdleBytes: idle?.rssBytes ?? Number.NaN,
             rssAfterBytes: after?.rssBytes ?? Number.NaN,
             hwmBytes: after?.hwmBytes ?? Number.NaN,
+            liveHeapMB: liveHeap,
           });
         } finally {
           await proc.stop();

@@ -221,50 +221,61 @@ async function memoryDiagnostic(ctx: Context, kind: StoreKind): Promise<MemoryFi
 }
 
 /** A CPU profile of `GET path` under the read load, on `store`. */
-async function profiledLoad(ctx: Context, store: BenchStore, load: { path: string; headers: Record<string, string>; setup?: RoundTarget['setup'] }): Promise<Attribution> {
+async function profiledLoad(ctx: Context, store: BenchStore, load: { path: string; headers: Record<string, string>; setup?: RoundTarget['setup'] }, env: Record<string, string> = {}): Promise<Attribution> {
   const { sizes } = ctx;
-  return withProfile(ctx, store.kind, store, async (proc) => {
+  return withProfile(ctx, store.kind, store, env, async (proc) => {
     await runLoad({ url: proc.url, ...load, connections: sizes.connections, durationSeconds: sizes.profileSeconds, maxSeconds: sizes.profileSeconds * 3 + 10 });
   });
 }
 
 // --- 5a: growth ------------------------------------------------------------------------
 
+/**
+ * Both growth servers keep no answers (READ_CACHE_MB=0): every read goes to the store,
+ * which is what growth is about; with the default the 1,000 small records would all be
+ * kept and the large store's random IDs mostly not.
+ */
+const STORE_READS = { READ_CACHE_MB: '0' };
+
 async function growth(ctx: Context, served: Served[]): Promise<GrowthSection> {
   const { sizes } = ctx;
-  const large: { s: Served; store: BenchStore; owner: Owner; ids: string[]; proc: Proc; seedSeconds: number }[] = [];
-  for (const s of served) {
-    ctx.log(`growth: seeding ${sizes.largeAvatars.toLocaleString('en-US')} avatars into a ${STORE_LABEL[s.kind]} store`);
-    const store = await ctx.store(s.kind);
-    const owner = await store.createOwner({ name: 'Bench growth' });
+  type Sized = { store: BenchStore; owner: Owner; ids: string[]; proc: Proc; seedSeconds: number };
+  const sized = async (kind: StoreKind, size: 'small' | 'large', avatars: number, ids: number): Promise<Sized> => {
+    ctx.log(`growth: seeding ${avatars.toLocaleString('en-US')} avatars into a ${STORE_LABEL[kind]} store`);
+    const store = await ctx.store(kind);
+    const owner = await store.createOwner({ name: `Bench growth ${size}` });
     const started = performance.now();
-    await store.seedAvatars(owner, sizes.largeAvatars);
+    await store.seedAvatars(owner, avatars);
     const seedSeconds = (performance.now() - started) / 1000;
-    const ids = await store.sampleAvatarIds(owner, sizes.growthIds);
-    ctx.log(`growth: seeded in ${seedSeconds.toFixed(1)} s; ${ids.length.toLocaleString('en-US')} IDs drawn for the reads`);
-    const proc = await startBenchServer(`server-${s.kind}-large`, store);
-    large.push({ s, store, owner, ids, proc, seedSeconds });
+    const drawn = await store.sampleAvatarIds(owner, ids);
+    ctx.log(`growth: seeded in ${seedSeconds.toFixed(1)} s; ${drawn.length.toLocaleString('en-US')} IDs drawn for the reads`);
+    const proc = await startBenchServer(`server-${kind}-${size}`, store, STORE_READS);
+    return { store, owner, ids: drawn, proc, seedSeconds };
+  };
+  const pairs: { kind: StoreKind; small: Sized; large: Sized }[] = [];
+  for (const s of served) {
+    pairs.push({ kind: s.kind, small: await sized(s.kind, 'small', sizes.smallAvatars, Math.min(sizes.smallAvatars, sizes.growthIds)), large: await sized(s.kind, 'large', sizes.largeAvatars, sizes.growthIds) });
   }
   const pathOf = (pick: () => string) => (req: { path?: string }) => ({ ...req, path: `/v1/avatars/${pick()}` });
-  const targets: RoundTarget[] = large.flatMap((l) => [
-    { id: `small-${l.s.kind}`, proc: l.s.proc, path: '/v1/avatars/x', headers: bearer(l.s.reader.apiKey), expectedStatus: 200, setup: pathOf(cycle(l.s.avatarIds)) },
-    { id: `large-${l.s.kind}`, proc: l.proc, path: '/v1/avatars/x', headers: bearer(l.owner.apiKey), expectedStatus: 200, setup: pathOf(cycle(l.ids)) },
-  ]);
+  const target = (id: string, x: Sized): RoundTarget => ({ id, proc: x.proc, path: '/v1/avatars/x', headers: bearer(x.owner.apiKey), expectedStatus: 200, setup: pathOf(cycle(x.ids)) });
+  const targets: RoundTarget[] = pairs.flatMap((p) => [target(`small-${p.kind}`, p.small), target(`large-${p.kind}`, p.large)]);
   const outcome = await interleavedRounds(ctx, targets, { rounds: sizes.rounds, seconds: sizes.roundSeconds, warmupSeconds: sizes.warmupSeconds, connections: sizes.connections, what: 'growth' });
 
   const stores: GrowthStore[] = [];
-  for (const l of large) {
-    const small = outcome.get(`small-${l.s.kind}`)!;
-    const big = outcome.get(`large-${l.s.kind}`)!;
-    const idleClaimMs = { small: await l.s.store.idleClaimMs(), large: await l.store.idleClaimMs() };
-    await l.proc.stop();
-    ctx.log(`growth: CPU profile of the server on the large ${STORE_LABEL[l.s.kind]} store (not timed)`);
-    const profile = await profiledLoad(ctx, l.store, { path: '/v1/avatars/x', headers: bearer(l.owner.apiKey), setup: pathOf(cycle(l.ids)) });
-    await ctx.drop(l.store);
+  for (const p of pairs) {
+    const small = outcome.get(`small-${p.kind}`)!;
+    const big = outcome.get(`large-${p.kind}`)!;
+    const idleClaimMs = { small: await p.small.store.idleClaimMs(), large: await p.large.store.idleClaimMs() };
+    await p.small.proc.stop();
+    await p.large.proc.stop();
+    await ctx.drop(p.small.store);
+    ctx.log(`growth: CPU profile of the server on the large ${STORE_LABEL[p.kind]} store (not timed)`);
+    const profile = await profiledLoad(ctx, p.large.store, { path: '/v1/avatars/x', headers: bearer(p.large.owner.apiKey), setup: pathOf(cycle(p.large.ids)) }, STORE_READS);
+    await ctx.drop(p.large.store);
     stores.push({
-      store: l.s.kind,
-      small: { avatars: sizes.smallAvatars, ids: l.s.avatarIds.length, rps: small.rps, p50Ms: small.p50Ms, p99Ms: small.p99Ms, unexpected: small.unexpected, rounds: small.rounds },
-      large: { avatars: sizes.largeAvatars, ids: l.ids.length, rps: big.rps, p50Ms: big.p50Ms, p99Ms: big.p99Ms, unexpected: big.unexpected, rounds: big.rounds, seedSeconds: l.seedSeconds },
+      store: p.kind,
+      small: { avatars: sizes.smallAvatars, ids: p.small.ids.length, rps: small.rps, p50Ms: small.p50Ms, p99Ms: small.p99Ms, unexpected: small.unexpected, rounds: small.rounds },
+      large: { avatars: sizes.largeAvatars, ids: p.large.ids.length, rps: big.rps, p50Ms: big.p50Ms, p99Ms: big.p99Ms, unexpected: big.unexpected, rounds: big.rounds, seedSeconds: p.large.seedSeconds },
       p99Ratio: ratio(big.p99Ms, small.p99Ms),
       idleClaimMs,
       profile,
@@ -317,7 +328,7 @@ async function writePath(ctx: Context, served: Served[]): Promise<WriteSection> 
     await s.proc.stop();
     const idleClaimMsAfter = await s.store.idleClaimMs();
     ctx.log(`write: CPU profile of POST /v1/avatars on ${STORE_LABEL[s.kind]} (${sizes.profileSeconds} s, not timed)`);
-    const profile = await withProfile(ctx, `write-${s.kind}`, s.store, async (proc) => {
+    const profile = await withProfile(ctx, `write-${s.kind}`, s.store, {}, async (proc) => {
       await runLoad({ url: proc.url, ...writeLoad(s), connections: sizes.writeConnections, durationSeconds: sizes.profileSeconds, maxSeconds: sizes.profileSeconds * 3 + 10 });
     });
     stores.push({

@@ -1,3 +1,4 @@
+import type { FinishedRecords } from './finishedRecords.ts';
 import type { KeyCache } from './keyCache.ts';
 import type { Store } from './ports.ts';
 import type { Clock } from './clock.ts';
@@ -9,6 +10,8 @@ export interface DomainDeps {
   store: Store;
   /** This process's key records, kept between requests (admission.ts). */
   keys: KeyCache;
+  /** This process's answers of finished records, which never change (finishedRecords.ts). */
+  finished: FinishedRecords;
   clock: Clock;
   /** Scheme, host and port the service's file URLs use. */
   publicBaseUrl: string;

@@ -6,7 +6,7 @@ import { DomainError, notFound, validationFailed } from './errors.ts';
 import { claimFor, findReplay, idempotentCreate, replayOf, type IdempotentCreate } from './idempotency.ts';
 import { isJobId, newAvatarId, newVideoId } from './ids.ts';
 import type { AvatarInput, Job, JobKind, VideoInput } from './model.ts';
-import { toAvatarResource, toAvatarVideoResource, type AvatarResource, type AvatarVideoResource } from './serialize.ts';
+import { jsonText, toAvatarResource, toAvatarVideoResource, type AvatarResource, type AvatarVideoResource, type JsonText } from './serialize.ts';
 import { accountNow } from './sandboxClock.ts';
 import { checkWebhookUrl } from './webhookUrl.ts';
 
@@ -116,14 +116,26 @@ async function findOwnJob(deps: DomainDeps, accountId: string, kind: JobKind, id
 // The reads of a record depend on the caller's account by its ID alone, which never
 // changes: admission may run them alongside the count (admission.ts).
 
-export async function getAvatar(deps: DomainDeps, accountId: string, id: string): Promise<AvatarResource> {
-  const job = await findOwnJob(deps, accountId, 'avatar', id);
-  if (!job) throw notFound('avatar', id);
-  return toAvatarResource(job, deps.publicBaseUrl);
+export function getAvatar(deps: DomainDeps, accountId: string, id: string): Promise<JsonText<AvatarResource>> {
+  return readOwnRecord(deps, accountId, 'avatar', id, (job) => toAvatarResource(job, deps.publicBaseUrl));
 }
 
-export async function getAvatarVideo(deps: DomainDeps, accountId: string, id: string): Promise<AvatarVideoResource> {
-  const job = await findOwnJob(deps, accountId, 'avatar_video', id);
-  if (!job) throw notFound('avatar video', id);
-  return toAvatarVideoResource(job, deps.publicBaseUrl);
+export function getAvatarVideo(deps: DomainDeps, accountId: string, id: string): Promise<JsonText<AvatarVideoResource>> {
+  return readOwnRecord(deps, accountId, 'avatar_video', id, (job) => toAvatarVideoResource(job, deps.publicBaseUrl));
 }
+
+/** The account's record as its answer's JSON text: a finished one as kept, any other from the store. */
+async function readOwnRecord<T>(deps: DomainDeps, accountId: string, kind: JobKind, id: string, serialize: (job: Job) => T): Promise<JsonText<T>> {
+  const finished = deps.finished.get(id);
+  if (finished) {
+    if (finished.accountId !== accountId || finished.kind !== kind) throw notFound(RECORD_NAME[kind], id);
+    return finished.json as JsonText<T>;
+  }
+  const job = await findOwnJob(deps, accountId, kind, id);
+  if (!job) throw notFound(RECORD_NAME[kind], id);
+  const json = jsonText(serialize(job));
+  deps.finished.keep(job, json);
+  return json;
+}
+
+const RECORD_NAME: Record<JobKind, string> = { avatar: 'avatar', avatar_video: 'avatar video' };

@@ -8,6 +8,11 @@ import type { AvatarInput, Job, VideoInput } from './model.ts';
 export type AvatarResource = components['schemas']['Avatar'];
 export type AvatarVideoResource = components['schemas']['AvatarVideo'];
 
+declare const encodes: unique symbol;
+/** A record's JSON text, typed by the record it encodes, so a route still sends what the contract says. */
+export type JsonText<T> = string & { readonly [encodes]?: T };
+export const jsonText = <T>(record: T): JsonText<T> => JSON.stringify(record) as JsonText<T>;
+
 const iso = (ms: number) => new Date(ms).toISOString();
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
 

@@ -10,6 +10,7 @@ import { getMe } from '../domain/me.ts';
 import type { DomainDeps } from '../domain/deps.ts';
 import type { GenerationEngine } from '../domain/engine.ts';
 import { readJobFile } from '../domain/files.ts';
+import type { JsonText } from '../domain/serialize.ts';
 import { readIdempotencyKey } from '../domain/idempotency.ts';
 import { listAvatars, listAvatarVideos } from '../domain/lists.ts';
 import { createAvatar, createAvatarVideo, getAvatar, getAvatarVideo } from '../domain/jobs.ts';
@@ -29,6 +30,13 @@ type RequestBody<O extends Operation> = operations[O] extends { requestBody: { c
 function send<O extends Operation, S extends keyof Responses<O> & number>(ctx: AppContext, _operation: O, status: S, body: JsonBody<O, S>): void {
   ctx.status = status;
   ctx.body = body;
+}
+
+/** Sends a record already serialized, as `send` would send the record itself. */
+function sendJson<O extends Operation, S extends keyof Responses<O> & number>(ctx: AppContext, _operation: O, status: S, json: JsonText<JsonBody<O, S>>): void {
+  ctx.status = status;
+  ctx.set('Content-Type', 'application/json; charset=utf-8');
+  ctx.body = json;
 }
 
 /** The headers of a 202: where the record is, and whether this answer is a replay (ND-IDEMPOTENCY). */
@@ -77,7 +85,7 @@ export function createRouter({ domain, validator, engine }: RouteDeps): Router<A
 
   router.get('/v1/avatars/:id', async (ctx) => {
     const avatar = await admitReading(ctx, domain, bucketOf('getAvatar'), (accountId) => getAvatar(domain, accountId, ctx.params.id!));
-    send(ctx, 'getAvatar', 200, avatar);
+    sendJson(ctx, 'getAvatar', 200, avatar);
   });
 
   router.post('/v1/avatar-videos', admit('createAvatarVideo'), async (ctx) => {
@@ -89,7 +97,7 @@ export function createRouter({ domain, validator, engine }: RouteDeps): Router<A
 
   router.get('/v1/avatar-videos/:id', async (ctx) => {
     const video = await admitReading(ctx, domain, bucketOf('getAvatarVideo'), (accountId) => getAvatarVideo(domain, accountId, ctx.params.id!));
-    send(ctx, 'getAvatarVideo', 200, video);
+    sendJson(ctx, 'getAvatarVideo', 200, video);
   });
 
   router.get('/v1/me', admit('getMe'), async (ctx) => {

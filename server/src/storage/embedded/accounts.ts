@@ -32,9 +32,10 @@ export function embeddedAccounts(db: Db, versions: AccountVersions): AccountStor
     FROM api_keys k JOIN accounts a ON a.id = k.account_id
     WHERE k.hash = ? AND k.revoked_at IS NULL`);
   const changed = (r: { changes: number | bigint }) => Number(r.changes) > 0;
-  /** A change to an account or a key: the records kept of it are read again. */
-  const changing = (r: { changes: number | bigint }) => {
+  /** A change to an account or a key: the records kept of it are read again, in every process, from the next request on. */
+  const changing = async (r: { changes: number | bigint }) => {
     versions.bump();
+    await versions.settled();
     return changed(r);
   };
 
@@ -102,7 +103,7 @@ export function embeddedAccounts(db: Db, versions: AccountVersions): AccountStor
       return changing(db.prepare('UPDATE accounts SET signing_secret = ? WHERE id = ?').run(secret, accountId));
     },
     async advanceClock(accountId, move) {
-      return transaction(db, (): ClockMoved => {
+      const moved = transaction(db, (): ClockMoved => {
         const row = db.prepare('SELECT clock_offset_ms FROM accounts WHERE id = ?').get(accountId) as Row | undefined;
         if (!row) return { ok: false, reason: 'not_found' };
         if (db.prepare("SELECT 1 FROM api_keys WHERE account_id = ? AND mode = 'live' AND revoked_at IS NULL").get(accountId)) return { ok: false, reason: 'live_key' };
@@ -116,6 +117,8 @@ export function embeddedAccounts(db: Db, versions: AccountVersions): AccountStor
         }
         return { ok: true, offsetMs, movedMs };
       });
+      if (moved.ok && moved.movedMs > 0) await versions.settled();
+      return moved;
     },
   };
 }

@@ -40,7 +40,8 @@ export function createEmbeddedStore(file: string, options: EmbeddedOptions = {})
 }
 
 function embeddedStore(db: Db, lock: ServerLock | undefined): Store {
-  const versions = embeddedAccountVersions(db);
+  // The process holding the server lock is the server: its own changes need no announcing.
+  const versions = embeddedAccountVersions(db, { server: lock !== undefined });
   const rateLimits = embeddedRateLimits(db, versions);
   const stores = { accounts: embeddedAccounts(db, versions), jobs: embeddedJobs(db), outbox: embeddedOutbox(db), bulk: embeddedBulk(db) };
   const flusher = setInterval(() => rateLimits.flush(), RATE_COUNTER_FLUSH_MS);

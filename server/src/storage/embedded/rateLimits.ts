@@ -1,16 +1,16 @@
+import { LRUCache } from 'lru-cache';
 import type { WindowName } from '../../domain/model.ts';
-import { WINDOWS, WINDOW_MS, decide, windowStart } from '../../domain/rateLimits.ts';
+import { WINDOWS, decide, windowStart } from '../../domain/rateLimits.ts';
 import type { RateLimitStore } from '../../domain/ports.ts';
 import type { AccountVersions } from './accountVersions.ts';
 import { transaction, type Db, type Row } from './database.ts';
 
 /** How often counters are written behind to the database. */
 export const RATE_COUNTER_FLUSH_MS = 1000;
-/** How often the counters of ended windows are let go. */
-const SWEEP_MS = 60_000;
+/** Counters held in memory at most (two per key and bucket counted lately: a few MB). */
+export const MAX_KEPT_COUNTERS = 20_000;
 
 interface Counter {
-  window: WindowName;
   windowStart: number;
   count: number;
 }
@@ -20,11 +20,24 @@ interface Counter {
  * live in memory, where counting is a map update on the event loop, and are written
  * behind to the database every second and on close, so that they survive a restart.
  * A crash loses at most the last second of counts, which can only favour the client.
+ * Memory holds the counters used most recently, up to a fixed number whatever the number
+ * of keys: a counter let go is read back from the database when its key comes again, and
+ * one let go before it was written waits for the next write where a read finds it.
  */
-export function embeddedRateLimits(db: Db, versions: AccountVersions): RateLimitStore & { flush(now?: number): void; readonly kept: number } {
-  const counters = new Map<string, Counter>();
+export function embeddedRateLimits(
+  db: Db,
+  versions: AccountVersions,
+  options: { maxKept?: number } = {},
+): RateLimitStore & { flush(): void; readonly kept: number } {
   const dirty = new Set<string>();
-  let sweptAt = 0;
+  /** Counters let go with counts not yet written: the next flush writes them. */
+  const unwritten = new Map<string, Counter>();
+  const counters = new LRUCache<string, Counter>({
+    max: options.maxKept ?? MAX_KEPT_COUNTERS,
+    dispose: (c, k, reason) => {
+      if (reason === 'evict' && dirty.has(k)) unwritten.set(k, c);
+    },
+  });
   const load = db.prepare('SELECT window_start, count FROM rate_counters WHERE key_id = ? AND bucket = ? AND window = ?');
   const save = db.prepare(`
     INSERT INTO rate_counters (key_id, bucket, window, window_start, count) VALUES (?, ?, ?, ?, ?)
@@ -36,8 +49,12 @@ export function embeddedRateLimits(db: Db, versions: AccountVersions): RateLimit
     const k = id(keyId, bucket, w);
     let c = counters.get(k);
     if (!c) {
-      const row = load.get(keyId, bucket, w) as Row | undefined;
-      c = { window: w, windowStart: row ? Number(row.window_start) : 0, count: row ? Number(row.count) : 0 };
+      c = unwritten.get(k);
+      unwritten.delete(k);
+      if (!c) {
+        const row = load.get(keyId, bucket, w) as Row | undefined;
+        c = { windowStart: row ? Number(row.window_start) : 0, count: row ? Number(row.count) : 0 };
+      }
       counters.set(k, c);
     }
     return c;
@@ -75,23 +92,19 @@ export function embeddedRateLimits(db: Db, versions: AccountVersions): RateLimit
     async peek({ keyId }, bucket, limits, now) {
       return decide(limits, counts(keyId, bucket, now), now, false);
     },
-    flush(now = Date.now()) {
-      if (now - sweptAt >= SWEEP_MS) {
-        sweptAt = now;
-        // A counter of a window that has ended is zero whether kept or not: without this,
-        // every key ever counted since the start would keep its counters in memory.
-        for (const [k, c] of counters) if (!dirty.has(k) && c.windowStart + WINDOW_MS[c.window] <= now) counters.delete(k);
-      }
+    flush() {
       if (dirty.size === 0 || !db.isOpen) return;
       const batch = [...dirty];
-      dirty.clear();
       transaction(db, () => {
         for (const k of batch) {
           const [keyId, bucket, w] = k.split('\u0000') as [string, string, string];
-          const c = counters.get(k)!;
+          const c = (counters.peek(k) ?? unwritten.get(k))!;
           save.run(keyId, bucket, w, c.windowStart, c.count);
         }
       });
+      // Cleared once written: a failed write keeps them for the next flush.
+      dirty.clear();
+      unwritten.clear();
     },
   };
 }
