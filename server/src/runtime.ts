@@ -152,6 +152,7 @@ async function serve(config: Config, overrides: ServiceOverrides, store: Store):
         await dispatcher.stop();
         server.closeAllConnections();
         await closed;
+        await engine.close?.();
         await store.close();
       })();
       return stopping;

@@ -18,4 +18,6 @@ export interface GenerationEngine {
   generate(job: Job, signal: AbortSignal): Promise<EngineOutcome>;
   /** The file behind a ready job's preview_image_url or video_url. */
   artifact(job: Job): Promise<Artifact | null>;
+  /** Lets go of what the engine holds (threads, caches); called once the service has stopped using it. */
+  close?(): Promise<void>;
 }

@@ -1,12 +1,15 @@
 // The built-in engine: a stand-in for a real model. It takes a configurable time,
-// fails deterministically on the sandbox marker, and serves files that really exist.
-import { createHash } from 'node:crypto';
+// fails deterministically on the sandbox marker, and serves files that really exist:
+// an avatar's preview is a portrait drawn from its inputs (portrait.ts), rendered off the
+// event loop and kept once made.
 import { readFileSync } from 'node:fs';
+import { LRUCache } from 'lru-cache';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AvatarInput, Job, VideoInput } from '../domain/model.ts';
 import { SANDBOX_FAILURE_MARKER } from '../../../contract/sandbox.ts';
 import type { Artifact, EngineOutcome, GenerationEngine } from '../domain/engine.ts';
-import { solidPng } from './png.ts';
+import { PORTRAIT_SIZE, portraitSvg } from './portrait.ts';
+import { createRasterizer } from './rasterizer.ts';
 
 export interface BuiltinEngineOptions {
   /** Milliseconds an avatar takes; 0 for no work at all. */
@@ -33,8 +36,24 @@ function triggersFailure(job: Job): boolean {
   return text.includes(SANDBOX_FAILURE_MARKER);
 }
 
+/** Bytes of rendered previews kept (a preview is about 15 KB). */
+const KEPT_PREVIEW_BYTES = 16_000_000;
+
 export function createBuiltinEngine(options: BuiltinEngineOptions): GenerationEngine {
   let video: Buffer | null = null;
+  const rasterizer = createRasterizer();
+  // The same inputs always give the same portrait, so one made is kept; a render in
+  // progress is shared by the requests that ask for it meanwhile.
+  const previews = new LRUCache<string, Promise<Buffer>>({ maxSize: KEPT_PREVIEW_BYTES, sizeCalculation: () => 20_000 });
+  const preview = (job: Job): Promise<Buffer> => {
+    let png = previews.get(job.id);
+    if (!png) {
+      png = rasterizer.png(portraitSvg(job.input as AvatarInput), PORTRAIT_SIZE);
+      previews.set(job.id, png);
+      png.catch(() => previews.delete(job.id));
+    }
+    return png;
+  };
   return {
     async generate(job, signal): Promise<EngineOutcome> {
       const ms = job.kind === 'avatar' ? options.avatarMs : options.videoMs;
@@ -48,13 +67,10 @@ export function createBuiltinEngine(options: BuiltinEngineOptions): GenerationEn
     },
     async artifact(job): Promise<Artifact | null> {
       if (job.status !== 'ready') return null;
-      if (job.kind === 'avatar') {
-        // A colour derived from the ID, so each avatar has its own, stable preview.
-        const [r, g, b] = createHash('sha256').update(job.id).digest();
-        return { contentType: 'image/png', body: solidPng(64, 64, [r!, g!, b!]) };
-      }
+      if (job.kind === 'avatar') return { contentType: 'image/png', body: await preview(job) };
       video ??= readFileSync(SAMPLE_VIDEO);
       return { contentType: 'video/mp4', body: video };
     },
+    close: () => rasterizer.close(),
   };
 }
