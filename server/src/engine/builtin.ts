@@ -8,8 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AvatarInput, Job, VideoInput } from '../domain/model.ts';
 import { SANDBOX_FAILURE_MARKER } from '../../../contract/sandbox.ts';
 import type { Artifact, EngineOutcome, GenerationEngine } from '../domain/engine.ts';
-import { PORTRAIT_SIZE, portraitSvg } from './portrait.ts';
-import { createRasterizer } from './rasterizer.ts';
+import { createPortraits } from './portraits.ts';
 
 export interface BuiltinEngineOptions {
   /** Milliseconds an avatar takes; 0 for no work at all. */
@@ -41,14 +40,14 @@ const KEPT_PREVIEW_BYTES = 16_000_000;
 
 export function createBuiltinEngine(options: BuiltinEngineOptions): GenerationEngine {
   let video: Buffer | null = null;
-  const rasterizer = createRasterizer();
+  const portraits = createPortraits();
   // The same inputs always give the same portrait, so one made is kept; a render in
   // progress is shared by the requests that ask for it meanwhile.
   const previews = new LRUCache<string, Promise<Buffer>>({ maxSize: KEPT_PREVIEW_BYTES, sizeCalculation: () => 20_000 });
   const preview = (job: Job): Promise<Buffer> => {
     let png = previews.get(job.id);
     if (!png) {
-      png = rasterizer.png(portraitSvg(job.input as AvatarInput), PORTRAIT_SIZE);
+      png = portraits.png(job.input as AvatarInput);
       previews.set(job.id, png);
       png.catch(() => previews.delete(job.id));
     }
@@ -71,6 +70,6 @@ export function createBuiltinEngine(options: BuiltinEngineOptions): GenerationEn
       video ??= readFileSync(SAMPLE_VIDEO);
       return { contentType: 'video/mp4', body: video };
     },
-    close: () => rasterizer.close(),
+    close: () => portraits.close(),
   };
 }

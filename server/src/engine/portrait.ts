@@ -4,7 +4,7 @@
 // avatar's, comes from a seed made of the inputs, so the same inputs always give the
 // same portrait. A stand-in for a model: coarse on purpose, never a likeness.
 import { createAvatar, type Style, type StyleOptions } from '@dicebear/core';
-import { personas } from '@dicebear/collection';
+import * as personas from '@dicebear/personas';
 import { stringify } from 'safe-stable-stringify';
 import type { AvatarInput } from '../domain/model.ts';
 
