@@ -220,7 +220,7 @@ export interface ConformanceSection {
   /** How the checks that need the sandbox clock ended in the timed run. */
   clockChecks?: { id: string; outcome: string }[];
   /** The same core run with the clock turned off (windows waited out in real time). */
-  withoutClock?: { wallSeconds?: number; verdict?: string; startSecondOfMinute?: number; reason?: string };
+  withoutClock?: { wallSeconds?: number; verdict?: string; startSecondOfMinute?: number; reason?: string; failed?: { id: string; message: string }[] };
   server: Record<string, string>;
 }
 

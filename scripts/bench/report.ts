@@ -351,6 +351,7 @@ function conformanceSection(report: BenchReport): string[] {
       if (conf.clockChecks?.length) out.push(`Checks that need the clock: ${conf.clockChecks.map((x) => `${x.id} ${x.outcome}`).join(', ')}.`);
       const w = conf.withoutClock;
       if (w) out.push(w.wallSeconds !== undefined ? `Without the clock (\`--no-clock\`, windows waited out): ${seconds(w.wallSeconds)}, verdict ${w.verdict}.` : `Without the clock: not measured (${w.reason}).`);
+      if (w?.failed?.length) out.push(`Failed without the clock: ${w.failed.map((f) => `${f.id} (${f.message})`).join('; ')}.`);
       out.push('');
       if (conf.slowest?.length) out.push(table(['slowest checks', 'time', 'outcome'], conf.slowest.map((s) => [s.id, seconds(s.seconds), s.outcome])), '');
     } else {

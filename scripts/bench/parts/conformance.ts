@@ -20,7 +20,7 @@ interface RunnerReport {
   verdict: string;
   abort?: { kind: string; message: string };
   counts: Record<string, number>;
-  results: { id: string; outcome: string; durationMs: number }[];
+  results: { id: string; outcome: string; durationMs: number; failure?: { clause?: string; message?: string } }[];
 }
 type RunConformance = (options: Record<string, unknown>) => Promise<RunnerReport>;
 
@@ -84,7 +84,13 @@ export async function conformancePhase(ctx: Context): Promise<ConformanceSection
       const without: NonNullable<ConformanceSection['withoutClock']> =
         typeof withoutClock === 'string' || withoutClock.report === 'timeout'
           ? { reason: typeof withoutClock === 'string' ? withoutClock : `did not finish within ${ctx.sizes.conformanceTimeoutSeconds} s` }
-          : { wallSeconds: withoutClock.wallSeconds, verdict: withoutClock.report.verdict, startSecondOfMinute: withoutClock.startSecondOfMinute };
+          : {
+              wallSeconds: withoutClock.wallSeconds,
+              verdict: withoutClock.report.verdict,
+              startSecondOfMinute: withoutClock.startSecondOfMinute,
+              // What failed, so that a failure seen once can be followed up.
+              failed: withoutClock.report.results.filter((r) => r.outcome === 'failed').map((r) => ({ id: r.id, message: r.failure?.message?.slice(0, 300) ?? '' })),
+            };
       if (without.wallSeconds !== undefined) ctx.log(`conformance: ${without.verdict} in ${without.wallSeconds.toFixed(1)} s without the clock`);
       const slowest = [...report.results]
         .sort((a, b) => b.durationMs - a.durationMs)
