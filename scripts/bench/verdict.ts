@@ -93,7 +93,7 @@ function readWhy(report: BenchReport, kind: StoreKind): string {
   if (cpu.length) parts.push(`CPU during the loads, in cores: ${cpu.join('; ')}.`);
   const fromStore = report.growth?.stores.find((g) => g.store === kind)?.small;
   const uncached = fromStore
-    ? ` A read that goes to the store every time (READ_CACHE_MB=0, reads spread over 1,000 avatars, growth section of this run) reaches ${formatInt(fromStore.rps)}/s (${formatPercent(fromStore.rps / t('bare-koa')!.rps)} of bare Koa).`
+    ? ` A read that goes to the store every time (READ_CACHE_MB=0, reads spread over 1,000 avatars, growth section of this run) reaches ${formatInt(fromStore.rps)}/s (${formatPercent(fromStore.rps / bareKoa(report)!.rps)} of bare Koa).`
     : '';
   if (kind === 'embedded') {
     parts.push(
@@ -143,6 +143,7 @@ function growthWhy(g: GrowthStore): string {
 
 const notMeasured = (id: string, target: string, why: string): VerdictRow => ({ id, target, measured: 'not measured', met: null, why });
 const serverTarget = (report: BenchReport, kind: StoreKind): ReadTarget | undefined => report.read?.targets.find((t) => t.id === `server-${kind}`);
+const bareKoa = (report: BenchReport): ReadTarget | undefined => report.read?.targets.find((t) => t.id === 'bare-koa');
 
 /** Read throughput against bare Koa, the ceiling of any Koa server. */
 function readVsKoaRows(report: BenchReport): VerdictRow[] {
@@ -166,7 +167,7 @@ function readVsKoaRows(report: BenchReport): VerdictRow[] {
         ? {}
         : {
             margin: ratioShortfall(t.vsKoa.rps, threshold, true),
-            why: readWhy(report, kind) + ownCodeBound(report, kind, { rps: t.rps / t.vsKoa.rps * threshold, label: `${formatPercent(threshold)} of bare Koa` }),
+            why: readWhy(report, kind) + ownCodeBound(report, kind, { rps: bareKoa(report)!.rps * threshold, label: `${formatPercent(threshold)} of bare Koa` }),
           }),
     });
   }

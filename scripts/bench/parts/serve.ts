@@ -21,7 +21,8 @@ interface Served {
   store: BenchStore;
   reader: Owner;
   writer: Owner;
-  avatarIds: string[];
+  /** The avatar every read of the comparison asks for. */
+  avatarId: string;
   proc: Proc;
 }
 
@@ -40,9 +41,9 @@ export async function servePhase(ctx: Context, want: { read: boolean; growth: bo
     const reader = await store.createOwner({ name: 'Bench reads' });
     const writer = await store.createOwner({ name: 'Bench writes' });
     await store.seedAvatars(reader, sizes.smallAvatars);
-    const avatarIds = await store.sampleAvatarIds(reader, Math.min(sizes.smallAvatars, sizes.growthIds));
+    const [avatarId] = await store.sampleAvatarIds(reader, 1);
     const proc = await startBenchServer(`server-${kind}`, store);
-    served.push({ kind, store, reader, writer, avatarIds, proc });
+    served.push({ kind, store, reader, writer, avatarId: avatarId!, proc });
   }
 
   const results: ServeResults = {};
@@ -59,9 +60,8 @@ export async function servePhase(ctx: Context, want: { read: boolean; growth: bo
 async function readComparison(ctx: Context, served: Served[]): Promise<ReadSection> {
   const { sizes } = ctx;
   const first = served[0]!;
-  const avatarId = (s: Served) => s.avatarIds[0]!;
   // The ceiling answers with the very JSON the server sends for the avatar under test.
-  const sample = await getJson(`${first.proc.url}/v1/avatars/${avatarId(first)}`, bearer(first.reader.apiKey));
+  const sample = await getJson(`${first.proc.url}/v1/avatars/${first.avatarId}`, bearer(first.reader.apiKey));
   if (sample.status !== 200) throw new Error(`the server answered ${sample.status} to the sample GET: ${sample.text.slice(0, 300)}`);
   const bodyFile = join(ctx.tmp, 'avatar.json');
   writeFileSync(bodyFile, sample.text);
@@ -70,7 +70,7 @@ async function readComparison(ctx: Context, served: Served[]): Promise<ReadSecti
   const prism = await startPrism();
   const scale = await scaleOutTargets(served);
   const targets: (RoundTarget & { label: string; role: ReadTarget['role']; store?: StoreKind; request: string })[] = [
-    { id: 'bare-koa', label: 'bare Koa + @koa/router (ceiling)', role: 'ceiling', request: GET_AVATAR, proc: koa, path: `/v1/avatars/${avatarId(first)}`, expectedStatus: 200 },
+    { id: 'bare-koa', label: 'bare Koa + @koa/router (ceiling)', role: 'ceiling', request: GET_AVATAR, proc: koa, path: `/v1/avatars/${first.avatarId}`, expectedStatus: 200 },
     ...served.map((s) => ({
       id: `server-${s.kind}`,
       label: `server, ${STORE_LABEL[s.kind]}`,
@@ -78,7 +78,7 @@ async function readComparison(ctx: Context, served: Served[]): Promise<ReadSecti
       store: s.kind,
       request: GET_AVATAR,
       proc: s.proc,
-      path: `/v1/avatars/${avatarId(s)}`,
+      path: `/v1/avatars/${s.avatarId}`,
       headers: bearer(s.reader.apiKey),
       expectedStatus: 200,
     })),
@@ -88,7 +88,7 @@ async function readComparison(ctx: Context, served: Served[]): Promise<ReadSecti
       role: 'mock',
       request: GET_AVATAR,
       proc: prism,
-      path: `/v1/avatars/${avatarId(first)}`,
+      path: `/v1/avatars/${first.avatarId}`,
       headers: bearer('sk_test_bench_prism'),
       expectedStatus: 200,
     },
@@ -103,7 +103,7 @@ async function readComparison(ctx: Context, served: Served[]): Promise<ReadSecti
         store: s.kind,
         request: `${GET_AVATAR} with an unknown key (auth lookup, 401; no limiter, no read)`,
         proc: s.proc,
-        path: `/v1/avatars/${avatarId(s)}`,
+        path: `/v1/avatars/${s.avatarId}`,
         headers: bearer('sk_test_unknown_key_for_the_bench_0000'),
         expectedStatus: 401,
       },
@@ -168,7 +168,7 @@ async function scaleOutTargets(served: Served[]) {
   const second = await startBenchServer('server-pg-2', pg.store, { ROLE: 'api' });
   const one = await startBalancer('balancer-1', [pg.proc]);
   const two = await startBalancer('balancer-2', [pg.proc, second]);
-  const read = { request: GET_AVATAR, path: `/v1/avatars/${pg.avatarIds[0]!}`, headers: bearer(pg.reader.apiKey), expectedStatus: 200, role: 'scale' as const, store: 'pg' as const };
+  const read = { request: GET_AVATAR, path: `/v1/avatars/${pg.avatarId}`, headers: bearer(pg.reader.apiKey), expectedStatus: 200, role: 'scale' as const, store: 'pg' as const };
   return {
     targets: [
       { id: 'scale-pg-1', label: `${STORE_LABEL.pg}: 1 API process behind a round-robin balancer`, proc: one, ...read },

@@ -31,3 +31,6 @@ export const newKeyId = () => `key_${randomSuffix()}`;
 export function eventIdFor(resourceId: string, eventType: string): string {
   return `evt_${createHash('sha256').update(`${resourceId}:${eventType}`).digest('hex').slice(0, 32)}`;
 }
+
+/** Whether `id` has the shape of an event ID this service makes; no other can exist. */
+export const isEventId = (id: string): boolean => /^evt_[0-9a-f]{32}$/.test(id);

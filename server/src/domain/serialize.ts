@@ -13,8 +13,9 @@ declare const encodes: unique symbol;
 export type JsonText<T> = string & { readonly [encodes]?: T };
 export const jsonText = <T>(record: T): JsonText<T> => JSON.stringify(record) as JsonText<T>;
 
-const iso = (ms: number) => new Date(ms).toISOString();
-const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
+/** A time as the API writes it: ISO 8601 in UTC, to the millisecond. */
+export const iso = (ms: number) => new Date(ms).toISOString();
+export const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
 
 export function fileUrl(publicBaseUrl: string, job: Job): string {
   return `${publicBaseUrl}/files/${job.id}/${FILE_NAME[job.kind]}`;

@@ -6,15 +6,15 @@
 import type { components } from '../../../generated/openapi.ts';
 import type { Caller, DomainDeps } from './deps.ts';
 import { DomainError, notFound } from './errors.ts';
+import { isEventId } from './ids.ts';
 import { cursorAt, readListQuery, type ListFilter, type Query } from './lists.ts';
 import type { LoggedAttempt, OutboxEvent } from './model.ts';
 import type { WebhookEventQuery } from './ports.ts';
+import { iso, isoOrNull } from './serialize.ts';
 
 export type WebhookEventResource = components['schemas']['WebhookEvent'];
 export type WebhookEventList = components['schemas']['WebhookEventList'];
 
-/** The shape of the IDs this service gives events (ids.ts, eventIdFor): no other can exist. */
-const EVENT_ID = /^evt_[0-9a-f]{32}$/;
 const STATUSES: readonly OutboxEvent['status'][] = ['pending', 'delivered', 'failed'];
 
 type EventFilters = Pick<WebhookEventQuery, 'jobId' | 'status'>;
@@ -38,8 +38,6 @@ const FILTERS: readonly ListFilter<EventFilters>[] = [
   },
 ];
 
-const iso = (ms: number) => new Date(ms).toISOString();
-
 /**
  * The event as the account reads it. Times are the account's: the log and the envelope
  * are recorded on it already; the due time is kept on the service's time (the sender's
@@ -55,7 +53,7 @@ function toResource(event: OutboxEvent, attempts: readonly LoggedAttempt[], cloc
     status: event.status,
     created_at: iso(event.createdAt),
     next_attempt_at: event.status === 'pending' ? iso(event.nextAttemptAt + clockOffsetMs) : null,
-    delivered_at: event.deliveredAt === null ? null : iso(event.deliveredAt),
+    delivered_at: isoOrNull(event.deliveredAt),
     attempts: attempts.map((a) => ({
       number: a.number,
       trigger: a.trigger,
@@ -93,7 +91,7 @@ export async function listWebhookEvents(deps: DomainDeps, caller: Caller, query:
 
 /** One event of the account with its attempts; another account's is "not found", as the jobs are. */
 export async function getWebhookEvent(deps: DomainDeps, caller: Caller, id: string): Promise<WebhookEventResource> {
-  const event = EVENT_ID.test(id) ? await deps.store.outbox.getEvent(id) : null;
+  const event = isEventId(id) ? await deps.store.outbox.getEvent(id) : null;
   if (!event || event.accountId !== caller.account.id) throw notFound('webhook event', id);
   const [resource] = await withAttempts(deps, [event], caller.account.clockOffsetMs);
   return resource!;
@@ -105,7 +103,7 @@ export async function getWebhookEvent(deps: DomainDeps, caller: Caller, id: stri
  * check and the change one step, so of two replays at once one is refused. Costs no credits.
  */
 export async function replayWebhookEvent(deps: DomainDeps, caller: Caller, id: string): Promise<WebhookEventResource> {
-  if (!EVENT_ID.test(id)) throw notFound('webhook event', id);
+  if (!isEventId(id)) throw notFound('webhook event', id);
   const outcome = await deps.store.outbox.requestReplay(caller.account.id, id, deps.clock.now());
   if (!outcome.ok && outcome.reason === 'not_found') throw notFound('webhook event', id);
   if (!outcome.ok) {

@@ -35,15 +35,15 @@ function triggersFailure(job: Job): boolean {
   return text.includes(SANDBOX_FAILURE_MARKER);
 }
 
-/** Bytes of rendered previews kept (a preview is about 15 KB). */
-const KEPT_PREVIEW_BYTES = 16_000_000;
+/** Rendered previews kept: about 15 KB each, some 12 MB in all. */
+const KEPT_PREVIEWS = 800;
 
 export function createBuiltinEngine(options: BuiltinEngineOptions): GenerationEngine {
   let video: Buffer | null = null;
   const portraits = createPortraits();
   // The same inputs always give the same portrait, so one made is kept; a render in
   // progress is shared by the requests that ask for it meanwhile.
-  const previews = new LRUCache<string, Promise<Buffer>>({ maxSize: KEPT_PREVIEW_BYTES, sizeCalculation: () => 20_000 });
+  const previews = new LRUCache<string, Promise<Buffer>>({ max: KEPT_PREVIEWS });
   const preview = (job: Job): Promise<Buffer> => {
     let png = previews.get(job.id);
     if (!png) {

@@ -57,5 +57,24 @@ export function transaction<T>(db: Db, work: () => T): T {
   }
 }
 
+/** A condition of a page: an expression that must equal a value; skipped when the value is undefined (a filter not asked for). */
+export type PageCondition = readonly [expression: string, value: string | number | undefined];
+
+/**
+ * One page of `table`'s rows where every condition holds, newest first (created_at, then
+ * id, both descending), starting after `after`: the order every list pages in, so that a
+ * cursor of the last row's time and ID is exact while rows are added.
+ */
+export function newestFirstPage(db: Db, table: string, conditions: readonly PageCondition[], after: { createdAt: number; id: string } | undefined, limit: number): Row[] {
+  const asked = conditions.filter((c): c is readonly [string, string | number] => c[1] !== undefined);
+  const where = asked.map(([expression]) => `${expression} = ?`);
+  const values = asked.map(([, value]) => value);
+  if (after) {
+    where.push('(created_at, id) < (?, ?)');
+    values.push(after.createdAt, after.id);
+  }
+  return db.prepare(`SELECT * FROM ${table} WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`).all(...values, limit) as Row[];
+}
+
 export const json = <T>(value: unknown): T => JSON.parse(String(value)) as T;
 export const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));

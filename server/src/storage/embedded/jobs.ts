@@ -1,6 +1,6 @@
 import type { CreditBalance, OutboxEvent } from '../../domain/model.ts';
 import type { Completion, JobStore, ReserveOutcome } from '../../domain/ports.ts';
-import { transaction, type Db } from './database.ts';
+import { newestFirstPage, transaction, type Db, type PageCondition } from './database.ts';
 import { rowToIdempotentRequest, rowToJob, type Row } from '../rows.ts';
 
 export function insertEvent(db: Db, e: OutboxEvent): void {
@@ -55,22 +55,8 @@ export function embeddedJobs(db: Db): JobStore {
     },
 
     async listJobs({ accountId, kind, limit, after, status, avatarId }) {
-      const where = ['account_id = ?', 'kind = ?'];
-      const values: (string | number)[] = [accountId, kind];
-      if (after) {
-        where.push('(created_at, id) < (?, ?)');
-        values.push(after.createdAt, after.id);
-      }
-      if (status) {
-        where.push('status = ?');
-        values.push(status);
-      }
-      if (avatarId) {
-        where.push("json_extract(input, '$.avatar_id') = ?");
-        values.push(avatarId);
-      }
-      const rows = db.prepare(`SELECT * FROM jobs WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`).all(...values, limit) as Row[];
-      return rows.map(rowToJob);
+      const conditions: PageCondition[] = [['account_id', accountId], ['kind', kind], ['status', status], ["json_extract(input, '$.avatar_id')", avatarId]];
+      return newestFirstPage(db, 'jobs', conditions, after, limit).map(rowToJob);
     },
 
     async findIdempotentRequest(accountId, key, now) {

@@ -1,7 +1,7 @@
 import { HEAD_SCAN, fullDestinations, headScanFellShort, pickFairly, type DestinationHealth, type DestinationLoad } from '../../domain/webhookDestinations.ts';
 import type { AttemptLog } from '../../domain/model.ts';
 import type { WebhookOutbox } from '../../domain/ports.ts';
-import { numOrNull, transaction, type Db } from './database.ts';
+import { newestFirstPage, numOrNull, transaction, type Db, type PageCondition } from './database.ts';
 import { rowsToAttempts, rowToEvent, type Row } from '../rows.ts';
 
 export function embeddedOutbox(db: Db): WebhookOutbox {
@@ -127,22 +127,8 @@ export function embeddedOutbox(db: Db): WebhookOutbox {
       return row ? rowToEvent(row) : null;
     },
     async listEvents({ accountId, limit, after, jobId, status }) {
-      const where = ['account_id = ?'];
-      const values: (string | number)[] = [accountId];
-      if (after) {
-        where.push('(created_at, id) < (?, ?)');
-        values.push(after.createdAt, after.id);
-      }
-      if (jobId) {
-        where.push('job_id = ?');
-        values.push(jobId);
-      }
-      if (status) {
-        where.push('status = ?');
-        values.push(status);
-      }
-      const rows = db.prepare(`SELECT * FROM webhook_events WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`).all(...values, limit) as Row[];
-      return rows.map(rowToEvent);
+      const conditions: PageCondition[] = [['account_id', accountId], ['job_id', jobId], ['status', status]];
+      return newestFirstPage(db, 'webhook_events', conditions, after, limit).map(rowToEvent);
     },
     async attemptsOf(eventIds) {
       if (eventIds.length === 0) return [];

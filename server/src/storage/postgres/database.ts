@@ -107,5 +107,30 @@ export async function migrate(pool: pg.Pool): Promise<number[]> {
   });
 }
 
+/** A condition of a page: an expression that must equal a value; skipped when the value is undefined (a filter not asked for). */
+export type PageCondition = readonly [expression: string, value: unknown];
+
+/**
+ * One page of `table`'s rows where every condition holds, newest first (created_at, then
+ * id, both descending), starting after `after`: the order every list pages in, so that a
+ * cursor of the last row's time and ID is exact while rows are added. The row comparison
+ * is what an index (account_id, ..., created_at DESC, id DESC) serves.
+ */
+export async function newestFirstPage(
+  pool: pg.Pool,
+  table: string,
+  columns: string,
+  conditions: readonly PageCondition[],
+  after: { createdAt: number; id: string } | undefined,
+  limit: number,
+): Promise<Row[]> {
+  const values: unknown[] = [];
+  const param = (value: unknown) => `$${values.push(value)}`;
+  const where = conditions.filter(([, value]) => value !== undefined).map(([expression, value]) => `${expression} = ${param(value)}`);
+  if (after) where.push(`(created_at, id) < (${param(after.createdAt)}, ${param(after.id)})`);
+  const r = await guarded(() => pool.query(`SELECT ${columns} FROM ${table} WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${param(limit)}`, values));
+  return r.rows;
+}
+
 export const num = (v: unknown): number => Number(v);
 export const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));

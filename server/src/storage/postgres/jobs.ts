@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { CreditBalance, OutboxEvent } from '../../domain/model.ts';
 import type { JobStore, ReserveOutcome } from '../../domain/ports.ts';
-import { guarded, num, transaction } from './database.ts';
+import { guarded, newestFirstPage, num, transaction, type PageCondition } from './database.ts';
 import { rowToIdempotentRequest, rowToJob, type Row } from '../rows.ts';
 
 const BALANCE = `
@@ -94,15 +94,8 @@ export function postgresJobs(pool: pg.Pool): JobStore {
     },
 
     async listJobs({ accountId, kind, limit, after, status, avatarId }) {
-      const where = ['account_id = $1', 'kind = $2'];
-      const values: unknown[] = [accountId, kind];
-      const param = (value: unknown) => `$${values.push(value)}`;
-      // A row comparison, which the index (account_id, kind, created_at DESC, id DESC) serves.
-      if (after) where.push(`(created_at, id) < (${param(after.createdAt)}, ${param(after.id)})`);
-      if (status) where.push(`status = ${param(status)}`);
-      if (avatarId) where.push(`input->>'avatar_id' = ${param(avatarId)}`);
-      const r = await q(`SELECT ${JOB_COLUMNS} FROM jobs WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${param(limit)}`, values);
-      return r.rows.map(rowToJob);
+      const conditions: PageCondition[] = [['account_id', accountId], ['kind', kind], ['status', status], ["input->>'avatar_id'", avatarId]];
+      return (await newestFirstPage(pool, 'jobs', JOB_COLUMNS, conditions, after, limit)).map(rowToJob);
     },
 
     async findIdempotentRequest(accountId, key, now) {

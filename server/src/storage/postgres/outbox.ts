@@ -3,7 +3,7 @@ import { HEAD_SCAN, fullDestinations, headScanFellShort, pickFairly, type Destin
 import type { AttemptLog } from '../../domain/model.ts';
 import type { WebhookOutbox } from '../../domain/ports.ts';
 import { rowsToAttempts, rowToEvent } from '../rows.ts';
-import { guarded, num, numOrNull, transaction, type Row } from './database.ts';
+import { guarded, newestFirstPage, num, numOrNull, transaction, type PageCondition, type Row } from './database.ts';
 
 type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
 
@@ -174,15 +174,8 @@ export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
       return r.rows[0] ? rowToEvent(r.rows[0]) : null;
     },
     async listEvents({ accountId, limit, after, jobId, status }) {
-      const where = ['account_id = $1'];
-      const values: unknown[] = [accountId];
-      const param = (value: unknown) => `$${values.push(value)}`;
-      // A row comparison, which the index (account_id, created_at DESC, id DESC) serves.
-      if (after) where.push(`(created_at, id) < (${param(after.createdAt)}, ${param(after.id)})`);
-      if (jobId) where.push(`job_id = ${param(jobId)}`);
-      if (status) where.push(`status = ${param(status)}`);
-      const r = await q(`SELECT * FROM webhook_events WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${param(limit)}`, values);
-      return r.rows.map(rowToEvent);
+      const conditions: PageCondition[] = [['account_id', accountId], ['job_id', jobId], ['status', status]];
+      return (await newestFirstPage(pool, 'webhook_events', '*', conditions, after, limit)).map(rowToEvent);
     },
     async attemptsOf(eventIds) {
       if (eventIds.length === 0) return [];
