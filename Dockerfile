@@ -17,4 +17,4 @@ VOLUME /data
 EXPOSE 3000
 USER node
 # The young generation's size, as `npm start` sets it (README, "Capacity, on paper").
-CMD ["node", "--max-semi-space-size=16", "server/src/main.ts"]
+CMD ["node", "--max-semi-space-size=16", "--max-old-space-size=256", "server/src/main.ts"]

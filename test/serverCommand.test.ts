@@ -9,8 +9,8 @@ const ROOT = resolve(import.meta.dirname, '..');
 const start = String(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start).split(/\s+/);
 
 describe('the server command', () => {
-  it('sizes the young generation on purpose', () => {
-    expect(start).toEqual(['node', '--max-semi-space-size=16', 'server/src/main.ts']);
+  it('sizes the young generation and the heap limit on purpose', () => {
+    expect(start).toEqual(['node', '--max-semi-space-size=16', '--max-old-space-size=256', 'server/src/main.ts']);
   });
 
   it('is the container\'s command too', () => {

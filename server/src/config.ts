@@ -1,6 +1,7 @@
 // Typed, validated configuration. main.ts and admin.ts are the only readers of the
 // environment; everything else receives a Config.
 import { resolve } from 'node:path';
+import { getHeapStatistics } from 'node:v8';
 import type { ServiceMode } from './domain/webhookUrl.ts';
 
 /** Which halves of the service a process runs: the HTTP API, the workers, or both. */
@@ -54,7 +55,17 @@ function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: r
   return raw as T;
 }
 
-export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config {
+/** This process's V8 heap limit in megabytes (`npm start` sets it with --max-old-space-size). */
+const heapLimitMb = () => Math.floor(getHeapStatistics().heap_size_limit / 1_000_000);
+
+/**
+ * The share of the heap limit the kept answers may take: the rest is for what a process
+ * holds anyway (key records, the limiter's counters, the compiled contract) and for the
+ * garbage between two collections.
+ */
+const READ_CACHE_HEAP_SHARE = 4;
+
+export function loadConfig(env: Env = process.env, cwd = process.cwd(), heapMb = heapLimitMb()): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST || '127.0.0.1';
   const publicBaseUrl = (env.PUBLIC_BASE_URL || `http://localhost:${port}`).replace(/\/+$/, '');
@@ -110,8 +121,19 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     },
     http: httpLimits(env),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
-    readCacheMb: int(env, 'READ_CACHE_MB', 4, 0, 4096),
+    readCacheMb: readCacheMb(env, heapMb),
   };
+}
+
+function readCacheMb(env: Env, heapMb: number): number {
+  const mb = int(env, 'READ_CACHE_MB', 4, 0, 4096);
+  const most = Math.floor(heapMb / READ_CACHE_HEAP_SHARE);
+  if (mb > most) {
+    throw new ConfigError(
+      `READ_CACHE_MB (${mb}) must be at most a quarter of this process's heap limit (${heapMb} MB, so ${most}): lower it, or raise the limit with node --max-old-space-size`,
+    );
+  }
+  return mb;
 }
 
 function httpLimits(env: Env): Config['http'] {

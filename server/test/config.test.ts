@@ -22,6 +22,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig(env)).toThrow(message);
   });
 
+  it('keeps the answers kept within a quarter of the heap limit the process runs with', () => {
+    expect(loadConfig({ READ_CACHE_MB: '76' }, '/srv/app', 304).readCacheMb).toBe(76);
+    expect(() => loadConfig({ READ_CACHE_MB: '77' }, '/srv/app', 304)).toThrow(
+      /READ_CACHE_MB \(77\) must be at most a quarter of this process's heap limit \(304 MB, so 76\).*--max-old-space-size/,
+    );
+  });
+
   it('names the workers of a process that has them, and none for an API-only one', () => {
     const scaled = { DATABASE_URL: 'postgres://db/x', REDIS_URL: 'redis://cache', PUBLIC_BASE_URL: 'https://api.example.com' };
 

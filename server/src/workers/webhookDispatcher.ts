@@ -63,7 +63,10 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
         return;
       }
       for (const event of due) track(event, accounts.get(event.accountId) ?? null);
-      if (due.length === room) pump.wake(); // there may be more: one more pass
+      if (due.length === room) {
+        pump.wake(); // there may be more: one more pass, which also looks for later ones
+        return;
+      }
       // Events due now but not claimed (held by an attempt, or waiting for their
       // destination's room) are not waited on: that would be a busy loop. A settled
       // attempt wakes the pump instead; the timer is for retries scheduled for later.

@@ -45,11 +45,13 @@ export function createPool(url: string): pg.Pool {
 }
 
 /** BEGIN ... COMMIT on one client; ROLLBACK when `work` throws or returns `rollback`. */
-export async function transaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function transaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>, lock?: string): Promise<T> {
   return guarded(async () => {
     const client = await pool.connect();
     try {
-      await client.query('BEGIN');
+      // A lock statement (no parameters) goes with BEGIN in one round trip: the simple
+      // query protocol runs both, in order, before the transaction's first read.
+      await client.query(lock ? `BEGIN; ${lock}` : 'BEGIN');
       const result = await work(client);
       await client.query('COMMIT');
       return result;

@@ -69,10 +69,10 @@ export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
 
   return {
     async claimDueEvents(now, limit, leaseUntil, fairness) {
+      // Counting the attempts in flight and leasing more must not interleave between
+      // senders, or two of them could each fill the same destination's last slot: the
+      // transaction takes the claim lock as it begins.
       return transaction(pool, async (client) => {
-        // Counting the attempts in flight and leasing more must not interleave between
-        // senders, or two of them could each fill the same destination's last slot.
-        await client.query(CLAIM_LOCK);
         const load = await loadDestinations(client, now);
         const full = fullDestinations(load, fairness);
         let picked: { id: string; destination: string }[] = [];
@@ -114,7 +114,7 @@ export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
         if (picked.length === 0) return [];
         const leased = await client.query('UPDATE webhook_events SET lease_until = $1 WHERE id = ANY($2::text[]) RETURNING *', [leaseUntil, picked.map((e) => e.id)]);
         return leased.rows.map(rowToEvent).sort((a, b) => a.nextAttemptAt - b.nextAttemptAt);
-      });
+      }, CLAIM_LOCK);
     },
     async markDelivered(deliveries) {
       if (deliveries.length === 0) return;
