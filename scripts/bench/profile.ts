@@ -44,8 +44,8 @@ const MODULES = String.raw`/node_modules/`;
 
 /** The server's layers, most specific first. */
 export const SERVER_CATEGORIES: readonly Category[] = [
-  // The dispatcher's store calls first: getAccount lives with the key lookups but only the dispatcher calls it.
-  { name: 'webhook dispatcher (claim, sign, record)', url: new RegExp(`${SERVER}(workers/webhookDispatcher|storage/(embedded|postgres)/outbox)\\.ts|/contract/webhookSignature\\.ts`), fn: /^(getAccount|claimDueEvents|markDelivered|scheduleRetry|markFailed|nextDueAfter|countPending)$/ },
+  // The dispatcher's store calls first: a whole call counts for it, whichever module its closures live in.
+  { name: 'webhook dispatcher (claim, sign, record)', url: new RegExp(`${SERVER}(workers/webhookDispatcher|storage/(embedded|postgres)/outbox)\\.ts|/contract/webhookSignature\\.ts`), fn: /^(claimDueEvents|markDelivered|scheduleRetry|markFailed|nextDueAfter|countPending)$/ },
   { name: 'rate limiter (count per request)', url: new RegExp(`${SERVER}(storage/(embedded|redis)/rateLimits|http/admit|domain/(admission|rateLimits))\\.ts`) },
   { name: 'auth (key hash + key lookup)', url: new RegExp(`${SERVER}(domain/keys|storage/(embedded|postgres)/accounts)\\.ts`) },
   { name: 'job runner (claim, finish)', url: new RegExp(`${SERVER}(workers/jobRunner|domain/completion|domain/events|engine/\\w+)\\.ts`), fn: /^(claimJob|completeJob|renewLease|releaseLease|countActiveJobs)$/ },

@@ -139,6 +139,14 @@ export interface OutboxEvent {
   replay: boolean;
 }
 
+/**
+ * An event leased for an attempt, with what signing it needs from its account, read in
+ * the same step as the claim; `sender` is null once the account no longer exists.
+ */
+export interface ClaimedEvent extends OutboxEvent {
+  sender: Pick<Account, 'signingSecret' | 'clockOffsetMs'> | null;
+}
+
 /** Why an attempt was made: the schedule (the first attempt and its retries), or a replay asked for. */
 export type AttemptTrigger = 'scheduled' | 'replay';
 

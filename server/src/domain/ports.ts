@@ -7,6 +7,7 @@ import type {
   ApiKey,
   AttemptLog,
   Bucket,
+  ClaimedEvent,
   CreditBalance,
   Job,
   JobError,
@@ -66,8 +67,6 @@ export interface KeyRecord {
 export interface AccountStore {
   createAccount(account: NewAccount): Promise<void>;
   getAccount(id: string): Promise<Account | null>;
-  /** The accounts of these IDs that exist, in one read. */
-  getAccounts(ids: readonly string[]): Promise<Map<string, Account>>;
   listAccounts(): Promise<Account[]>;
   countAccounts(): Promise<number>;
   /** False, creating nothing, for a live key of an account whose sandbox clock has moved. */
@@ -211,7 +210,7 @@ export interface WebhookOutbox {
    * and never more per destination than `fairness` allows counting the attempts already
    * in flight on every sender (atomic against concurrent claims).
    */
-  claimDueEvents(now: number, limit: number, leaseUntil: number, fairness: DeliveryFairness): Promise<OutboxEvent[]>;
+  claimDueEvents(now: number, limit: number, leaseUntil: number, fairness: DeliveryFairness): Promise<ClaimedEvent[]>;
   /**
    * Records the deliveries and their attempts in the log, in one step, and clears their
    * destinations' failures in a row.

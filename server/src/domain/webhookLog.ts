@@ -67,11 +67,16 @@ function toResource(event: OutboxEvent, attempts: readonly LoggedAttempt[], cloc
   };
 }
 
-/** The events with their attempts, read in one query for all of them. */
+/**
+ * The events with their attempts, read in one query for all of them. An attempt may be
+ * recorded between the two reads; attempts are only ever appended, each in the same step
+ * as the event's count, so an event's first `attempts` are the ones it had when read and
+ * the answer is the state of one moment, not a pending event with its retry's outcome.
+ */
 async function withAttempts(deps: DomainDeps, events: readonly OutboxEvent[], clockOffsetMs: number): Promise<WebhookEventResource[]> {
   const attempts = await deps.store.outbox.attemptsOf(events.map((e) => e.id));
   const byEvent = Map.groupBy(attempts, (a) => a.eventId);
-  return events.map((event) => toResource(event, byEvent.get(event.id) ?? [], clockOffsetMs));
+  return events.map((event) => toResource(event, (byEvent.get(event.id) ?? []).slice(0, event.attempts), clockOffsetMs));
 }
 
 /** The account's events, newest first, a page at a time, as the other lists page (ND-LISTS). */

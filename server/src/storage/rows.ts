@@ -1,7 +1,7 @@
 // Database rows to domain records, for both adapters. SQLite hands JSON columns back
 // as text and booleans as 0/1; PostgreSQL as parsed JSON and booleans: the readers
 // below accept either, so the mapping is written once.
-import type { AttemptTrigger, Job, LoggedAttempt, OutboxEvent } from '../domain/model.ts';
+import type { AttemptTrigger, ClaimedEvent, Job, LoggedAttempt, OutboxEvent } from '../domain/model.ts';
 import type { IdempotentRequest } from '../domain/ports.ts';
 
 export type Row = Record<string, unknown>;
@@ -49,6 +49,12 @@ export function rowToEvent(row: Row): OutboxEvent {
     deliveredAt: numOrNull(row.delivered_at),
     replay: row.replay === true || Number(row.replay) === 1,
   };
+}
+
+/** A claimed event's row, joined to its account's `signing_secret` and `clock_offset_ms` (null when the account is gone). */
+export function rowToClaimed(row: Row): ClaimedEvent {
+  const sender = row.signing_secret === null || row.signing_secret === undefined ? null : { signingSecret: String(row.signing_secret), clockOffsetMs: num(row.clock_offset_ms ?? 0) };
+  return { ...rowToEvent(row), sender };
 }
 
 /** The attempts of events as both stores keep them, in the order they were recorded: an attempt's number is its place among its event's. */

@@ -11,7 +11,7 @@ import {
   signWebhook,
 } from '../../../contract/webhookSignature.ts';
 import type { Clock } from '../domain/clock.ts';
-import type { Account, AttemptLog, OutboxEvent } from '../domain/model.ts';
+import type { AttemptLog, ClaimedEvent, OutboxEvent } from '../domain/model.ts';
 import { destinationHealth, type DeliveryFairness, type DestinationHealth } from '../domain/webhookDestinations.ts';
 import { retryDelayMs } from '../domain/webhookSchedule.ts';
 import type { ServiceMode } from '../domain/webhookUrl.ts';
@@ -52,17 +52,9 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
       if (room <= 0) return;
       const now = clock.now();
       // The lease outlives one attempt, so a second dispatcher never sends it at the same time.
+      // Each event comes with its account's signing secret, read in the claim itself.
       const due = await store.outbox.claimDueEvents(now, room, now + options.timeoutMs * 2 + 5000, fairness);
-      // Each account's signing secret, read once for all its events of this claim.
-      let accounts: Map<string, Account>;
-      try {
-        accounts = due.length > 0 ? await store.accounts.getAccounts([...new Set(due.map((e) => e.accountId))]) : new Map();
-      } catch (error) {
-        // Nothing is lost: the claimed events are sent again when their lease runs out.
-        log.warn({ err: error, claimed: due.length }, 'could not read the signing secrets of claimed webhook events; they are sent when their lease runs out');
-        return;
-      }
-      for (const event of due) track(event, accounts.get(event.accountId) ?? null);
+      for (const event of due) track(event);
       if (due.length === room) {
         pump.wake(); // there may be more: one more pass, which also looks for later ones
         return;
@@ -81,7 +73,8 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
   let dueTimer: NodeJS.Timeout | undefined;
   let dueAt = Number.POSITIVE_INFINITY;
 
-  async function attempt(event: OutboxEvent, account: Account | null): Promise<void> {
+  async function attempt(event: ClaimedEvent): Promise<void> {
+    const account = event.sender;
     const attempts = event.attempts + 1;
     const startedAt = clock.now();
     // Signed now, for this attempt: every retry and every replay carries its own timestamp.
@@ -147,8 +140,8 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
     }
   }
 
-  function track(event: OutboxEvent, account: Account | null): void {
-    const p: Promise<void> = attempt(event, account)
+  function track(event: ClaimedEvent): void {
+    const p: Promise<void> = attempt(event)
       .catch((error) => log.error({ err: error, eventId: event.id }, 'webhook bookkeeping failed; the event lease will expire and it will be retried'))
       .finally(() => {
         inFlight.delete(p);

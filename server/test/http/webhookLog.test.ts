@@ -116,6 +116,31 @@ describe('the delivery log', () => {
     expect(later.body.attempts).toHaveLength(3);
   });
 
+  it('when an attempt is recorded between reading an event and its attempts, then the answer is the event as it was read', async () => {
+    const { svc, receiver } = await setup();
+    const { api_key: key } = await svc.account({ plan: GENEROUS_PLAN });
+    receiver.script = () => ({ status: 500 });
+    await svc.request('POST', '/v1/avatars', { key, json: promptAvatar({ webhook_url: `${receiver.url}/hook` }) });
+    const eventId = (await receiver.waitFor(1))[0]!.body.id as string;
+    const event = () => svc.request('GET', `/v1/webhook-events/${eventId}`, { key });
+    await eventually(event, (r) => r.body.attempts?.length === 1);
+    // The retry's outcome lands just after the event is read, before its attempts are.
+    const outbox = svc.store.outbox;
+    const getEvent = outbox.getEvent.bind(outbox);
+    outbox.getEvent = async (id) => {
+      const read = await getEvent(id);
+      outbox.getEvent = getEvent;
+      await outbox.markFailed(id, read!.attempts + 1, { trigger: 'scheduled', startedAt: read!.nextAttemptAt, durationMs: 1, statusCode: 500, error: 'status 500' }, 'unknown');
+      return read;
+    };
+
+    const racing = await event();
+    const after = await event();
+
+    expect(racing.body).toMatchObject({ status: 'pending', attempts: [expect.objectContaining({ number: 1 })] });
+    expect(after.body).toMatchObject({ status: 'failed', attempts: [expect.objectContaining({ number: 1 }), expect.objectContaining({ number: 2 })] });
+  });
+
   it('when the receiver cannot be reached, then the attempt is logged with no status and the reason', async () => {
     const { svc, receiver } = await setup();
     const { api_key: key } = await svc.account({ plan: GENEROUS_PLAN });

@@ -186,6 +186,15 @@ describe('fair claims across destinations', () => {
     expect(second).toEqual([]);
   });
 
+  it("hands each claimed event over with its account's signing secret and clock", async () => {
+    await pendingEvents('a', 'https://a.example/hook', 2, 1000);
+    const [account] = await store.accounts.listAccounts();
+
+    const claimed = await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR);
+
+    expect(claimed.map((e) => e.sender)).toEqual([1, 2].map(() => ({ signingSecret: account!.signingSecret, clockOffsetMs: account!.clockOffsetMs })));
+  });
+
   it('counts the attempts in flight of every sender, also when claims race', async () => {
     await pendingEvents('a', 'https://a.example/hook', 8, 1000);
 

@@ -49,15 +49,6 @@ export function embeddedAccounts(db: Db, versions: AccountVersions): AccountStor
       const row = db.prepare('SELECT * FROM accounts WHERE id = ?').get(id) as Row | undefined;
       return row ? toAccount(row) : null;
     },
-    async getAccounts(ids) {
-      const byId = db.prepare('SELECT * FROM accounts WHERE id = ?');
-      const found = new Map<string, Account>();
-      for (const id of ids) {
-        const row = byId.get(id) as Row | undefined;
-        if (row) found.set(id, toAccount(row));
-      }
-      return found;
-    },
     async listAccounts() {
       return (db.prepare('SELECT * FROM accounts ORDER BY created_at').all() as Row[]).map(toAccount);
     },

@@ -2,7 +2,7 @@ import { HEAD_SCAN, fullDestinations, headScanFellShort, pickFairly, type Destin
 import type { AttemptLog } from '../../domain/model.ts';
 import type { WebhookOutbox } from '../../domain/ports.ts';
 import { newestFirstPage, numOrNull, transaction, type Db, type PageCondition } from './database.ts';
-import { rowsToAttempts, rowToEvent, type Row } from '../rows.ts';
+import { rowsToAttempts, rowToClaimed, rowToEvent, type Row } from '../rows.ts';
 
 export function embeddedOutbox(db: Db): WebhookOutbox {
   // Through the index of leases: the attempts in flight are few, the pending events many
@@ -26,7 +26,11 @@ export function embeddedOutbox(db: Db): WebhookOutbox {
     SELECT id, destination, next_attempt_at AS at FROM webhook_events
     WHERE status = 'pending' AND destination = ? AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until < ?)
     ORDER BY next_attempt_at LIMIT ?`);
-  const byIds = db.prepare('SELECT * FROM webhook_events WHERE id IN (SELECT value FROM json_each(?)) ORDER BY next_attempt_at');
+  // Claimed events with their accounts' signing secrets and clocks: the sender needs no other read.
+  const claimedByIds = db.prepare(
+    `SELECT e.*, a.signing_secret, a.clock_offset_ms FROM webhook_events e LEFT JOIN accounts a ON a.id = e.account_id
+     WHERE e.id IN (SELECT value FROM json_each(?)) ORDER BY e.next_attempt_at`,
+  );
   const nextAfter = db.prepare(`SELECT MIN(next_attempt_at) AS at FROM webhook_events WHERE status = 'pending' AND next_attempt_at > ?`);
   const lease = db.prepare('UPDATE webhook_events SET lease_until = ? WHERE id = ?');
   const failed = db.prepare(`
@@ -91,7 +95,7 @@ export function embeddedOutbox(db: Db): WebhookOutbox {
           picked = pickFairly(heads, known, fairness, limit);
         }
         for (const { id } of picked) lease.run(leaseUntil, id);
-        return picked.length === 0 ? [] : (byIds.all(JSON.stringify(picked.map((e) => e.id))) as Row[]).map(rowToEvent);
+        return picked.length === 0 ? [] : (claimedByIds.all(JSON.stringify(picked.map((e) => e.id))) as Row[]).map(rowToClaimed);
       });
     },
     async markDelivered(deliveries) {

@@ -21,7 +21,7 @@ const ACCOUNT_COLUMNS = 'id, name, monthly_credits, plan, signing_secret, create
 
 export function postgresAccounts(pool: pg.Pool, versions: AccountVersions): AccountStore {
   const q = (text: string, values: unknown[] = []) => guarded(() => pool.query(text, values));
-  /** Prepared once per connection: the reads every request or every webhook claim makes. */
+  /** Prepared once per connection: the reads every request makes. */
   const named = (name: string, text: string, values: unknown[]) => guarded(() => pool.query({ name, text, values }));
   const changed = (r: pg.QueryResult) => (r.rowCount ?? 0) > 0;
   const keyRow = async (hash: string) =>
@@ -44,10 +44,6 @@ export function postgresAccounts(pool: pg.Pool, versions: AccountVersions): Acco
     async getAccount(id) {
       const r = await q('SELECT * FROM accounts WHERE id = $1', [id]);
       return r.rows[0] ? toAccount(r.rows[0]) : null;
-    },
-    async getAccounts(ids) {
-      const r = await named('accounts-by-id', `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ANY($1::text[])`, [[...ids]]);
-      return new Map(r.rows.map((row) => [String(row.id), toAccount(row)]));
     },
     async listAccounts() {
       return (await q('SELECT * FROM accounts ORDER BY created_at')).rows.map((row) => toAccount(row));

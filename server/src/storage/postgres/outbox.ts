@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { HEAD_SCAN, fullDestinations, headScanFellShort, pickFairly, type DestinationHealth, type DestinationLoad } from '../../domain/webhookDestinations.ts';
 import type { AttemptLog } from '../../domain/model.ts';
 import type { WebhookOutbox } from '../../domain/ports.ts';
-import { rowsToAttempts, rowToEvent } from '../rows.ts';
+import { rowsToAttempts, rowToClaimed, rowToEvent } from '../rows.ts';
 import { guarded, newestFirstPage, num, numOrNull, transaction, type PageCondition, type Row } from './database.ts';
 
 type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
@@ -112,8 +112,14 @@ export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
           picked = pickFairly(candidates(heads.rows, load), load, fairness, limit);
         }
         if (picked.length === 0) return [];
-        const leased = await client.query('UPDATE webhook_events SET lease_until = $1 WHERE id = ANY($2::text[]) RETURNING *', [leaseUntil, picked.map((e) => e.id)]);
-        return leased.rows.map(rowToEvent).sort((a, b) => a.nextAttemptAt - b.nextAttemptAt);
+        // Leased with their accounts' signing secrets and clocks: the sender needs no other read.
+        const leased = await client.query(
+          `WITH leased AS (UPDATE webhook_events SET lease_until = $1 WHERE id = ANY($2::text[]) RETURNING *)
+           SELECT l.*, a.signing_secret, a.clock_offset_ms FROM leased l LEFT JOIN accounts a ON a.id = l.account_id
+           ORDER BY l.next_attempt_at`,
+          [leaseUntil, picked.map((e) => e.id)],
+        );
+        return leased.rows.map(rowToClaimed);
       }, CLAIM_LOCK);
     },
     async markDelivered(deliveries) {
