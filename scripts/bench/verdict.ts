@@ -396,7 +396,7 @@ function webhookWhy(report: BenchReport, kind: StoreKind): string {
     );
   }
   parts.push(
-    `The dispatcher claims the due events that fit its free attempt slots in one write transaction, reads their accounts' signing secrets in one query, signs each with HMAC-SHA256, ` +
+    `The dispatcher claims the due events that fit its free attempt slots in one write transaction that also reads their accounts' signing secrets, signs each with HMAC-SHA256, ` +
       `POSTs on a connection kept alive per receiver, and records the deliveries that ended together in one write; at most WEBHOOK_CONCURRENCY=${settings.WEBHOOK_CONCURRENCY ?? '?'} are in flight, ` +
       `WEBHOOK_DESTINATION_CONCURRENCY=${settings.WEBHOOK_DESTINATION_CONCURRENCY ?? '?'} of them to one receiver (fair delivery across receivers; this benchmark spreads the backlog over ${report.drain?.destinations ?? 1}).`,
   );
