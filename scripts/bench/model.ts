@@ -219,6 +219,8 @@ export interface ConformanceSection {
   slowest?: { id: string; seconds: number; outcome: string }[];
   /** How the checks that need the sandbox clock ended in the timed run. */
   clockChecks?: { id: string; outcome: string }[];
+  /** The checks the timed run failed, with their messages. */
+  failed?: { id: string; message: string }[];
   /** The same core run with the clock turned off (windows waited out in real time). */
   withoutClock?: { wallSeconds?: number; verdict?: string; startSecondOfMinute?: number; reason?: string; failed?: { id: string; message: string }[] };
   server: Record<string, string>;

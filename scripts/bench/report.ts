@@ -3,6 +3,7 @@ import type { BenchReport, ReadTarget } from './model.ts';
 import { PART_TITLES } from './options.ts';
 import { formatInt, formatNumber, formatPercent, formatRatio, MB } from './stats.ts';
 import { STORE_LABEL } from './stores.ts';
+import { mediaSection } from './mediaReport.ts';
 import { barChart, type Bar } from './svg.ts';
 import { cpuMicrosPerRequest, topShares } from './verdict.ts';
 
@@ -349,6 +350,7 @@ function conformanceSection(report: BenchReport): string[] {
     if (conf.status === 'measured') {
       out.push(`With the sandbox clock: wall time **${seconds(conf.wallSeconds)}**, verdict ${conf.verdict}, ${Object.entries(conf.counts ?? {}).map(([k, v]) => `${k} ${v}`).join(', ')}.`);
       if (conf.clockChecks?.length) out.push(`Checks that need the clock: ${conf.clockChecks.map((x) => `${x.id} ${x.outcome}`).join(', ')}.`);
+      if (conf.failed?.length) out.push(`Failed with the clock: ${conf.failed.map((f) => `${f.id} (${f.message})`).join('; ')}.`);
       const w = conf.withoutClock;
       if (w) out.push(w.wallSeconds !== undefined ? `Without the clock (\`--no-clock\`, windows waited out): ${seconds(w.wallSeconds)}, verdict ${w.verdict}.` : `Without the clock: not measured (${w.reason}).`);
       if (w?.failed?.length) out.push(`Failed without the clock: ${w.failed.map((f) => `${f.id} (${f.message})`).join('; ')}.`);
@@ -394,7 +396,7 @@ function reproduceSection(report: BenchReport): string[] {
   return out;
 }
 
-const SECTIONS = [headerSection, verdictSection, readPathSection, writePathSection, jobsSection, webhooksSection, growthSection, conformanceSection, partsAndNotesSection, reproduceSection];
+const SECTIONS = [headerSection, verdictSection, readPathSection, writePathSection, jobsSection, webhooksSection, growthSection, conformanceSection, mediaSection, partsAndNotesSection, reproduceSection];
 
 export function renderMarkdown(report: BenchReport): string {
   return SECTIONS.flatMap((section) => section(report)).join('\n');

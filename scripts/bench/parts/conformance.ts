@@ -38,6 +38,10 @@ async function loadRunner(): Promise<RunConformance | string> {
 /** The checks a run can make only with the server's sandbox clock. */
 const CLOCK_CHECKS = ['rate-limits.daily-windows', 'webhooks.retry-schedule', 'credits.monthly-quota'];
 
+/** What failed in a run, so that a failure seen once can be followed up. */
+const failedChecks = (report: RunnerReport) =>
+  report.results.filter((r) => r.outcome === 'failed').map((r) => ({ id: r.id, message: r.failure?.message?.slice(0, 300) ?? '' }));
+
 export async function conformancePhase(ctx: Context): Promise<ConformanceSection> {
   const serverEnv = { LOG_LEVEL: 'warn', SERVICE_MODE: 'sandbox' };
   const described = { store: 'embedded', engine: 'defaults (ENGINE_AVATAR_MS=1500, ENGINE_VIDEO_MS=3000)', plan: 'DEFAULT_PLAN (the contract limits)', ...serverEnv };
@@ -88,8 +92,7 @@ export async function conformancePhase(ctx: Context): Promise<ConformanceSection
               wallSeconds: withoutClock.wallSeconds,
               verdict: withoutClock.report.verdict,
               startSecondOfMinute: withoutClock.startSecondOfMinute,
-              // What failed, so that a failure seen once can be followed up.
-              failed: withoutClock.report.results.filter((r) => r.outcome === 'failed').map((r) => ({ id: r.id, message: r.failure?.message?.slice(0, 300) ?? '' })),
+              failed: failedChecks(withoutClock.report),
             };
       if (without.wallSeconds !== undefined) ctx.log(`conformance: ${without.verdict} in ${without.wallSeconds.toFixed(1)} s without the clock`);
       const slowest = [...report.results]
@@ -104,6 +107,7 @@ export async function conformancePhase(ctx: Context): Promise<ConformanceSection
         counts: report.counts,
         slowest,
         clockChecks: CLOCK_CHECKS.map((id) => ({ id, outcome: report.results.find((r) => r.id === id)?.outcome ?? 'absent' })),
+        failed: failedChecks(report),
         withoutClock: without,
         server: described,
       };

@@ -208,6 +208,26 @@ describe('verdict', () => {
   });
 });
 
+describe('the conformance target', () => {
+  const conformance = (verdict: string, failed: { id: string; message: string }[]) => {
+    const clockChecks = [{ id: 'webhooks.retry-schedule', outcome: 'passed' }];
+    const report = { ...fixedReport(), conformance: { status: 'measured' as const, wallSeconds: 20, verdict, clockChecks, failed, slowest: [], server: {} } };
+    return evaluate(report).find((r) => r.id === 'conformance-core')!;
+  };
+
+  it('is met by a passing run within the time', () => {
+    expect(conformance('pass', [])).toMatchObject({ met: true });
+  });
+
+  it('is missed by a failing run, however fast, and names the checks that failed', () => {
+    const row = conformance('fail', [{ id: 'jobs.video-ready', message: 'expected 200, got 500' }]);
+
+    expect(row.met).toBe(false);
+    expect(row.margin).toBeUndefined();
+    expect(row.why).toBe('The run did not pass: jobs.video-ready failed (expected 200, got 500).');
+  });
+});
+
 describe('report', () => {
   it('draws one bar per compared target, escaped, on a round axis', () => {
     const svg = barChart(
