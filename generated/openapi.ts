@@ -675,10 +675,26 @@ export interface components {
             /**
              * Format: uri
              * @description Where the finished MP4 can be downloaded; set when `status` is `ready`, `null` otherwise.
+             *     The reference server's sandbox engine makes H.264 video with AAC speech at 25 frames per
+             *     second: 720x1280 for `9:16`, 1280x720 for `16:9`, 720x720 for `1:1`. It shows the avatar's
+             *     portrait speaking, with the script as captions. The download needs no key and answers
+             *     byte ranges, as video players ask.
              */
             video_url: string | null;
-            /** @description Length of the finished video; `null` until `ready`. */
+            /**
+             * @description Length of the finished video, in seconds, as the file's own duration; `null` until `ready`.
+             *     The reference server's sandbox engine speaks 2.5 words a second: a video lasts the script's
+             *     words (what is between white space) divided by 2.5, rounded to a whole frame (1/25 s), and
+             *     at least 1 second.
+             */
             duration_seconds: number | null;
+            /**
+             * Format: uri
+             * @description Where the video's captions can be downloaded, as WebVTT (`text/vtt`): the script in
+             *     short cues, timed as the video speaks them. Set when `status` is `ready`, `null` otherwise.
+             *     Optional: an implementation without captions leaves it out.
+             */
+            captions_url?: string | null;
             /** Format: uri */
             webhook_url: string | null;
             /** @description Credits this job costs. */

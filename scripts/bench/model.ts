@@ -226,6 +226,42 @@ export interface ConformanceSection {
   server: Record<string, string>;
 }
 
+/** One file of the built-in engine made on its first download (parts/media.ts). */
+export interface MediaFile {
+  what: string;
+  /** The video's frame; null for the avatar's preview. */
+  aspectRatio: string | null;
+  /** The video's record's duration_seconds; null for the preview. */
+  durationSeconds: number | null;
+  bytes: number;
+  /** Wall time of the first download: the engine making the file. */
+  makeMs: number;
+  /** CPU the server used meanwhile, its encoder process included (seconds; 2 cores give at most 2 a second). */
+  cpuSeconds: number;
+  /** Wall time of the second download: the file kept. */
+  keptMs: number;
+  serverRssBeforeBytes: number;
+  serverPeakRssBytes: number;
+  /** Peak RSS (VmHWM) of the process that renders a video, and of the encoder it starts; null when the file needs none (the preview). */
+  renderPeakRssBytes: number | null;
+  encoderPeakRssBytes: number | null;
+  /** Reads of a record sent one after another while the file was made, and their latency. */
+  readsMeanwhile: number;
+  readP50Ms: number;
+  readMaxMs: number;
+}
+
+export interface MediaSection {
+  store: StoreKind;
+  /** Seconds of the video script measured (30). */
+  scriptSeconds: number;
+  /** The engine's waits by default (server/src/config.ts), to compare with what making the files costs. */
+  engineAvatarMsDefault: number;
+  engineVideoMsDefault: number;
+  serverRssAfterBytes: number;
+  files: MediaFile[];
+}
+
 export interface PartStatus {
   part: Part;
   status: 'measured' | 'not measured' | 'skipped' | 'failed';
@@ -265,6 +301,7 @@ export interface BenchReport {
   drain?: DrainSection;
   keys?: KeysSection;
   conformance?: ConformanceSection;
+  media?: MediaSection;
   verdict: VerdictRow[];
   notes: string[];
 }

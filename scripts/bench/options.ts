@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { ROOT } from './procs.ts';
 import type { StoreKind } from './stores.ts';
 
-export const PARTS = ['read', 'growth', 'write', 'jobs', 'webhooks', 'drain', 'keys', 'conformance'] as const;
+export const PARTS = ['read', 'growth', 'write', 'jobs', 'webhooks', 'drain', 'keys', 'conformance', 'media'] as const;
 export type Part = (typeof PARTS)[number];
 
 export const PART_TITLES: Record<Part, string> = {
@@ -17,6 +17,7 @@ export const PART_TITLES: Record<Part, string> = {
   drain: 'Growth: draining a backlog of queued webhooks',
   keys: 'Growth: memory with 10 and 100,000 active keys',
   conformance: 'Conformance runner, core profile',
+  media: "Media: making an avatar's preview and a 30-second video",
 };
 
 /** How big each measurement is. `quick` is a smoke run: every path runs, no figure is meant to be quoted. */

@@ -15,6 +15,7 @@ import { conformancePhase } from './parts/conformance.ts';
 import { DRAIN_DESTINATIONS, drainPhase } from './parts/drain.ts';
 import { jobsPhase } from './parts/jobs.ts';
 import { keysPhase } from './parts/keys.ts';
+import { mediaPhase } from './parts/media.ts';
 import { servePhase } from './parts/serve.ts';
 import { ROOT } from './procs.ts';
 import { startReceiver, type BenchReceiver } from './receiver.ts';
@@ -184,6 +185,9 @@ async function main(): Promise<number> {
     await group(['conformance'], async () => {
       report.conformance = await conformancePhase(ctx);
       return report.conformance.reason;
+    });
+    await group(['media'], async () => {
+      report.media = await mediaPhase(ctx);
     });
   } finally {
     await receiver?.close();

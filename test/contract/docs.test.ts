@@ -71,8 +71,18 @@ describe('docs page built from generated/openapi.json', () => {
     await page.evaluate(() => {
       (globalThis as unknown as { location: { hash: string } }).location.hash = '#/';
     });
-    await page.getByText('Order of checks', { exact: false }).first().waitFor({ timeout: 10_000 });
-    pageText = collapse(await page.locator('body').innerText());
+    // Read the text in the same turn that finds the overview in it: the overview can show
+    // (an element with its text visible) and the page's text still be the last tag's a
+    // moment later, which reading it in a second step sometimes caught on a busy machine.
+    const overview = await page.waitForFunction(
+      () => {
+        const text = (globalThis as unknown as { document: { body: { innerText: string } } }).document.body.innerText;
+        return text.includes('Order of checks') ? text : false;
+      },
+      undefined,
+      { timeout: 10_000 },
+    );
+    pageText = collapse(String(await overview.jsonValue()));
     // Kept for a reader of the CI run: the overview as a browser shows it, fully loaded.
     mkdirSync(join(ROOT, '.reports'), { recursive: true });
     await page.screenshot({ path: join(ROOT, '.reports', 'docs-overview.png'), fullPage: false });

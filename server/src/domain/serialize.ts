@@ -2,7 +2,7 @@
 // payloads all come from here, so a webhook's data.object equals the GET response
 // (WH-PAYLOAD-SHAPE).
 import type { components } from '../../../generated/openapi.ts';
-import { FILE_NAME } from './files.ts';
+import { CAPTIONS_FILE_NAME, FILE_NAME } from './files.ts';
 import type { AvatarInput, Job, VideoInput } from './model.ts';
 
 export type AvatarResource = components['schemas']['Avatar'];
@@ -17,8 +17,8 @@ export const jsonText = <T>(record: T): JsonText<T> => JSON.stringify(record) as
 export const iso = (ms: number) => new Date(ms).toISOString();
 export const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
 
-export function fileUrl(publicBaseUrl: string, job: Job): string {
-  return `${publicBaseUrl}/files/${job.id}/${FILE_NAME[job.kind]}`;
+export function fileUrl(publicBaseUrl: string, job: Job, name: string = FILE_NAME[job.kind]): string {
+  return `${publicBaseUrl}/files/${job.id}/${name}`;
 }
 
 /** The members both records share: the request's webhook, the cost, the failure and the times. */
@@ -67,6 +67,7 @@ export function toAvatarVideoResource(job: Job, publicBaseUrl: string): AvatarVi
     status: job.status,
     video_url: ready ? fileUrl(publicBaseUrl, job) : null,
     duration_seconds: ready ? (job.result?.duration_seconds ?? null) : null,
+    captions_url: ready ? fileUrl(publicBaseUrl, job, CAPTIONS_FILE_NAME) : null,
     ...jobFields(job),
   };
 }

@@ -1,14 +1,19 @@
 // The built-in engine: a stand-in for a real model. It takes a configurable time,
 // fails deterministically on the sandbox marker, and serves files that really exist:
-// an avatar's preview is a portrait drawn from its inputs (portrait.ts), rendered off the
-// event loop and kept once made.
-import { readFileSync } from 'node:fs';
+// an avatar's preview is a portrait drawn from its inputs (portrait.ts); a video is that
+// portrait speaking its script, with the script as captions, in the frame it asked for
+// (video.ts), and its captions are also served as WebVTT. Both are made off the event
+// loop on first download, from the inputs alone (so any API process makes the same
+// file), and kept.
 import { LRUCache } from 'lru-cache';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AvatarInput, Job, VideoInput } from '../domain/model.ts';
 import { SANDBOX_FAILURE_MARKER } from '../../../contract/sandbox.ts';
-import type { Artifact, EngineOutcome, GenerationEngine } from '../domain/engine.ts';
+import type { Artifact, ArtifactRequest, EngineOutcome, GenerationEngine } from '../domain/engine.ts';
+import { CAPTIONS_FILE_NAME, FILE_NAME } from '../domain/files.ts';
 import { createPortraits } from './portraits.ts';
+import { videoDurationSeconds, webVtt } from './timeline.ts';
+import { createVideos } from './videos.ts';
 
 export interface BuiltinEngineOptions {
   /** Milliseconds an avatar takes; 0 for no work at all. */
@@ -24,11 +29,6 @@ export interface BuiltinEngineOptions {
 
 const serviceTime = (_job: Job, ms: number, signal: AbortSignal) => sleep(ms, undefined, { signal });
 
-/** A one-second H.264 clip generated once with ffmpeg; every video of the built-in engine is this file. */
-const SAMPLE_VIDEO = new URL('../../assets/sample.mp4', import.meta.url);
-/** Speaking pace used to estimate a video's length from its script. */
-const WORDS_PER_SECOND = 2.5;
-
 function triggersFailure(job: Job): boolean {
   if (!job.sandbox) return false;
   const text = job.kind === 'avatar' ? (job.input as AvatarInput).name : (job.input as VideoInput).script;
@@ -37,10 +37,15 @@ function triggersFailure(job: Job): boolean {
 
 /** Rendered previews kept: about 15 KB each, some 12 MB in all. */
 const KEPT_PREVIEWS = 800;
+/** Bytes of rendered videos kept: a 30-second 9:16 video is about 1.6 MB, a 7-second one 360 KB. */
+const KEPT_VIDEO_BYTES = 32 * 1024 * 1024;
+
+/** The avatar drawn for a video whose avatar cannot be read (never the case while the store keeps avatars). */
+const unknownAvatar = (video: VideoInput): AvatarInput => ({ type: 'prompt', name: '', prompt: video.avatar_id });
 
 export function createBuiltinEngine(options: BuiltinEngineOptions): GenerationEngine {
-  let video: Buffer | null = null;
   const portraits = createPortraits();
+  const videos = createVideos();
   // The same inputs always give the same portrait, so one made is kept; a render in
   // progress is shared by the requests that ask for it meanwhile.
   const previews = new LRUCache<string, Promise<Buffer>>({ max: KEPT_PREVIEWS });
@@ -53,6 +58,26 @@ export function createBuiltinEngine(options: BuiltinEngineOptions): GenerationEn
     }
     return png;
   };
+  // Videos likewise, bounded by their size; a render is shared until it is kept.
+  const rendered = new LRUCache<string, Buffer>({ maxSize: KEPT_VIDEO_BYTES, sizeCalculation: (mp4) => mp4.byteLength });
+  const rendering = new Map<string, Promise<Buffer>>();
+  const mp4 = (job: Job, avatar: Job | null): Promise<Buffer> => {
+    const kept = rendered.get(job.id);
+    if (kept) return Promise.resolve(kept);
+    let render = rendering.get(job.id);
+    if (!render) {
+      const video = job.input as VideoInput;
+      render = videos
+        .mp4({ avatar: (avatar?.input as AvatarInput | undefined) ?? unknownAvatar(video), video })
+        .then((bytes) => {
+          rendered.set(job.id, bytes);
+          return bytes;
+        })
+        .finally(() => rendering.delete(job.id));
+      rendering.set(job.id, render);
+    }
+    return render;
+  };
   return {
     async generate(job, signal): Promise<EngineOutcome> {
       const ms = job.kind === 'avatar' ? options.avatarMs : options.videoMs;
@@ -61,15 +86,17 @@ export function createBuiltinEngine(options: BuiltinEngineOptions): GenerationEn
         return { status: 'failed', error: { code: 'sandbox_forced_failure', message: `The request contains the sandbox failure marker ${SANDBOX_FAILURE_MARKER}.` } };
       }
       if (job.kind === 'avatar') return { status: 'ready', result: {} };
-      const words = (job.input as VideoInput).script.trim().split(/\s+/).length;
-      return { status: 'ready', result: { duration_seconds: Math.max(1, Math.round((words / WORDS_PER_SECOND) * 10) / 10) } };
+      // The length the file will have, to the frame, stated without rendering it.
+      return { status: 'ready', result: { duration_seconds: videoDurationSeconds((job.input as VideoInput).script) } };
     },
-    async artifact(job): Promise<Artifact | null> {
+    async artifact({ job, name, avatar }: ArtifactRequest): Promise<Artifact | null> {
       if (job.status !== 'ready') return null;
-      if (job.kind === 'avatar') return { contentType: 'image/png', body: await preview(job) };
-      video ??= readFileSync(SAMPLE_VIDEO);
-      return { contentType: 'video/mp4', body: video };
+      if (job.kind === 'avatar') return name === FILE_NAME.avatar ? { contentType: 'image/png', body: await preview(job) } : null;
+      if (name === CAPTIONS_FILE_NAME) return { contentType: 'text/vtt; charset=utf-8', body: Buffer.from(webVtt((job.input as VideoInput).script)) };
+      return name === FILE_NAME.avatar_video ? { contentType: 'video/mp4', body: await mp4(job, avatar) } : null;
     },
-    close: () => portraits.close(),
+    close: async () => {
+      await Promise.all([portraits.close(), videos.close()]);
+    },
   };
 }

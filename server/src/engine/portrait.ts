@@ -68,6 +68,20 @@ export function portraitOptions(input: AvatarInput): Options {
   };
 }
 
-export function portraitSvg(input: AvatarInput): string {
-  return createAvatar(personas, portraitOptions(input)).toString();
+/** Mouths of a speaking portrait (videos): open, and rounded as for an "o"; other ones when the face's own mouth is one of them. */
+const SPEAKING_MOUTH = { open: 'bigSmile', round: 'surprise' } as const;
+const SPEAKING_MOUTH_WHEN_BIG_SMILE = { open: 'surprise', round: 'lips' } as const;
+
+/**
+ * The portrait of an avatar as SVG: the preview's drawing, or the same face speaking, its
+ * mouth open or rounded (never the mouth it has at rest, so that speech shows). Only the
+ * mouth changes: the style draws every feature from the seed in the same order whatever
+ * the choices offered, so the rest of the face stays as it is.
+ */
+export function portraitSvg(input: AvatarInput, mouth?: keyof typeof SPEAKING_MOUTH): string {
+  const options = portraitOptions(input);
+  const face = createAvatar(personas, options);
+  if (!mouth) return face.toString();
+  const speaking = face.toJson().extra.mouth === 'bigSmile' ? SPEAKING_MOUTH_WHEN_BIG_SMILE : SPEAKING_MOUTH;
+  return createAvatar(personas, { ...options, mouth: [speaking[mouth]] }).toString();
 }

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { ArtifactUnavailableError } from '../domain/engine.ts';
 import { DomainError } from '../domain/errors.ts';
 import { StoreUnavailableError } from '../domain/ports.ts';
 import { HttpProblem, PROBLEM_CONTENT_TYPE, PROBLEMS, problemBody } from './problem.ts';
@@ -56,6 +57,17 @@ export function errorHandler(log: Logger): Middleware {
         log.warn({ requestId: ctx.state.requestId, err: { message: error.message } }, 'store unavailable');
         ctx.set('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
         sendProblem(ctx, new HttpProblem('service_unavailable', 'The service cannot reach its store; retry after the delay in Retry-After.'));
+        return;
+      }
+      // A file the engine could not make: its reason is for the log, not for the client.
+      if (error instanceof ArtifactUnavailableError) {
+        log.error({ requestId: ctx.state.requestId, err: error }, 'file could not be made');
+        if (error.retryable) {
+          ctx.set('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+          sendProblem(ctx, new HttpProblem('service_unavailable', 'The engine is making many files at once; retry after the delay in Retry-After.'));
+        } else {
+          sendProblem(ctx, new HttpProblem('internal_error', 'The engine could not make this file. Quote the request ID when you report it.'));
+        }
         return;
       }
       // The client went away (mid-upload, say): nobody is left to answer, and it is not our fault.

@@ -19,6 +19,7 @@ import { advanceSandboxClock, readSandboxClock } from '../domain/sandboxClock.ts
 import { getWebhookEvent, listWebhookEvents, replayWebhookEvent } from '../domain/webhookLog.ts';
 import { admitReading, admitted } from './admit.ts';
 import { readValidBody } from './body.ts';
+import { sendFile } from './files.ts';
 import type { RequestValidator } from './requestValidator.ts';
 import type { AppContext, AppState } from './state.ts';
 
@@ -129,9 +130,7 @@ export function createRouter({ domain, validator, engine }: RouteDeps): Router<A
   router.get('/files/:id/:name', async (ctx) => {
     const file = await readJobFile(domain, engine, ctx.params.id!, ctx.params.name!);
     if (!file) return; // 404 problem from the error handler
-    ctx.type = file.contentType;
-    ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
-    ctx.body = Buffer.from(file.body);
+    sendFile(ctx, file);
   });
 
   return router;

@@ -1,0 +1,165 @@
+// What the built-in engine's media cost: the time and memory to make one avatar's preview
+// and one 30-second video in each frame, as the server makes them, on the first download
+// of each (the engine's ENGINE_*_MS waits set to 0, so only the making is timed). The
+// server's peak RSS is sampled with the peaks of the render process and the encoder it
+// starts, and reads of a record are timed meanwhile, which shows whether making media
+// holds up the event loop.
+import { readFileSync, readdirSync } from 'node:fs';
+import { loadConfig } from '../../../server/src/config.ts';
+import { videoDurationSeconds } from '../../../server/src/engine/timeline.ts';
+import { bearer, getJson, postJson, sleep, startBenchServer, waitFor, type Context } from '../harness.ts';
+import type { MediaFile, MediaSection } from '../model.ts';
+import { readMemory, type Proc } from '../procs.ts';
+import { summarize } from '../stats.ts';
+import { STORE_LABEL } from '../stores.ts';
+
+const READY_TIMEOUT_MS = 30_000;
+const DOWNLOAD_TIMEOUT_MS = 180_000;
+/** How often memory is sampled and a record read while a file is made. */
+const SAMPLE_MS = 20;
+/** Linux's clock ticks per second in /proc/<pid>/stat (USER_HZ, 100 on every usual kernel). */
+const CLOCK_TICKS = 100;
+
+/** 75 words: 30 seconds at the engine's 2.5 words a second. */
+export const THIRTY_SECOND_SCRIPT =
+  'Three weeks with this serum and my skin has never looked better. Here is my morning routine. ' +
+  'First I wash with warm water and a gentle cleanser. Then two drops of serum, pressed in and never rubbed. ' +
+  'I wait a minute for it to sink in. Next comes a light moisturiser and, last of all, sunscreen, even on cloudy days. ' +
+  'That is the whole routine: five minutes every single morning, and honestly it really shows.';
+
+/** The processes under `pid`, children and theirs (a render process and its encoder), with their command names. */
+function descendantsOf(pid: number): { pid: number; command: string }[] {
+  const parents = new Map<number, { ppid: number; command: string }>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/u.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // The command name is in parentheses and may hold spaces; the parent's pid is the second field after it.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      parents.set(Number(entry), { ppid, command: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const under = (p: number): boolean => {
+    for (let up = parents.get(p); up; up = parents.get(up.ppid)) if (up.ppid === pid) return true;
+    return false;
+  };
+  return [...parents].filter(([p]) => under(p)).map(([p, { command }]) => ({ pid: p, command }));
+}
+
+/**
+ * CPU seconds a process used, with those of its children that have ended (the encoder),
+ * from /proc/<pid>/stat: utime, stime, cutime and cstime.
+ */
+function cpuWithChildren(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0) / CLOCK_TICKS;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/**
+ * Downloads `url` from the server the first time (the engine makes the file) and a second
+ * time (kept), sampling the server's RSS, the peaks of the processes it starts (a video's
+ * render process and its encoder), and the latency of reads of `readPath` meanwhile.
+ */
+async function measureDownload(proc: Proc, url: string, readPath: string, key: string): Promise<Omit<MediaFile, 'what' | 'aspectRatio' | 'durationSeconds'>> {
+  const before = proc.memory();
+  let serverPeak = before?.rssBytes ?? 0;
+  let renderPeak = 0;
+  let encoderPeak = 0;
+  const reads: number[] = [];
+  let done = false;
+  const sampler = (async () => {
+    while (!done) {
+      serverPeak = Math.max(serverPeak, proc.memory()?.rssBytes ?? 0);
+      for (const child of descendantsOf(proc.pid)) {
+        const peak = readMemory(child.pid)?.hwmBytes ?? 0;
+        if (child.command === 'ffmpeg') encoderPeak = Math.max(encoderPeak, peak);
+        else renderPeak = Math.max(renderPeak, peak);
+      }
+      const t0 = performance.now();
+      await getJson(`${proc.url}${readPath}`, bearer(key));
+      reads.push(performance.now() - t0);
+      await sleep(SAMPLE_MS);
+    }
+  })();
+  const cpuBefore = cpuWithChildren(proc.pid);
+  const t0 = performance.now();
+  const first = await fetch(url, { signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS) });
+  const bytes = (await first.arrayBuffer()).byteLength;
+  const makeMs = performance.now() - t0;
+  done = true;
+  await sampler;
+  const cpuSeconds = cpuWithChildren(proc.pid) - cpuBefore;
+  if (first.status !== 200) throw new Error(`GET ${url}: ${first.status}`);
+  const t1 = performance.now();
+  const again = await fetch(url);
+  await again.arrayBuffer();
+  const keptMs = performance.now() - t1;
+  const readLatency = summarize(reads);
+  return {
+    bytes,
+    makeMs,
+    cpuSeconds,
+    keptMs,
+    serverRssBeforeBytes: before?.rssBytes ?? Number.NaN,
+    serverPeakRssBytes: serverPeak,
+    renderPeakRssBytes: renderPeak || null,
+    encoderPeakRssBytes: encoderPeak || null,
+    readsMeanwhile: reads.length,
+    readP50Ms: readLatency.p50,
+    readMaxMs: readLatency.max,
+  };
+}
+
+async function readyRecord(proc: Proc, key: string, path: string, payload: unknown): Promise<{ id: string; body: any }> {
+  const created = await postJson(`${proc.url}${path}`, key, payload);
+  if (created.status !== 202) throw new Error(`POST ${path}: ${created.status} ${JSON.stringify(created.body)}`);
+  const id = created.body.id as string;
+  const body = await waitFor(`${id} ready`, async () => {
+    const r = await getJson(`${proc.url}${path}/${id}`, bearer(key));
+    if (r.body?.status === 'failed') throw new Error(`${id} failed: ${r.text}`);
+    return r.body?.status === 'ready' ? r.body : undefined;
+  }, READY_TIMEOUT_MS);
+  return { id, body };
+}
+
+export async function mediaPhase(ctx: Context): Promise<MediaSection> {
+  const kind = ctx.options.stores.includes('embedded') ? 'embedded' : ctx.options.stores[0]!;
+  const store = await ctx.store(kind);
+  const defaults = loadConfig({}).engine;
+  try {
+    const owner = await store.createOwner({ name: 'Bench media' });
+    const proc = await startBenchServer(`server-${kind}-media`, store);
+    const local = (url: string) => `${proc.url}${new URL(url).pathname}`;
+    const files: MediaFile[] = [];
+    try {
+      ctx.log(`media: ${STORE_LABEL[kind]}: one avatar's preview, then one 30-second video in each frame, each made on its first download`);
+      const avatar = await readyRecord(proc, owner.apiKey, '/v1/avatars', { type: 'props', name: 'Bench presenter', ethnicity: 'Hispanic', sex: 'male', age: 34 });
+      const readPath = `/v1/avatars/${avatar.id}`;
+      files.push({ what: 'avatar preview (PNG, 512x512)', aspectRatio: null, durationSeconds: null, ...(await measureDownload(proc, local(avatar.body.preview_image_url), readPath, owner.apiKey)) });
+      for (const aspectRatio of ['9:16', '16:9', '1:1'] as const) {
+        const video = await readyRecord(proc, owner.apiKey, '/v1/avatar-videos', { avatar_id: avatar.id, script: THIRTY_SECOND_SCRIPT, aspect_ratio: aspectRatio });
+        files.push({ what: 'video (MP4)', aspectRatio, durationSeconds: video.body.duration_seconds, ...(await measureDownload(proc, local(video.body.video_url), readPath, owner.apiKey)) });
+      }
+      const idleAfter = proc.memory();
+      return {
+        store: kind,
+        scriptSeconds: videoDurationSeconds(THIRTY_SECOND_SCRIPT),
+        engineAvatarMsDefault: defaults.avatarMs,
+        engineVideoMsDefault: defaults.videoMs,
+        serverRssAfterBytes: idleAfter?.rssBytes ?? Number.NaN,
+        files,
+      };
+    } finally {
+      await proc.stop();
+    }
+  } finally {
+    await ctx.drop(store);
+  }
+}

@@ -1,0 +1,77 @@
+// The encoder of the built-in engine's videos: the static FFmpeg (4.1, with libx264 and
+// AAC) that `@ffmpeg-installer/ffmpeg` carries inside its npm package for this platform,
+// so `npm ci` is all the set-up there is and nothing is downloaded at run time. It runs
+// as a child process: encoding never touches the event loop.
+import { spawn } from 'node:child_process';
+import { accessSync, chmodSync, constants } from 'node:fs';
+
+/** Why a video could not be encoded; the message says what to do where there is something to do. */
+export class EncoderError extends Error {
+  override name = 'EncoderError';
+}
+
+/**
+ * Longest an encoding may take before it is stopped. The longest script (5,000 characters,
+ * some 6 minutes of video) takes about 30 s on a 2-core machine.
+ */
+export const ENCODE_TIMEOUT_MS = 120_000;
+/** The end of FFmpeg's own messages kept for an error. */
+const STDERR_KEPT_CHARS = 2000;
+
+let located: Promise<string> | undefined;
+
+/**
+ * The path of the packaged FFmpeg, made executable if the package was unpacked without
+ * its mode (its only install script is a `chmod`, which `allowScripts` does not run).
+ */
+export function ffmpegPath(): Promise<string> {
+  located ??= (async () => {
+    let path: string;
+    try {
+      // The package throws a string, not an Error, when this platform has no binary.
+      path = ((await import('@ffmpeg-installer/ffmpeg')) as { default: { path: string } }).default.path;
+    } catch (error) {
+      throw new EncoderError(`No FFmpeg for ${process.platform}-${process.arch} in @ffmpeg-installer/ffmpeg (${String(error)}); run npm ci on this machine.`);
+    }
+    try {
+      accessSync(path, constants.X_OK);
+    } catch {
+      try {
+        chmodSync(path, 0o755);
+      } catch (error) {
+        throw new EncoderError(`FFmpeg at ${path} is not executable and cannot be made so (${(error as Error).message}); run chmod +x on it.`);
+      }
+    }
+    return path;
+  })();
+  located.catch(() => {
+    located = undefined;
+  });
+  return located;
+}
+
+/**
+ * Runs FFmpeg with `args` in `cwd`; resolves when it exits 0, rejects with the end of its
+ * messages otherwise. `signal` stops it.
+ */
+export async function runFfmpeg(args: string[], cwd: string, signal?: AbortSignal): Promise<void> {
+  const path = await ffmpegPath();
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(path, ['-hide_banner', '-nostdin', '-loglevel', 'error', ...args], { cwd, stdio: ['ignore', 'ignore', 'pipe'], signal, killSignal: 'SIGKILL' });
+    let stderr = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => {
+      stderr = (stderr + chunk).slice(-STDERR_KEPT_CHARS);
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), ENCODE_TIMEOUT_MS);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(new EncoderError(error.name === 'AbortError' ? 'FFmpeg was stopped' : `FFmpeg could not start: ${error.message}`));
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve();
+      else reject(new EncoderError(`FFmpeg ${signal ? `was stopped (${signal})` : `exited ${code}`}: ${stderr.trim() || 'no message'}`));
+    });
+  });
+}
