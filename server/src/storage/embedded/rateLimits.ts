@@ -7,13 +7,16 @@ import { transaction, type Db, type Row } from './database.ts';
 
 /** How often counters are written behind to the database. */
 export const RATE_COUNTER_FLUSH_MS = 1000;
-/** Counters held in memory at most (two per key and bucket counted lately: a few MB). */
-export const MAX_KEPT_COUNTERS = 20_000;
+/** Keys and buckets whose counters are held in memory at most (those counted lately: a few MB). */
+export const MAX_KEPT_COUNTERS = 10_000;
 
 interface Counter {
   windowStart: number;
   count: number;
 }
+
+/** A key's counters of one bucket, one a window: what a request reads and counts, kept together. */
+type Counters = Record<WindowName, Counter>;
 
 /**
  * Per-key fixed-window counters. The embedded store serves one process, so the counts
@@ -29,77 +32,78 @@ export function embeddedRateLimits(
   versions: AccountVersions,
   options: { maxKept?: number } = {},
 ): RateLimitStore & { flush(): void; readonly kept: number } {
+  /** Keys and buckets counted since the last write, as `keyId\u0000bucket`. */
   const dirty = new Set<string>();
   /** Counters let go with counts not yet written: the next flush writes them. */
-  const unwritten = new Map<string, Counter>();
-  const counters = new LRUCache<string, Counter>({
+  const unwritten = new Map<string, Counters>();
+  const kept = new LRUCache<string, Counters>({
     max: options.maxKept ?? MAX_KEPT_COUNTERS,
     dispose: (c, k, reason) => {
       if (reason === 'evict' && dirty.has(k)) unwritten.set(k, c);
     },
   });
-  const load = db.prepare('SELECT window_start, count FROM rate_counters WHERE key_id = ? AND bucket = ? AND window = ?');
+  const load = db.prepare('SELECT window, window_start, count FROM rate_counters WHERE key_id = ? AND bucket = ?');
   const save = db.prepare(`
     INSERT INTO rate_counters (key_id, bucket, window, window_start, count) VALUES (?, ?, ?, ?, ?)
     ON CONFLICT (key_id, bucket, window) DO UPDATE SET window_start = excluded.window_start, count = excluded.count`);
 
-  const id = (keyId: string, bucket: string, w: WindowName) => `${keyId}\u0000${bucket}\u0000${w}`;
+  const id = (keyId: string, bucket: string) => `${keyId}\u0000${bucket}`;
 
-  function counter(keyId: string, bucket: string, w: WindowName): Counter {
-    const k = id(keyId, bucket, w);
-    let c = counters.get(k);
+  function countersOf(k: string, keyId: string, bucket: string): Counters {
+    let c = kept.get(k);
     if (!c) {
       c = unwritten.get(k);
       unwritten.delete(k);
       if (!c) {
-        const row = load.get(keyId, bucket, w) as Row | undefined;
-        c = { windowStart: row ? Number(row.window_start) : 0, count: row ? Number(row.count) : 0 };
+        c = { minute: { windowStart: 0, count: 0 }, day: { windowStart: 0, count: 0 } };
+        for (const row of load.all(keyId, bucket) as Row[]) {
+          const w = row.window as WindowName;
+          if (c[w]) c[w] = { windowStart: Number(row.window_start), count: Number(row.count) };
+        }
       }
-      counters.set(k, c);
+      kept.set(k, c);
     }
     return c;
   }
 
-  function counts(keyId: string, bucket: string, now: number): Record<WindowName, number> {
+  function counts(c: Counters, now: number): Record<WindowName, number> {
     const result: Record<WindowName, number> = { minute: 0, day: 0 };
-    for (const w of WINDOWS) {
-      const c = counter(keyId, bucket, w);
-      // A counter from an earlier window is as good as zero.
-      if (c.windowStart === windowStart(w, now)) result[w] = c.count;
-    }
+    // A counter from an earlier window is as good as zero.
+    for (const w of WINDOWS) if (c[w].windowStart === windowStart(w, now)) result[w] = c[w].count;
     return result;
   }
 
   return {
-    /** Counters held in memory. */
+    /** Keys and buckets whose counters are held in memory. */
     get kept() {
-      return counters.size;
+      return kept.size;
     },
     async consume({ keyId, version }, bucket, limits, now) {
       if (version !== versions.current()) return 'stale';
-      const decision = decide(limits, counts(keyId, bucket, now), now, true);
+      const k = id(keyId, bucket);
+      const c = countersOf(k, keyId, bucket);
+      const decision = decide(limits, counts(c, now), now, true);
       if (decision.allowed) {
         for (const w of WINDOWS) {
-          const c = counter(keyId, bucket, w);
           const start = windowStart(w, now);
-          if (c.windowStart !== start) Object.assign(c, { windowStart: start, count: 0 });
-          c.count += 1;
-          dirty.add(id(keyId, bucket, w));
+          if (c[w].windowStart !== start) c[w] = { windowStart: start, count: 0 };
+          c[w].count += 1;
         }
+        dirty.add(k);
       }
       return decision;
     },
     async peek({ keyId }, bucket, limits, now) {
-      return decide(limits, counts(keyId, bucket, now), now, false);
+      return decide(limits, counts(countersOf(id(keyId, bucket), keyId, bucket), now), now, false);
     },
     flush() {
       if (dirty.size === 0 || !db.isOpen) return;
       const batch = [...dirty];
       transaction(db, () => {
         for (const k of batch) {
-          const [keyId, bucket, w] = k.split('\u0000') as [string, string, string];
-          const c = (counters.peek(k) ?? unwritten.get(k))!;
-          save.run(keyId, bucket, w, c.windowStart, c.count);
+          const [keyId, bucket] = k.split('\u0000') as [string, string];
+          const c = (kept.peek(k) ?? unwritten.get(k))!;
+          for (const w of WINDOWS) save.run(keyId, bucket, w, c[w].windowStart, c[w].count);
         }
       });
       // Cleared once written: a failed write keeps them for the next flush.
