@@ -15,12 +15,12 @@ function table(head: string[], rows: string[][]): string {
 
 const label = (f: MediaFile) => (f.aspectRatio ? `${f.durationSeconds} s video, ${f.aspectRatio}` : f.what);
 
-/** 7. Making media: one preview and one 30-second video per frame, on first download. */
+/** 8. Making media: one preview and one 30-second video per frame, on first download. */
 export function mediaSection(report: BenchReport): string[] {
   const media = report.media;
   if (!media) return [];
   const out: string[] = [];
-  out.push("## 7. Media: making an avatar's preview and a 30-second video");
+  out.push("## 8. Media: making an avatar's preview and a 30-second video");
   out.push('');
   out.push(
     `One server on the ${STORE_LABEL[media.store]} store with \`ENGINE_AVATAR_MS=0\` and \`ENGINE_VIDEO_MS=0\`, so that only the making is timed: each file's first download makes it (the preview on the engine's drawing thread, a video in a render process of its own and the FFmpeg process it starts), the second is served from what the server keeps. Meanwhile a record is read again and again, one read at a time, to show whether the event loop is held up.`,
