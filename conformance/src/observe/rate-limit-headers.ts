@@ -52,15 +52,19 @@ export interface Regression {
 /** Whether a key's account time (a sandbox clock) may have moved between two instants. */
 export type MovedBetween = (key: string, from: number, to: number) => boolean;
 
+/** The longest window, in milliseconds, that an answer's RateLimit-Limit can describe. */
+export type WindowMsOf = (exchange: Exchange, limit: number) => number;
+
 /**
  * Pairs of answers of one key and bucket, one answered before the other was sent, that
- * describe the same window (same limit, same reset moment within 1.5 s) and where the
+ * describe the same window (same limit, same reset moment within 1.5 s, and reset moments
+ * closer than the window is long, `windowMsOf`) and where the
  * count went the wrong way: Remaining rose, or a counted success left it where it was.
  * A new window (its reset moment later) may start over; a sliding window shows as one.
  * Pairs across a move of the key's sandbox clock are not compared: the move may have
  * ended the window, and reset moments no longer line up in the runner's time.
  */
-export function remainingRegressions(answers: readonly Exchange[], moved: MovedBetween = () => false): Regression[] {
+export function remainingRegressions(answers: readonly Exchange[], moved: MovedBetween = () => false, windowMsOf: WindowMsOf = () => Number.POSITIVE_INFINITY): Regression[] {
   const found: Regression[] = [];
   const streams = new Map<string, Exchange[]>();
   for (const exchange of answers) {
@@ -91,6 +95,14 @@ export function remainingRegressions(answers: readonly Exchange[], moved: MovedB
       const resetAtA = earlier.startedAt + earlier.durationMs + a.reset * 1000;
       const resetAtB = later.startedAt + later.durationMs + b.reset * 1000;
       if (Math.abs(resetAtA - resetAtB) > SAME_WINDOW_MS) continue;
+      // And surely one window: had the later answer been of the next one, its reset moment
+      // would lie a whole window after the earlier's. The earliest the earlier's can be (the
+      // server counted as it was sent and rounded up to whole seconds) and the latest the
+      // later's can be (counted as it was answered) are less than a window apart. A loaded
+      // machine that delays answers cannot then pass a short window's successor off as it.
+      const earliestA = earlier.startedAt + (a.reset - 1) * 1000;
+      const latestB = later.startedAt + later.durationMs + b.reset * 1000;
+      if (latestB - earliestA >= windowMsOf(later, b.limit)) continue;
       if (b.remaining > a.remaining) found.push({ earlier, later, why: `Remaining went up from ${a.remaining} to ${b.remaining} within one window` });
       else if (later.status !== 429 && b.remaining === a.remaining && a.remaining > 0) {
         found.push({ earlier, later, why: `Remaining stayed ${a.remaining} after a counted request within one window` });

@@ -35,7 +35,11 @@ export default defineCheck({
     judgeReset(ctx, answers);
     // The mock answers its examples: fixed numbers that describe no window.
     if (ctx.profile === 'mock') return;
-    const regressions = remainingRegressions(answers, (key, from, to) => ctx.clock.movedBetween(key as KeyName, from, to));
+    const regressions = remainingRegressions(
+      answers,
+      (key, from, to) => ctx.clock.movedBetween(key as KeyName, from, to),
+      (exchange, limit) => windowFor(ctx.options, exchange.bucket!, limit) * 1000,
+    );
     if (regressions.length > 0) {
       const { earlier, later, why } = regressions[0]!;
       fail({
