@@ -45,11 +45,14 @@ function hairColour(age: number): string[] {
   return YOUNG_HAIR_COLOUR;
 }
 
+/** What every choice not made by an avatar's props is seeded from: its inputs, written the same way whatever their order. */
+export const avatarSeed = (input: AvatarInput): string => stringify(input) ?? '';
+
 /** The drawing's options for an avatar's inputs. */
 export function portraitOptions(input: AvatarInput): Options {
   // A presenter's face: eyes open, a pleasant mouth (no sunglasses, no frown).
   const base: Options = {
-    seed: stringify(input) ?? '',
+    seed: avatarSeed(input),
     size: PORTRAIT_SIZE,
     backgroundColor: ['e8edf3'],
     radius: 0,

@@ -7,9 +7,9 @@
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { Resvg, type ResvgRenderOptions } from '@resvg/resvg-js';
-import { stringify } from 'safe-stable-stringify';
 import type { AvatarInput, VideoInput } from '../domain/model.ts';
-import { portraitSvg } from './portrait.ts';
+import { escapeXml } from './markup.ts';
+import { avatarSeed, portraitSvg } from './portrait.ts';
 import { VIDEO_SIZE } from './timeline.ts';
 
 /** The captions' and the name's typeface (DejaVu fonts licence, a free licence like Bitstream Vera's). */
@@ -60,8 +60,6 @@ const BACKDROPS: [string, string][] = [
   ['#ddf0f2', '#9ccdd4'],
 ];
 
-const xml = (s: string) => s.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;');
-
 function render(svg: string): Buffer {
   return new Resvg(svg, RENDER).render().asPng();
 }
@@ -73,7 +71,7 @@ function pick<T>(items: readonly T[], seed: string): T {
 /** The backdrop: a gradient chosen by the avatar's inputs, a soft shadow under the portrait, the name on top. */
 export function backdropPng(layout: Layout, avatar: AvatarInput): Buffer {
   const { width, height, portrait: p, name } = layout;
-  const [top, bottom] = pick(BACKDROPS, stringify(avatar) ?? '');
+  const [top, bottom] = pick(BACKDROPS, avatarSeed(avatar));
   const label = avatar.name.length > 40 ? `${avatar.name.slice(0, 39)}…` : avatar.name;
   return render(
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">` +
@@ -81,7 +79,7 @@ export function backdropPng(layout: Layout, avatar: AvatarInput): Buffer {
       `<radialGradient id="shadow"><stop offset="0.8" stop-color="#1b2a41" stop-opacity="0.22"/><stop offset="1" stop-color="#1b2a41" stop-opacity="0"/></radialGradient></defs>` +
       `<rect width="${width}" height="${height}" fill="url(#bg)"/>` +
       `<circle cx="${p.cx}" cy="${p.cy + p.size * 0.03}" r="${p.size * 0.56}" fill="url(#shadow)"/>` +
-      `<text x="${name.x}" y="${name.y}" font-family="${FONT_FAMILY}" font-weight="bold" font-size="${name.fontSize}" fill="#1b2a41" fill-opacity="0.85" text-anchor="${name.anchor}">${xml(label)}</text>` +
+      `<text x="${name.x}" y="${name.y}" font-family="${FONT_FAMILY}" font-weight="bold" font-size="${name.fontSize}" fill="#1b2a41" fill-opacity="0.85" text-anchor="${name.anchor}">${escapeXml(label)}</text>` +
       `</svg>`,
   );
 }
@@ -109,7 +107,7 @@ export function createMeasure(): (text: string, fontSize: number) => number {
   const width = (text: string) => {
     let w = widths.get(text);
     if (w === undefined) {
-      const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${EM * (text.length + 2)}" height="${EM * 2}"><text x="${EM}" y="${EM * 1.5}" font-family="${FONT_FAMILY}" font-weight="bold" font-size="${EM}">${xml(text)}</text></svg>`;
+      const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${EM * (text.length + 2)}" height="${EM * 2}"><text x="${EM}" y="${EM * 1.5}" font-family="${FONT_FAMILY}" font-weight="bold" font-size="${EM}">${escapeXml(text)}</text></svg>`;
       w = new Resvg(svg, RENDER).getBBox()?.width ?? 0;
       widths.set(text, w);
     }
@@ -178,7 +176,7 @@ export function captionPng(layout: Layout, text: string, measure: (text: string,
     // A line the measure got slightly wrong is squeezed to the line's width rather than cut.
     const squeeze = measure(line, fontSize) > maxWidth ? ` textLength="${maxWidth}" lengthAdjust="spacingAndGlyphs"` : '';
     const baseline = boxTop + padY + i * lineHeight + Math.round(lineHeight * 0.5 + fontSize * 0.36);
-    return `<text x="${width / 2}" y="${baseline}" font-family="${FONT_FAMILY}" font-weight="bold" font-size="${fontSize}" fill="#ffffff" text-anchor="middle"${squeeze}>${xml(line)}</text>`;
+    return `<text x="${width / 2}" y="${baseline}" font-family="${FONT_FAMILY}" font-weight="bold" font-size="${fontSize}" fill="#ffffff" text-anchor="middle"${squeeze}>${escapeXml(line)}</text>`;
   });
   const box = lines.length > 0 ? `<rect x="${Math.round((width - boxWidth) / 2)}" y="${boxTop}" width="${Math.round(boxWidth)}" height="${boxHeight}" rx="${Math.round(fontSize * 0.4)}" fill="#0d1421" fill-opacity="0.78"/>` : '';
   return render(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">${box}${texts.join('')}</svg>`);

@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import ESpeakNg from 'espeak-ng';
+import { escapeXml } from './markup.ts';
 
 /** Samples per second of eSpeak's output (mono, 16-bit). */
 export const SPEECH_SAMPLE_RATE = 22_050;
@@ -28,8 +29,6 @@ export interface Voice {
   /** Words per minute. */
   wordsPerMinute: number;
 }
-
-const xml = (s: string) => s.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
 
 /** The part of the WebAssembly global used here (the project's TypeScript libraries do not declare it). */
 interface WasmApi {
@@ -145,7 +144,7 @@ export interface SpokenCue {
 export async function speakCues(cues: SpokenCue[], voice: Voice): Promise<Int16Array> {
   const sayable = cues.filter((c) => /[\p{L}\p{N}]/u.test(c.text));
   if (sayable.length === 0) return new Int16Array(0);
-  const ssml = `<speak>${sayable.map((c) => xml(c.text)).join(` <break time="${CUE_BREAK_MS}ms"/> `)}</speak>`;
+  const ssml = `<speak>${sayable.map((c) => escapeXml(c.text)).join(` <break time="${CUE_BREAK_MS}ms"/> `)}</speak>`;
   const samples = await synthesise(ssml, voice);
   const parts = splitAtBreaks(samples);
   if (parts.length !== sayable.length) {

@@ -8,9 +8,9 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
-import { stringify } from 'safe-stable-stringify';
 import type { AvatarInput, VideoInput } from '../domain/model.ts';
 import { runFfmpeg } from './ffmpeg.ts';
+import { avatarSeed } from './portrait.ts';
 import { backdropPng, captionPng, createMeasure, LAYOUTS, portraitPng } from './scene.ts';
 import { SPEECH_SAMPLE_RATE, speakCues, type Voice } from './speech.ts';
 import { captionCues, mouthFrames, VIDEO_FPS, videoFrames, WORDS_PER_SECOND, type Mouth } from './timeline.ts';
@@ -28,7 +28,7 @@ const SPEECH_PACE = 1.1;
 
 /** A voice for the avatar: a props avatar's sex chooses it, any other avatar's inputs do. */
 export function voiceFor(avatar: AvatarInput): Voice {
-  const female = avatar.sex ? avatar.sex === 'female' : createHash('sha256').update(stringify(avatar) ?? '').digest()[0]! % 2 === 0;
+  const female = avatar.sex ? avatar.sex === 'female' : createHash('sha256').update(avatarSeed(avatar)).digest()[0]! % 2 === 0;
   return { name: female ? 'en-us+f3' : 'en-us+m3', wordsPerMinute: Math.round(WORDS_PER_SECOND * 60 * SPEECH_PACE) };
 }
 
