@@ -36,16 +36,25 @@ function clockTicks(): number {
   return ticksPerSecond;
 }
 
-/** utime + stime of a process in seconds, and its command name; null when it is gone. */
-export function processCpu(pid: number | string): { seconds: number; command: string } | null {
+/**
+ * A process from /proc/<pid>/stat: utime + stime in seconds, the same of its children that
+ * have ended (cutime + cstime), its command name and its parent; null when it is gone.
+ */
+export function processCpu(pid: number | string): { seconds: number; endedChildrenSeconds: number; command: string; ppid: number } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command sits in parentheses and may itself contain spaces or parentheses.
     const open = stat.indexOf('(');
     const close = stat.lastIndexOf(')');
     const fields = stat.slice(close + 2).split(' ');
-    // After the command: state is field 3 of the full line, so utime (14) and stime (15) are at 11 and 12 here.
-    return { seconds: (Number(fields[11]) + Number(fields[12])) / clockTicks(), command: stat.slice(open + 1, close) };
+    // After the command: state is field 3 of the full line, so the parent (4) is at 1 here,
+    // utime (14) and stime (15) at 11 and 12, cutime (16) and cstime (17) at 13 and 14.
+    return {
+      seconds: (Number(fields[11]) + Number(fields[12])) / clockTicks(),
+      endedChildrenSeconds: (Number(fields[13]) + Number(fields[14])) / clockTicks(),
+      command: stat.slice(open + 1, close),
+      ppid: Number(fields[1]),
+    };
   } catch {
     return null;
   }

@@ -4,9 +4,10 @@
 // server's peak RSS is sampled with the peaks of the render process and the encoder it
 // starts, and reads of a record are timed meanwhile, which shows whether making media
 // holds up the event loop.
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { loadConfig } from '../../../server/src/config.ts';
 import { videoDurationSeconds } from '../../../server/src/engine/timeline.ts';
+import { processCpu } from '../cpu.ts';
 import { bearer, getJson, postJson, sleep, startBenchServer, waitFor, type Context } from '../harness.ts';
 import type { MediaFile, MediaSection } from '../model.ts';
 import { readMemory, type Proc } from '../procs.ts';
@@ -17,9 +18,6 @@ const READY_TIMEOUT_MS = 30_000;
 const DOWNLOAD_TIMEOUT_MS = 180_000;
 /** How often memory is sampled and a record read while a file is made. */
 const SAMPLE_MS = 20;
-/** Linux's clock ticks per second in /proc/<pid>/stat (USER_HZ, 100 on every usual kernel). */
-const CLOCK_TICKS = 100;
-
 /** 75 words: 30 seconds at the engine's 2.5 words a second. */
 export const THIRTY_SECOND_SCRIPT =
   'Three weeks with this serum and my skin has never looked better. Here is my morning routine. ' +
@@ -32,14 +30,8 @@ function descendantsOf(pid: number): { pid: number; command: string }[] {
   const parents = new Map<number, { ppid: number; command: string }>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/u.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // The command name is in parentheses and may hold spaces; the parent's pid is the second field after it.
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      parents.set(Number(entry), { ppid, command: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) });
-    } catch {
-      // gone meanwhile
-    }
+    const found = processCpu(entry); // null when gone meanwhile
+    if (found) parents.set(Number(entry), found);
   }
   const under = (p: number): boolean => {
     for (let up = parents.get(p); up; up = parents.get(up.ppid)) if (up.ppid === pid) return true;
@@ -48,18 +40,10 @@ function descendantsOf(pid: number): { pid: number; command: string }[] {
   return [...parents].filter(([p]) => under(p)).map(([p, { command }]) => ({ pid: p, command }));
 }
 
-/**
- * CPU seconds a process used, with those of its children that have ended (the encoder),
- * from /proc/<pid>/stat: utime, stime, cutime and cstime.
- */
+/** CPU seconds a process used, with those of its children that have ended (the encoder). */
 function cpuWithChildren(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0) / CLOCK_TICKS;
-  } catch {
-    return Number.NaN;
-  }
+  const cpu = processCpu(pid);
+  return cpu ? cpu.seconds + cpu.endedChildrenSeconds : Number.NaN;
 }
 
 /**
