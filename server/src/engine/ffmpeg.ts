@@ -2,8 +2,8 @@
 // AAC) that `@ffmpeg-installer/ffmpeg` carries inside its npm package for this platform,
 // so `npm ci` is all the set-up there is and nothing is downloaded at run time. It runs
 // as a child process: encoding never touches the event loop.
-import { spawn } from 'node:child_process';
 import { accessSync, chmodSync, constants } from 'node:fs';
+import { runChild, type ChildFailure } from './child.ts';
 
 /** Why a video could not be encoded; the message says what to do where there is something to do. */
 export class EncoderError extends Error {
@@ -15,8 +15,6 @@ export class EncoderError extends Error {
  * some 6 minutes of video) takes about 30 s on a 2-core machine.
  */
 export const ENCODE_TIMEOUT_MS = 120_000;
-/** The end of FFmpeg's own messages kept for an error. */
-const STDERR_KEPT_CHARS = 2000;
 
 let located: Promise<string> | undefined;
 
@@ -56,22 +54,10 @@ export function ffmpegPath(): Promise<string> {
  */
 export async function runFfmpeg(args: string[], cwd: string, signal?: AbortSignal): Promise<void> {
   const path = await ffmpegPath();
-  await new Promise<void>((resolve, reject) => {
-    const child = spawn(path, ['-hide_banner', '-nostdin', '-loglevel', 'error', ...args], { cwd, stdio: ['ignore', 'ignore', 'pipe'], signal, killSignal: 'SIGKILL' });
-    let stderr = '';
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (chunk: string) => {
-      stderr = (stderr + chunk).slice(-STDERR_KEPT_CHARS);
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), ENCODE_TIMEOUT_MS);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(new EncoderError(error.name === 'AbortError' ? 'FFmpeg was stopped' : `FFmpeg could not start: ${error.message}`));
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (code === 0) resolve();
-      else reject(new EncoderError(`FFmpeg ${signal ? `was stopped (${signal})` : `exited ${code}`}: ${stderr.trim() || 'no message'}`));
-    });
-  });
+  try {
+    await runChild(path, ['-hide_banner', '-nostdin', '-loglevel', 'error', ...args], { cwd, timeoutMs: ENCODE_TIMEOUT_MS, signal });
+  } catch (error) {
+    const failure = error as ChildFailure;
+    throw new EncoderError(`FFmpeg ${failure.message}${failure.stderr === null ? '' : `: ${failure.stderr || 'no message'}`}`);
+  }
 }

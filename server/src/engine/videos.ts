@@ -3,9 +3,9 @@
 // holds some 150 MB at its peak (the speech engine's WebAssembly, the drawings), which a
 // thread would leave in the server's memory and a process gives back when it ends, and a
 // render that goes wrong cannot take the server with it. Starting one costs about 0.1 s.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ArtifactUnavailableError } from '../domain/engine.ts';
+import { runChild, type ChildFailure } from './child.ts';
 import { ENCODE_TIMEOUT_MS } from './ffmpeg.ts';
 import type { VideoRequest } from './video.ts';
 
@@ -25,49 +25,29 @@ const RENDER_SCRIPT = fileURLToPath(new URL('./videoProcess.ts', import.meta.url
 export const MAX_PENDING_RENDERS = 16;
 /** Longest a render may take: its encoding's limit, and time to draw and speak before it. */
 const RENDER_TIMEOUT_MS = ENCODE_TIMEOUT_MS + 30_000;
-/** The end of a failed render's messages kept for the error. */
-const STDERR_KEPT_CHARS = 2000;
 
-function render(request: VideoRequest, running: Set<ChildProcess>): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [RENDER_SCRIPT], { stdio: ['pipe', 'pipe', 'pipe'] });
-    running.add(child);
-    const out: Buffer[] = [];
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (chunk: string) => {
-      stderr = (stderr + chunk).slice(-STDERR_KEPT_CHARS);
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), RENDER_TIMEOUT_MS);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      running.delete(child);
-      reject(new Error(`the render process could not start: ${error.message}`));
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      running.delete(child);
-      if (code === 0) resolve(Buffer.concat(out));
-      else reject(new Error(signal ? `the render was stopped (${signal})` : stderr.trim() || `the render process exited ${code}`));
-    });
-    child.stdin.on('error', () => {}); // a process that died early is reported by 'close'
-    child.stdin.end(JSON.stringify(request));
-  });
+/** Renders in a process of its own: the request on its stdin, the MP4 on its stdout. */
+async function render(request: VideoRequest, signal: AbortSignal): Promise<Buffer> {
+  try {
+    // SIGTERM when the engine closes: the render process stops its encoder, then itself.
+    return await runChild(process.execPath, [RENDER_SCRIPT], { input: JSON.stringify(request), timeoutMs: RENDER_TIMEOUT_MS, signal, stopSignal: 'SIGTERM' });
+  } catch (error) {
+    const failure = error as ChildFailure;
+    throw new Error(failure.stderr || `the render process ${failure.message}`);
+  }
 }
 
 export function createVideos(): Videos {
-  const running = new Set<ChildProcess>();
+  const closing = new AbortController();
   let pending = 0;
-  let closed = false;
   // Renders run one after another: each waits for the one before to settle.
   let last: Promise<unknown> = Promise.resolve();
   return {
     async mp4(request) {
-      if (closed) throw new ArtifactUnavailableError('the engine is closing', { retryable: true });
+      if (closing.signal.aborted) throw new ArtifactUnavailableError('the engine is closing', { retryable: true });
       if (pending >= MAX_PENDING_RENDERS) throw new ArtifactUnavailableError(`${pending} videos are being rendered already`, { retryable: true });
       pending++;
-      const turn = last.then(() => (closed ? Promise.reject(new Error('the engine closed')) : render(request, running)));
+      const turn = last.then(() => (closing.signal.aborted ? Promise.reject(new Error('the engine closed')) : render(request, closing.signal)));
       last = turn.catch(() => undefined);
       try {
         return await turn;
@@ -78,8 +58,7 @@ export function createVideos(): Videos {
       }
     },
     async close() {
-      closed = true;
-      for (const child of running) child.kill('SIGTERM');
+      closing.abort();
     },
   };
 }
