@@ -90,7 +90,6 @@ export function createBuiltinEngine(options: BuiltinEngineOptions): GenerationEn
       return { status: 'ready', result: { duration_seconds: videoDurationSeconds((job.input as VideoInput).script) } };
     },
     async artifact({ job, name, avatar }: ArtifactRequest): Promise<Artifact | null> {
-      if (job.status !== 'ready') return null;
       if (job.kind === 'avatar') return name === FILE_NAME.avatar ? { contentType: 'image/png', body: await preview(job) } : null;
       if (name === CAPTIONS_FILE_NAME) return { contentType: 'text/vtt; charset=utf-8', body: Buffer.from(webVtt((job.input as VideoInput).script)) };
       return name === FILE_NAME.avatar_video ? { contentType: 'video/mp4', body: await mp4(job, avatar) } : null;
