@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
 // Two projects: everything on the embedded store, and the server's suite again on
-// PostgreSQL + Redis. The JSON report feeds the plain "N passed, N failed"
+// PostgreSQL + Redis, which the scaled project's global setup starts (or takes from
+// TEST_DATABASE_URL and TEST_REDIS_URL). The JSON report feeds the plain "N passed, N failed"
 // line that .ci/run prints.
 export default defineConfig({
   test: {
@@ -15,7 +16,7 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'scaled', include: ['server/test/**/*.test.ts'], env: { TEST_STORE: 'scaled' } },
+        test: { name: 'scaled', include: ['server/test/**/*.test.ts'], env: { TEST_STORE: 'scaled' }, globalSetup: ['server/test/support/scaledServices.ts'] },
       },
     ],
   },

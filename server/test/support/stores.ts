@@ -1,17 +1,20 @@
 // Which store the server tests run on: the embedded one by default, PostgreSQL + Redis
-// when TEST_STORE=scaled (the "scaled" Vitest project). Each test service gets a store
-// of its own: a temp folder, or a PostgreSQL schema plus a Redis key prefix.
+// when TEST_STORE=scaled (the "scaled" Vitest project, whose global setup,
+// scaledServices.ts, provides the servers). Each test service gets a store of its own:
+// a temp folder, or a PostgreSQL schema plus a Redis key prefix.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { inject } from 'vitest';
 import { randomSuffix } from '../../src/domain/ids.ts';
 
-export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-
 export const scaled = process.env.TEST_STORE === 'scaled';
+
+/** The scaled project's servers; the embedded project has none, and its tests never ask. */
+export const TEST_DATABASE_URL = scaled ? inject('testDatabaseUrl') : 'postgres://unused.invalid/';
+export const TEST_REDIS_URL = scaled ? inject('testRedisUrl') : 'redis://unused.invalid';
 
 export interface TestStoreEnv {
   /** Environment variables that point a server at this store. */

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# pretest: the system tools the tests drive, installed when we can.
+# - Chromium and ffprobe: the docs test renders dist/docs/index.html, and the video test
+#   plays a video, in Debian's chromium through playwright-core, and reads the video's
+#   streams with Debian's ffprobe (a test tool only: the server encodes with the FFmpeg of
+#   its npm dependencies). Playwright's own browser download needs internet that machines
+#   here do not have, so the system packages are the tools.
+# - PostgreSQL and Redis server binaries: the scaled tests start servers of their own from
+#   them (server/test/support/scaledServices.ts), unless TEST_DATABASE_URL and
+#   TEST_REDIS_URL name servers to use.
+set -euo pipefail
+
+CHROMIUM=/usr/bin/chromium
+FFPROBE=/usr/bin/ffprobe
+
+have_postgres() {
+  command -v pg_config >/dev/null 2>&1 && [ -x "$(pg_config --bindir)/initdb" ] && return 0
+  compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null
+}
+
+missing=()
+[ -x "$CHROMIUM" ] || missing+=(chromium)
+[ -x "$FFPROBE" ] || missing+=(ffmpeg)
+if [ -z "${TEST_DATABASE_URL:-}" ] && ! have_postgres; then missing+=(postgresql); fi
+if [ -z "${TEST_REDIS_URL:-}" ] && ! command -v redis-server >/dev/null 2>&1; then missing+=(redis-server); fi
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "ensure-test-tools: installing the Debian package(s) ${missing[*]}..." >&2
+  export DEBIAN_FRONTEND=noninteractive
+  # Debian's postgresql and redis-server packages start a service of their own where
+  # they can; the tests never use it, so policy-rc.d keeps them from starting.
+  policy=/usr/sbin/policy-rc.d
+  made_policy=
+  if [ ! -e "$policy" ]; then printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy" && made_policy=1; fi
+  status=0
+  apt-get update -qq && apt-get install -y -qq "${missing[@]}" || status=$?
+  [ -n "$made_policy" ] && rm -f "$policy"
+  [ "$status" -eq 0 ] || { echo "ensure-test-tools: apt-get install ${missing[*]} failed (exit $status)." >&2; exit 1; }
+  exit 0
+fi
+
+cat >&2 <<EOT
+ensure-test-tools: the tests need ${missing[*]}, and it is not installed.
+Install it, then run the tests again:
+  Debian/Ubuntu:  sudo apt-get update && sudo apt-get install -y ${missing[*]}
+(As root with apt-get available, this script installs it by itself. The scaled tests can
+use PostgreSQL and Redis servers of your own instead: set TEST_DATABASE_URL and TEST_REDIS_URL.)
+EOT
+exit 1
