@@ -8,6 +8,7 @@
 # - PostgreSQL and Redis server binaries: the scaled tests start servers of their own from
 #   them (server/test/support/scaledServices.ts), unless TEST_DATABASE_URL and
 #   TEST_REDIS_URL name servers to use.
+# - curl: the README's quickstart, which test/readme.test.ts runs as written, uses it.
 set -euo pipefail
 
 CHROMIUM=/usr/bin/chromium
@@ -21,6 +22,7 @@ have_postgres() {
 missing=()
 [ -x "$CHROMIUM" ] || missing+=(chromium)
 [ -x "$FFPROBE" ] || missing+=(ffmpeg)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
 if [ -z "${TEST_DATABASE_URL:-}" ] && ! have_postgres; then missing+=(postgresql); fi
 if [ -z "${TEST_REDIS_URL:-}" ] && ! command -v redis-server >/dev/null 2>&1; then missing+=(redis-server); fi
 

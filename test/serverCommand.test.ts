@@ -6,9 +6,13 @@ import { describe, expect, it } from 'vitest';
 import { SERVER_NODE_FLAGS } from '../scripts/bench/procs.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const start = String(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start).split(/\s+/);
+const [shellExec, ...start] = String(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start).split(/\s+/);
 
 describe('the server command', () => {
+  it('replaces npm\'s shell, so a signal to `npm start` reaches the server itself', () => {
+    expect(shellExec).toBe('exec');
+  });
+
   it('sizes the young generation and the heap limit on purpose', () => {
     expect(start).toEqual(['node', '--max-semi-space-size=16', '--max-old-space-size=256', 'server/src/main.ts']);
   });

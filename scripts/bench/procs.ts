@@ -12,7 +12,7 @@ const SERVER_MAIN = join(ROOT, 'server', 'src', 'main.ts');
 /** Node's flags for the server, as `npm start` runs it: the benchmark measures what operators run. */
 export const SERVER_NODE_FLAGS: readonly string[] = (() => {
   const start = String(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start).split(/\s+/);
-  return start.slice(1, start.indexOf('server/src/main.ts'));
+  return start.slice(start.indexOf('node') + 1, start.indexOf('server/src/main.ts'));
 })();
 const BARE_KOA = join(ROOT, 'scripts', 'bench', 'bare-koa.ts');
 const BALANCER = join(ROOT, 'scripts', 'bench', 'balancer.ts');
