@@ -10,7 +10,7 @@
 // itself, 3 when the server does not start (its output is shown).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccount } from '../server/src/domain/accounts.ts';
 import { systemClock } from '../server/src/domain/clock.ts';
@@ -150,17 +150,18 @@ async function main(args: string[]): Promise<number> {
     try {
       server = await startServer(dataDir);
     } catch (error) {
-      if (interrupted) return 130;
+      if (interrupted) return 128 + constants.signals[interrupted];
       const output = (error as { output?: () => string }).output?.() ?? '';
       process.stderr.write(`conformance:local: ${(error as Error).message}; it wrote:\n${output || '(nothing)'}\n`);
       process.stdout.write(`${LAST_LINE_EMPTY}\n`);
       return 3;
     }
+    if (interrupted) return 128 + constants.signals[interrupted];
     process.stdout.write(`conformance:local: this checkout's server on ${server.url}, on a new store in ${dataDir} with three accounts (two with ${RUN_CREDITS} credits, one without), removed afterwards\n`);
     runner = spawn(process.execPath, [RUNNER, ...args], { cwd: ROOT, env: { ...process.env, ...values, CONFORMANCE_BASE_URL: server.url }, stdio: 'inherit' });
-    const code = await new Promise<number>((resolve) => runner!.once('exit', (exit, signal) => resolve(exit ?? (signal ? 128 + (signal === 'SIGINT' ? 2 : 15) : 1))));
+    const code = await new Promise<number>((resolve) => runner!.once('exit', (exit, signal) => resolve(exit ?? 128 + constants.signals[signal ?? 'SIGTERM'])));
     // A server that died under the run left the runner to say "unreachable"; its own output says why.
-    if (server.child.exitCode !== null) process.stderr.write(`conformance:local: the server stopped during the run (code ${server.child.exitCode}); it wrote:\n${server.output() || '(nothing)'}\n`);
+    if (server.child.exitCode !== null && !interrupted) process.stderr.write(`conformance:local: the server stopped during the run (code ${server.child.exitCode}); it wrote:\n${server.output() || '(nothing)'}\n`);
     return code;
   } finally {
     if (server) await stopServer(server);
