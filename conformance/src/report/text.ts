@@ -12,7 +12,7 @@ export const CONSOLE_MARKS = { passed: '✓', failed: '✗', skipped: '-', not_a
 
 export function consoleLegend(): string {
   return [
-    `${CONSOLE_MARKS.passed} passed  ${CONSOLE_MARKS.failed} failed  ${CONSOLE_MARKS.skipped} skipped (did not run; a required one fails the verdict)  ${CONSOLE_MARKS.not_applicable} not applicable to this profile  [optional] does not decide the verdict`,
+    `${CONSOLE_MARKS.passed} passed  ${CONSOLE_MARKS.failed} failed  ${CONSOLE_MARKS.skipped} skipped (did not run; a required one fails the verdict)  ${CONSOLE_MARKS.not_applicable} not applicable to this profile or implementation  [optional] does not decide the verdict`,
     'AV-…, CR-…, RL-…, WH-…: clause IDs of the service interface, and ND-…: this project\'s own decisions; --list prints each one\'s rule and what its checks assert',
   ].join('\n');
 }
@@ -22,7 +22,7 @@ export const MARKDOWN_RESULTS: Record<string, { icon: string; means: string }> =
   passed: { icon: '✅ passed', means: 'every check that proves it passed' },
   failed: { icon: '❌ failed', means: 'a check broke it' },
   skipped: { icon: '⚠️ skipped', means: 'its checks did not run (the Skipped section says why)' },
-  not_applicable: { icon: '· n/a', means: 'its checks are not part of this profile' },
+  not_applicable: { icon: '· n/a', means: 'none of its checks was part of this run (not in this profile, or left out by --only or --skip)' },
   uncovered: { icon: '❗ no check', means: 'a client over HTTP could see it, but no check proves it' },
   client: { icon: '🧩 client', means: 'only clients and receivers can act on it; the test named under checks proves the typed client does' },
 };
