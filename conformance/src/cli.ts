@@ -19,6 +19,7 @@ import { toJson } from './report/json.ts';
 import { toJunit } from './report/junit.ts';
 import { listMatrix, toMarkdown } from './report/markdown.ts';
 import { EXIT_CODES } from './report/model.ts';
+import { counted } from './report/text.ts';
 import { runConformance } from './run.ts';
 import { missingValues, type MissingValue } from './selection.ts';
 
@@ -111,7 +112,7 @@ function refuseMissing(missing: MissingValue[], profile: Profile): never {
   for (const { value, checks } of missing) {
     const { flag, env, what, without } = PROVIDED_BY[value];
     const shown = checks.length > 3 ? `${checks.slice(0, 3).join(', ')} and ${checks.length - 3} more` : checks.join(', ');
-    process.stderr.write(`usage: ${flag} (or ${env}) is missing: ${what}, needed by ${checks.length === 1 ? '1 required check' : `${checks.length} required checks`} of the ${profile} profile (${shown}); ${without} leaves ${checks.length === 1 ? 'it' : 'them'} out\n`);
+    process.stderr.write(`usage: ${flag} (or ${env}) is missing: ${what}, needed by ${counted(checks.length, 'required check')} of the ${profile} profile (${shown}); ${without} leaves ${checks.length === 1 ? 'it' : 'them'} out\n`);
   }
   process.stdout.write(`${LAST_LINE_EMPTY}\n`);
   process.exit(EXIT_CODES.usage);
