@@ -12,14 +12,16 @@ import { parseArgs } from 'node:util';
 import { CHECKS } from './checks/index.ts';
 import { draftCommand } from './implementation/draft-command.ts';
 import { loadProfile, ProfileError, type ImplementationProfile } from './implementation/profile.ts';
-import type { RunOptions } from './options.ts';
+import { resolveOptions, type RunOptions } from './options.ts';
 import { PROFILES, type Profile } from './outcome.ts';
 import { consoleProgress, summary } from './report/console.ts';
 import { toJson } from './report/json.ts';
 import { toJunit } from './report/junit.ts';
 import { listMatrix, toMarkdown } from './report/markdown.ts';
 import { EXIT_CODES } from './report/model.ts';
+import { counted } from './report/text.ts';
 import { runConformance } from './run.ts';
+import { missingValues, type MissingValue } from './selection.ts';
 
 /** How the user ran this: the package's command, or the script in a clone. */
 const COMMAND = import.meta.url.endsWith('.js') ? 'avatar-conformance' : 'node conformance/src/cli.ts';
@@ -37,6 +39,8 @@ Keys and secrets (flags, or the environment variables in brackets):
   --second-key <key>            key of another account [CONFORMANCE_SECOND_KEY]
   --empty-key <key>             key of an account without credits [CONFORMANCE_EMPTY_KEY]
   --signing-secret <secret>     the webhook signing secret [CONFORMANCE_SIGNING_SECRET]
+  A run whose required checks need one of these that it was not given is refused before
+  any request (exit 2), one line per value; --skip leaves those checks out.
 
 What to run:
   --profile core|contract|production|mock   default core
@@ -92,6 +96,24 @@ const LAST_LINE_EMPTY = '0 passed, 0 failed, 0 skipped';
 
 function usage(message: string): never {
   process.stderr.write(`usage: ${message} (see --help)\n`);
+  process.stdout.write(`${LAST_LINE_EMPTY}\n`);
+  process.exit(EXIT_CODES.usage);
+}
+
+/** Where each value a run may lack comes from, what it is, and how to run without it. */
+const PROVIDED_BY: Record<MissingValue['value'], { flag: string; env: string; what: string; without: string }> = {
+  'second-key': { flag: '--second-key', env: 'CONFORMANCE_SECOND_KEY', what: 'a key of another account', without: '--skip second-key' },
+  'empty-key': { flag: '--empty-key', env: 'CONFORMANCE_EMPTY_KEY', what: 'a key of an account without credits', without: '--skip empty-key' },
+  'signing-secret': { flag: '--signing-secret', env: 'CONFORMANCE_SIGNING_SECRET', what: "the --api-key account's webhook signing secret", without: '--skip receiver' },
+};
+
+/** One line per value the required checks need and were not given, before any request is sent. */
+function refuseMissing(missing: MissingValue[], profile: Profile): never {
+  for (const { value, checks } of missing) {
+    const { flag, env, what, without } = PROVIDED_BY[value];
+    const shown = checks.length > 3 ? `${checks.slice(0, 3).join(', ')} and ${checks.length - 3} more` : checks.join(', ');
+    process.stderr.write(`usage: ${flag} (or ${env}) is missing: ${what}, needed by ${counted(checks.length, 'required check')} of the ${profile} profile (${shown}); ${without} leaves ${checks.length === 1 ? 'it' : 'them'} out\n`);
+  }
   process.stdout.write(`${LAST_LINE_EMPTY}\n`);
   process.exit(EXIT_CODES.usage);
 }
@@ -236,6 +258,10 @@ async function main(): Promise<number> {
     },
     onProgress: consoleProgress({ stream: process.stdout, color, verbose: Boolean(values.verbose) }),
   };
+
+  // Read as the run would read them (an empty value is none).
+  const missing = missingValues(CHECKS, resolveOptions(options));
+  if (missing.length > 0) refuseMissing(missing, profile);
 
   const report = await runConformance(options);
   const outputs: [string | undefined, () => string][] = [

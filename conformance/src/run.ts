@@ -203,8 +203,9 @@ function unmetNeed(check: Check, ctx: CheckContext, receiver: WebhookReceiver | 
     if (need === 'clock' && !ctx.clock.has('main')) return `needs a sandbox clock: ${ctx.clock.reason ?? 'the main key has none'}`;
     if (need === 'fail-trigger' && !ctx.shape.canFail()) return 'needs a way to make a job fail (failure in the implementation profile, or --fail-marker)';
     if (need === 'receiver' && !receiver) {
-      if (!ctx.options.signingSecret) return 'needs --signing-secret to verify webhooks';
+      // Turned off, the receiver would not run with a secret either: say the cause, not a consequence.
       if (ctx.options.receiver === false) return 'the webhook receiver is turned off (--no-receiver)';
+      if (!ctx.options.signingSecret) return 'needs --signing-secret to verify webhooks';
       return 'webhooks cannot reach the runner: the production profile needs --receiver-public-url https://… (a public https address that forwards to the receiver)';
     }
   }

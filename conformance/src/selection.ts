@@ -1,6 +1,7 @@
 // Which checks a run executes and which of them its verdict requires.
 import type { Check } from './check.ts';
 import type { ResolvedOptions } from './options.ts';
+import type { Need } from './outcome.ts';
 
 /**
  * Required checks fail the verdict when they do not run. A check that needs a sandbox
@@ -24,4 +25,30 @@ export function selectChecks(checks: readonly Check[], options: Pick<ResolvedOpt
   return checks.filter(
     (check) => (check.phase !== 'generated' || (options.fuzz ?? 0) > 0) && (options.only.length === 0 || options.only.some((p) => matches(check, p))) && !options.skip.some((p) => matches(check, p)),
   );
+}
+
+/** A value the run was not given that some check its verdict requires cannot do without. */
+export interface MissingValue {
+  value: 'second-key' | 'empty-key' | 'signing-secret';
+  /** The required checks that need it, in run order. */
+  checks: string[];
+}
+
+/**
+ * What the checks a run must pass need and were not given. Without it they would be
+ * skipped, and a required check that does not run fails the verdict: the run would end
+ * FAIL after all its requests, for something known before the first one.
+ */
+export function missingValues(
+  checks: readonly Check[],
+  options: Pick<ResolvedOptions, 'profile' | 'only' | 'skip' | 'fuzz' | 'secondKey' | 'emptyKey' | 'signingSecret' | 'receiver'>,
+): MissingValue[] {
+  const required = selectChecks(checks, options).filter((check) => isRequired(check, options));
+  const needing = (need: Need) => required.filter((check) => (check.needs ?? []).includes(need)).map((check) => check.id);
+  const missing: MissingValue[] = [];
+  if (!options.secondKey) missing.push({ value: 'second-key', checks: needing('second-key') });
+  if (!options.emptyKey) missing.push({ value: 'empty-key', checks: needing('empty-key') });
+  // --no-receiver says the run goes without webhooks: then the secret verifies nothing.
+  if (!options.signingSecret && options.receiver !== false) missing.push({ value: 'signing-secret', checks: needing('receiver') });
+  return missing.filter((entry) => entry.checks.length > 0);
 }

@@ -14,6 +14,8 @@ const CLI = new URL('../src/cli.ts', import.meta.url).pathname;
 const EXAMPLE_PROFILE = new URL('../examples/independent.profile.yaml', import.meta.url).pathname;
 const INDEPENDENT_OPENAPI = new URL('./fixtures/independent.openapi.yaml', import.meta.url).pathname;
 const LAST_LINE = /^\d+ passed, \d+ failed, \d+ skipped$/;
+/** The values a core run needs besides --api-key, for the runs that end before any check (any value will do). */
+const OTHER_VALUES = { CONFORMANCE_SECOND_KEY: 'sk_test_second', CONFORMANCE_EMPTY_KEY: 'sk_test_empty', CONFORMANCE_SIGNING_SECRET: 'whsec_unused' };
 
 function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string; last: string }> {
   return new Promise((resolve) => {
@@ -59,13 +61,17 @@ describe('conformance CLI', () => {
   it('when asked for --list, then it prints the clause-to-check matrix and exits 0', async () => {
     const result = await cli(['--list']);
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain('| RL-429 | 4.1.4, 7 | B | rate-limits.over-limit-429, rate-limits.retry-after-admits, rate-limits.daily-windows |');
-    expect(result.stdout).toContain('| WH-RECEIVER-VERIFY | 6.4.3 | C | (client: client/test/verify.test.ts) |');
+    expect(result.stdout).toContain('| RL-429 | B | rate-limits.over-limit-429, rate-limits.retry-after-admits, rate-limits.daily-windows |');
+    expect(result.stdout).toContain('| WH-RECEIVER-VERIFY | C | (client: client/test/verify.test.ts) |');
+    expect(result.stdout).toContain('| ND-STATES | status moves queued -> processing -> ready \\| failed, or queued -> failed. |');
   });
 
   it('when asked for --list, then each clause is followed by what its checks assert', async () => {
     const result = await cli(['--list']);
-    expect(result.stdout).toContain('## RL-HEADERS (§ 8.1): Successes and 429s carry RateLimit-Limit, -Remaining and -Reset for the active window.');
+    expect(result.stdout).toContain('## RL-HEADERS (B): Successes and 429s carry RateLimit-Limit, -Remaining and -Reset for the active window.');
+    expect(result.stdout).toMatch(/^After each clause ID, who can see the rule hold: B .+; W .+; C .+$/m);
+    // The section numbers are those of a source document the user does not have.
+    expect(result.stdout).not.toContain('§');
     expect(result.stdout).toMatch(/- `rate-limits.headers-on-answers`: .*Reset is a number of seconds no longer than the window/);
   });
 
@@ -107,7 +113,7 @@ describe('conformance CLI', () => {
         '--job-timeout', '10', '--webhook-first-retry', String(retryDelaysMs[0]! / 1000), '--webhook-retry-timeout', '3',
       ]);
       expect(result.code, result.stdout).toBe(0);
-      expect(result.stdout).toContain('read through Independent avatars (test implementation)');
+      expect(result.stdout).toContain('implementation profile: Independent avatars (test implementation)');
       expect(result.last).toMatch(/^\d+ passed, 0 failed, 6 skipped$/);
       expect(result.stdout).not.toContain(independent.keys.main);
     } finally {
@@ -128,7 +134,7 @@ describe('conformance CLI', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
-    const result = await cli(['--base-url', `http://127.0.0.1:${port}`, '--api-key', 'sk_test_x']);
+    const result = await cli(['--base-url', `http://127.0.0.1:${port}`, '--api-key', 'sk_test_x'], OTHER_VALUES);
     expect(result.code).toBe(3);
     expect(result.stdout).toMatch(/unreachable: cannot reach http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED/);
     expect(result.last).toBe('0 passed, 0 failed, 0 skipped');
@@ -136,14 +142,14 @@ describe('conformance CLI', () => {
   });
 
   it('when the key is refused, then it exits 4 naming the flag', async () => {
-    const result = await cli(['--base-url', fixture.baseUrl, '--api-key', 'sk_test_nobody']);
+    const result = await cli(['--base-url', fixture.baseUrl, '--api-key', 'sk_test_nobody'], OTHER_VALUES);
     expect(result.code).toBe(4);
     expect(result.stdout).toContain('rejected-key: the service refused --api-key (GET /v1/me answered 401)');
     noStackTrace(result.stdout + result.stderr);
   });
 
   it('when the server is not this API, then it exits 5 with a hint', async () => {
-    const result = await cli(['--base-url', `${htmlUrl}/v1`, '--api-key', 'sk_test_x']);
+    const result = await cli(['--base-url', `${htmlUrl}/v1`, '--api-key', 'sk_test_x'], OTHER_VALUES);
     expect(result.code).toBe(5);
     expect(result.stdout).toContain('does not look like the Avatar Service API: GET /v1/me answered 404 text/html');
     expect(result.stdout).toContain('must not end in /v1');
@@ -151,7 +157,7 @@ describe('conformance CLI', () => {
   });
 
   it('when --empty-key belongs to an account with credits, then it exits 2 saying so', async () => {
-    const result = await cli(['--base-url', fixture.baseUrl, '--api-key', fixture.keys.main, '--empty-key', fixture.keys.second]);
+    const result = await cli(['--base-url', fixture.baseUrl, '--api-key', fixture.keys.main, '--empty-key', fixture.keys.second, '--second-key', fixture.keys.empty, '--signing-secret', SECRET]);
     expect(result.code).toBe(2);
     expect(result.stdout).toContain('--empty-key');
   });
@@ -180,7 +186,9 @@ describe('conformance CLI', () => {
       const report = JSON.parse(readFileSync(join(dir, 'report.json'), 'utf8')) as { verdict: string; results: unknown[] };
       expect(report.verdict).toBe('pass');
       expect(readFileSync(join(dir, 'report.xml'), 'utf8')).toMatch(/<testsuites name="avatar-api-conformance contract [^"]+" tests="\d+" failures="0"/);
-      expect(readFileSync(join(dir, 'report.md'), 'utf8')).toContain('| RL-PER-KEY | 5.1, 8 | B |');
+      const markdown = readFileSync(join(dir, 'report.md'), 'utf8');
+      expect(markdown).toContain('| RL-PER-KEY | B |');
+      expect(markdown).toContain('## Contract decisions');
       // Keys never reach the output or the reports.
       for (const text of [result.stdout, readFileSync(join(dir, 'report.json'), 'utf8')]) expect(text).not.toContain(own.keys.main);
     } finally {
@@ -201,5 +209,56 @@ describe('conformance CLI', () => {
     } finally {
       await broken.close();
     }
+  }, 60_000);
+
+  it('when the required checks need values it was not given, then it refuses before any request, one line per value naming its flag and variable, and exits 2', async () => {
+    let requests = 0;
+    const counting = createServer((_req, res) => {
+      requests++;
+      res.end();
+    });
+    await new Promise<void>((resolve) => counting.listen(0, '127.0.0.1', resolve));
+    try {
+      const result = await cli(['--base-url', `http://127.0.0.1:${(counting.address() as AddressInfo).port}`, '--api-key', 'sk_test_x']);
+
+      expect(result.code).toBe(2);
+      const lines = result.stderr.trim().split('\n');
+      expect(lines).toHaveLength(3);
+      expect(lines[0]).toMatch(/^usage: --second-key \(or CONFORMANCE_SECOND_KEY\) is missing: a key of another account, needed by 1 required check of the core profile \(auth\.other-account-hidden\); --skip second-key leaves it out$/);
+      expect(lines[1]).toMatch(/^usage: --empty-key \(or CONFORMANCE_EMPTY_KEY\) is missing: .*needed by \d+ required checks of the core profile/);
+      expect(lines[2]).toMatch(/^usage: --signing-secret \(or CONFORMANCE_SIGNING_SECRET\) is missing: .*webhooks\.signature.*--skip receiver leaves them out$/);
+      expect(result.stdout.trim()).toBe('0 passed, 0 failed, 0 skipped');
+      expect(requests).toBe(0);
+    } finally {
+      await new Promise((resolve) => counting.close(resolve));
+    }
+  });
+
+  it('when the checks a run selects need none of the missing values, then it runs, with a legend, in the singular for one check, and a core report without the contract\'s decisions', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conformance-one-'));
+    const result = await cli(['--base-url', fixture.baseUrl, '--api-key', fixture.keys.main, '--only', 'auth.key-required', '--report-md', join(dir, 'report.md')]);
+    const markdown = readFileSync(join(dir, 'report.md'), 'utf8');
+
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^Conformance run: http:\/\/127\.0\.0\.1:\d+, profile core, 1 check, implementation profile: this project's API \(the default\)$/m);
+    // Every mark a result line can start with is explained before the first one.
+    for (const [mark, meaning] of [['✓', 'passed'], ['✗', 'failed'], ['-', 'skipped'], ['·', 'not applicable'], ['[optional]', 'does not decide the verdict']]) expect(result.stdout).toContain(`${mark} ${meaning}`);
+    expect(result.stdout).toMatch(/^PASS: profile core, \d+ requests?, 0 webhooks received, /m);
+    expect(result.last).toBe('1 passed, 0 failed, 0 skipped');
+    expect(markdown).not.toContain('Contract decisions');
+    expect(markdown).not.toContain('§');
+    expect(markdown).not.toContain("this project's contract");
+    for (const column of ['clause', 'observe', 'rule', 'checks', 'result']) expect(markdown).toContain(`- **${column}**: `);
+    expect(markdown).toMatch(/\*\*B\*\*: a client over HTTP.*\*\*W\*\*: .*\*\*C\*\*: /);
+    for (const icon of ['✅ passed', '❌ failed', '⚠️ skipped', '· n/a', '❗ no check', '🧩 client']) expect(markdown).toContain(`${icon}: `);
+    expect(markdown).toContain('1 passed, 0 failed, 0 skipped, ');
+  }, 60_000);
+
+  it('when required checks did not run, then the summary names each on a line of its own', async () => {
+    const result = await cli(['--base-url', fixture.baseUrl, '--api-key', fixture.keys.main, '--no-receiver', '--only', 'webhooks.signature,webhooks.timestamp']);
+
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('Required but not run (the verdict fails): 2 checks\n  webhooks.signature: the webhook receiver is turned off (--no-receiver)\n  webhooks.timestamp: the webhook receiver is turned off (--no-receiver)\n');
+    expect(result.last).toBe('0 passed, 0 failed, 2 skipped');
   }, 60_000);
 });

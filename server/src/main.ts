@@ -1,6 +1,6 @@
 // `npm start`: the only place that reads the environment, opens ports and starts workers.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ConfigError, STORE_UNAVAILABLE_ADVICE, describeConfig, loadConfig, type Config } from './config.ts';
 import { createAccount } from './domain/accounts.ts';
 import { systemClock } from './domain/clock.ts';
@@ -51,7 +51,8 @@ console.log(`avatar service ${describeConfig({ ...config, publicBaseUrl: service
 // On an empty store, make the first sandbox account so `npm start` is usable at once.
 // Its key and signing secret are shown once and never logged: on the terminal in
 // sandbox mode; in production, where stdout is collected, in a file only this user reads.
-if ((await store.accounts.countAccounts()) === 0) {
+const accounts = await store.accounts.countAccounts();
+if (accounts === 0) {
   const created = await createAccount(store, systemClock, { name: 'Sandbox', mode: 'sandbox' });
   const credentials = [
     `  account_id:     ${created.account_id}`,
@@ -69,6 +70,26 @@ if ((await store.accounts.countAccounts()) === 0) {
       ['', 'Created a sandbox account on this empty store (shown once; keep them):', ...credentials, `Try: curl -H "Authorization: Bearer ${created.api_key}" ${service.domain.publicBaseUrl}/v1/me`, ''].join('\n'),
     );
   }
+} else {
+  // Keys are kept as hashes, so a key printed on an earlier start cannot be shown again:
+  // a user who lost it needs to be told where a new one comes from.
+  console.log(await newKeyHint(accounts));
+}
+
+/** How to get a new key for this store: the operator command, pointed at the same store. */
+async function newKeyHint(count: number): Promise<string> {
+  const sameStore = config.databaseUrl ? ' (with the same DATABASE_URL and REDIS_URL)' : '';
+  const dataDir = config.databaseUrl || config.dataDir === resolve('data') ? '' : `DATA_DIR=${shellQuote(config.dataDir)} `;
+  const admin = `${dataDir}npm run admin --`;
+  const listed = count === 1 ? (await store.accounts.listAccounts())[0] : undefined;
+  const how = listed
+    ? `${admin} issue-key --account ${listed.id}`
+    : `${admin} list-accounts, then ${admin} issue-key --account <account_id>`;
+  return `This store has ${count === 1 ? '1 account' : `${count} accounts`}; API keys are kept only as hashes and cannot be shown again. A new key: ${how}${sameStore}`;
+}
+
+function shellQuote(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
 }
 
 let exiting = false;

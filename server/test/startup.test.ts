@@ -13,6 +13,7 @@ import { createTestStoreEnv, scaled, TEST_DATABASE_URL, TEST_REDIS_URL, type Tes
 const MAIN = new URL('../src/main.ts', import.meta.url).pathname;
 const ADMIN = new URL('../src/admin.ts', import.meta.url).pathname;
 const MIGRATE = new URL('../src/migrate.ts', import.meta.url).pathname;
+const ROOT = new URL('../..', import.meta.url).pathname;
 
 interface Exit {
   code: number | null;
@@ -167,6 +168,40 @@ describe('the first account on an empty store', () => {
     expect(production.logs.join('\n')).not.toContain(key!);
     expect(production.logs.join('\n')).toContain(file);
   });
+});
+
+describe('a restart on a store that has accounts', () => {
+  it('names the command that makes a new key, and that command works as printed', async () => {
+    const other = await createTestStoreEnv();
+    const first = await startServerProcess({ ...other.env, LOG_LEVEL: 'warn' });
+    await first.waitForLine(/^Created a sandbox account/);
+    await first.stop();
+    const restarted = await startServerProcess({ ...other.env, LOG_LEVEL: 'warn' });
+    try {
+      const hint = await restarted.waitForLine(/^This store has 1 account/);
+      const command = /A new key: ((?:DATA_DIR=\S+ )?npm run admin -- issue-key --account acct_\S+)/.exec(hint)?.[1];
+      expect(command, hint).toBeDefined();
+      // Run as a user would paste it: the embedded store comes from the command itself, not from this test's environment.
+      const env: NodeJS.ProcessEnv = { ...process.env, ...other.env };
+      delete env.DATA_DIR;
+      const pasted = spawn('sh', ['-c', `${command} --json`], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      pasted.stdout.on('data', (c) => (stdout += c));
+      pasted.stderr.on('data', (c) => (stderr += c));
+      const code = await new Promise((resolve) => pasted.once('close', resolve));
+      const issued = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as { api_key?: string };
+      const me = await fetch(`${restarted.url}/v1/me`, { headers: { Authorization: `Bearer ${issued.api_key}` } });
+
+      expect(first.logs.join('\n')).not.toContain('This store has');
+      expect(hint).toContain(scaled ? '(with the same DATABASE_URL and REDIS_URL)' : `DATA_DIR=${other.env.DATA_DIR}`);
+      expect(code, stderr).toBe(0);
+      expect(me.status).toBe(200);
+    } finally {
+      await restarted.stop();
+      await other.drop();
+    }
+  }, 60_000);
 });
 
 describe('the operator command beside a running server', () => {

@@ -7,6 +7,7 @@ import type { CheckContext } from '../context.ts';
 import type { Exchange } from '../http.ts';
 import { retryAfterSeconds } from '../../../client/src/index.ts';
 import { fail } from '../outcome.ts';
+import { counted } from '../report/text.ts';
 import { judge, type Judgement } from './oracle.ts';
 import { type GeneratedRequest, show } from './requests.ts';
 
@@ -59,7 +60,7 @@ export async function sendGenerated(ctx: CheckContext, requests: fc.Arbitrary<Ge
   const { judgement, exchange } = found;
   fail({
     ...judgement,
-    message: `${judgement.message} — shrunk in ${details.numShrinks} steps from run ${details.numRuns}; seed ${seed} (--seed ${seed} replays it)`,
+    message: `${judgement.message} — shrunk in ${counted(details.numShrinks, 'step')} from run ${details.numRuns}; seed ${seed} (--seed ${seed} replays it)`,
     exchanges: [exchange],
     evidence: [`the shrunk request:\n${show(request, 600)}`],
   });

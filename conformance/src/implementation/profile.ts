@@ -15,7 +15,7 @@ export type Json = Record<string, unknown>;
 export type JobKind = 'avatar' | 'avatar_video';
 
 export interface ImplementationProfile {
-  /** Shown in reports: "this project's contract" for the default. */
+  /** Shown in reports: "this project's API (the default)" for the default. */
   name: string;
   /** True when this is the default: this project's contract. */
   isContract: boolean;
@@ -89,7 +89,8 @@ export const PLACEHOLDERS = {
 export const CONTRACT_FAIL_MARKER = SANDBOX_FAILURE_MARKER;
 
 export const CONTRACT_PROFILE: ImplementationProfile = {
-  name: "this project's contract",
+  // Not "contract": a core run reads through it too, and must not read as a contract run.
+  name: "this project's API (the default)",
   isContract: true,
   auth: { header: 'Authorization', scheme: 'Bearer' },
   create: {

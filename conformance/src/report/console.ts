@@ -3,6 +3,7 @@
 import type { Writable } from 'node:stream';
 import type { ProgressEvent } from '../options.ts';
 import type { CheckResult, Report } from './model.ts';
+import { CONSOLE_MARKS, consoleLegend, counted } from './text.ts';
 
 export interface ConsoleOptions {
   stream: Writable & { isTTY?: boolean };
@@ -10,7 +11,7 @@ export interface ConsoleOptions {
   verbose: boolean;
 }
 
-const MARK = { passed: '✓', failed: '✗', skipped: '-', not_applicable: '·' } as const;
+const MARK = CONSOLE_MARKS;
 const COLOR = { passed: 32, failed: 31, skipped: 33, not_applicable: 90 } as const;
 
 export function paint(enabled: boolean, code: number, text: string): string {
@@ -24,9 +25,11 @@ export function consoleProgress(options: ConsoleOptions): (event: ProgressEvent)
   return (event) => {
     if (event.type === 'start') {
       total = event.total;
-      stream.write(`Conformance run: ${event.baseUrl}, profile ${event.profile}, ${event.total} checks, read through ${event.implementation}\n`);
+      stream.write(`Conformance run: ${event.baseUrl}, profile ${event.profile}, ${counted(event.total, 'check')}, implementation profile: ${event.implementation}\n`);
+      // The marks below mean nothing to a first reader without it.
+      stream.write(paint(color, 90, `${consoleLegend()}\n`));
       // The seed is printed before anything is sent, so that even a run cut short can be replayed.
-      if (event.generated) stream.write(`generated inputs: ${event.generated.count} requests, seed ${event.generated.seed} (--seed ${event.generated.seed} replays them)\n`);
+      if (event.generated) stream.write(`generated inputs: ${counted(event.generated.count, 'request')}, seed ${event.generated.seed} (--seed ${event.generated.seed} replays them)\n`);
     } else if (event.type === 'note') {
       if (verbose) stream.write(paint(color, 90, `    … ${event.message}\n`));
     } else if (event.type === 'check-end') {
@@ -67,12 +70,13 @@ export function summary(report: Report, color: boolean): string {
     const failed = report.results.filter((r) => r.outcome === 'failed');
     if (failed.length > 0) lines.push(paint(color, 31, `Failed: ${failed.map((r) => `${r.id} (${r.failure?.clause ?? r.clauses.join(', ')})`).join(', ')}`));
     const notRun = report.results.filter((r) => r.required && r.outcome === 'skipped');
-    if (notRun.length > 0) lines.push(paint(color, 33, `Required but not run (the verdict fails): ${notRun.map((r) => `${r.id} — ${r.reason}`).join('; ')}`));
+    // One line each: joined, seventeen reasons made one line no terminal could show.
+    if (notRun.length > 0) lines.push(paint(color, 33, `Required but not run (the verdict fails): ${counted(notRun.length, 'check')}`), ...notRun.map((r) => paint(color, 33, `  ${r.id}: ${r.reason}`)));
     const uncovered = report.clauses.filter((c) => c.outcome === 'failed').map((c) => c.id);
     if (uncovered.length > 0) lines.push(`Clauses broken: ${uncovered.join(', ')}`);
     lines.push(
-      `${report.verdict === 'pass' ? paint(color, 32, 'PASS') : paint(color, 31, 'FAIL')}: profile ${report.profile}, ${report.requests} requests, ${report.deliveries} webhooks received, ${(report.durationMs / 1000).toFixed(1)} s` +
-        (report.counts.notApplicable ? `, ${report.counts.notApplicable} checks not applicable to this profile` : ''),
+      `${report.verdict === 'pass' ? paint(color, 32, 'PASS') : paint(color, 31, 'FAIL')}: profile ${report.profile}, ${counted(report.requests, 'request')}, ${counted(report.deliveries, 'webhook')} received, ${(report.durationMs / 1000).toFixed(1)} s` +
+        (report.counts.notApplicable ? `, ${counted(report.counts.notApplicable, 'check')} not applicable to this profile` : ''),
     );
   }
   lines.push(`${report.counts.passed} passed, ${report.counts.failed} failed, ${report.counts.skipped} skipped`);

@@ -1,12 +1,16 @@
-// The clause matrix as Markdown: every clause of the source, who can observe it, the
-// checks that prove it and how they came out in this run; then the contract decisions.
+// The clause matrix as Markdown: every clause of the service interface, who can observe
+// it, the checks that prove it and how they came out in this run, with a legend of every
+// column and mark; then, where the profile holds an implementation to them, the
+// contract's decisions.
 import type { Check } from '../check.ts';
 import { CLAUSES } from '../clauses.ts';
 import { isRequired } from '../selection.ts';
 import { decisionMatrix } from './build.ts';
 import type { Report } from './model.ts';
+import { counted, MARKDOWN_RESULTS, markdownClauseLegend } from './text.ts';
 
-const ICON: Record<string, string> = { passed: '✅ passed', failed: '❌ failed', skipped: '⚠️ skipped', not_applicable: '· n/a', uncovered: '❗ no check', client: '🧩 client' };
+/** The profiles that judge the contract's decisions: only their reports list them. */
+const DECIDING_PROFILES: readonly string[] = ['contract', 'mock'];
 
 function cell(text: string): string {
   return text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -16,19 +20,21 @@ export function toMarkdown(report: Report): string {
   const lines = [
     `# Conformance report: ${report.baseUrl}`,
     '',
-    `Profile **${report.profile}**, implementation profile: ${report.implementation}, ${report.startedAt}, ${(report.durationMs / 1000).toFixed(1)} s, ${report.requests} requests. Verdict: **${report.verdict.toUpperCase()}**.`,
+    `Profile **${report.profile}**, implementation profile: ${report.implementation}, ${report.startedAt}, ${(report.durationMs / 1000).toFixed(1)} s, ${counted(report.requests, 'request')}. Verdict: **${report.verdict.toUpperCase()}**.`,
     '',
     `${report.counts.passed} passed, ${report.counts.failed} failed, ${report.counts.skipped} skipped, ${report.counts.notApplicable} not applicable.`,
     '',
   ];
   if (report.abort) lines.push(`> ${report.abort.kind}: ${report.abort.message}`, '');
-  lines.push('## Clauses', '', '| clause | § | observe | rule | checks | result |', '|---|---|---|---|---|---|');
+  lines.push('## Clauses', '', markdownClauseLegend(), '', '| clause | observe | rule | checks | result |', '|---|---|---|---|---|');
   for (const row of report.clauses) {
     const checks = row.checks.length ? row.checks.map((id) => `\`${id}\``).join('<br>') : (row.provenBy ?? '');
-    lines.push(`| ${row.id} | ${row.sections} | ${row.observe.join(', ')} | ${cell(row.rule)} | ${checks} | ${ICON[row.outcome] ?? row.outcome} |`);
+    lines.push(`| ${row.id} | ${row.observe.join(', ')} | ${cell(row.rule)} | ${checks} | ${MARKDOWN_RESULTS[row.outcome]?.icon ?? row.outcome} |`);
   }
-  lines.push('', '## Contract decisions (contract profile)', '', '| decision | rule | checks |', '|---|---|---|');
-  for (const row of decisionMatrix()) lines.push(`| ${row.id} | ${cell(row.rule)} | ${row.checks.map((id) => `\`${id}\``).join('<br>') || '(not observable in one run)'} |`);
+  if (DECIDING_PROFILES.includes(report.profile)) {
+    lines.push('', '## Contract decisions', '', "Where the service interface leaves a choice open, this project's contract decides it; the contract profile holds an implementation to each decision through the checks named here, whose results are above and below.", '', '| decision | rule | checks |', '|---|---|---|');
+    for (const row of decisionMatrix()) lines.push(`| ${row.id} | ${cell(row.rule)} | ${row.checks.map((id) => `\`${id}\``).join('<br>') || '(not observable in one run)'} |`);
+  }
   const failed = report.results.filter((r) => r.outcome === 'failed');
   if (failed.length) {
     lines.push('', '## Failures', '');
@@ -55,9 +61,14 @@ export function toMarkdown(report: Report): string {
  * each check's profiles.
  */
 export function listMatrix(checks: readonly Check[]): string {
-  const lines = ['# What each check asserts, by clause', ''];
+  const lines = [
+    '# What each check asserts, by clause',
+    '',
+    'After each clause ID, who can see the rule hold: B a client over HTTP, as this runner; W only the implementation\'s own tests; C clients and webhook receivers (the typed client\'s tests prove them).',
+    '',
+  ];
   for (const clause of CLAUSES) {
-    lines.push(`## ${clause.id} (§ ${clause.sections}): ${clause.rule}`, '');
+    lines.push(`## ${clause.id} (${clause.observe.join(', ')}): ${clause.rule}`, '');
     const proving = checks.filter((c) => (c.clauses as readonly string[]).includes(clause.id));
     if (proving.length === 0) lines.push('provenBy' in clause ? `Not observable over HTTP; the client proves it in ${clause.provenBy}.` : 'No check observes it.');
     for (const check of proving) lines.push(`- \`${check.id}\`: ${check.asserts}`);
@@ -65,14 +76,14 @@ export function listMatrix(checks: readonly Check[]): string {
   }
   lines.push('## Contract decisions (contract profile only)', '');
   for (const check of checks.filter((c) => c.clauses.length === 0)) lines.push(`- \`${check.id}\` (${(check.decisions ?? []).join(', ')}): ${check.asserts}`);
-  lines.push('', '# Matrices', '', '| clause | § | observe | checks |', '|---|---|---|---|');
+  lines.push('', '# Matrices', '', '| clause | observe | checks |', '|---|---|---|');
   for (const clause of CLAUSES) {
     const ids = checks.filter((c) => (c.clauses as readonly string[]).includes(clause.id)).map((c) => c.id);
     const proven = 'provenBy' in clause ? `(client: ${clause.provenBy})` : '(none)';
-    lines.push(`| ${clause.id} | ${clause.sections} | ${clause.observe.join(', ')} | ${ids.length ? ids.join(', ') : proven} |`);
+    lines.push(`| ${clause.id} | ${clause.observe.join(', ')} | ${ids.length ? ids.join(', ') : proven} |`);
   }
-  lines.push('', '| decision | checks |', '|---|---|');
-  for (const row of decisionMatrix()) lines.push(`| ${row.id} | ${row.checks.join(', ') || '(not observable in one run)'} |`);
+  lines.push('', '| decision | rule | checks |', '|---|---|---|');
+  for (const row of decisionMatrix()) lines.push(`| ${row.id} | ${cell(row.rule)} | ${row.checks.join(', ') || '(not observable in one run)'} |`);
   lines.push('', '| check | phase | clauses | decisions | core | contract | production | mock |', '|---|---|---|---|---|---|---|---|');
   for (const check of checks) {
     const mark = (profile: 'core' | 'contract' | 'production' | 'mock') => (!check.profiles.includes(profile) ? '' : isRequired(check, { profile }) ? 'required' : 'optional');
