@@ -32,7 +32,9 @@ export async function startReceiver(): Promise<TestReceiver> {
     url: '',
     deliveries,
     script: () => ({ status: 200 }),
-    async waitFor(count, timeoutMs = 5000) {
+    // The limit only ends a failing wait: a loaded machine can take seconds to deliver
+    // (a scaled run saw more than 5 s), and a passing test waits for the delivery alone.
+    async waitFor(count, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       while (deliveries.length < count) {
         if (Date.now() > deadline) throw new Error(`only ${deliveries.length} of ${count} deliveries after ${timeoutMs} ms`);
