@@ -24,7 +24,8 @@ export function consoleProgress(options: ConsoleOptions): (event: ProgressEvent)
   return (event) => {
     if (event.type === 'start') {
       total = event.total;
-      stream.write(`Conformance run: ${event.baseUrl}, profile ${event.profile}, ${event.total} checks, read through ${event.implementation}\n`);
+      // The bound is stated before any request, so that a reader knows when to expect the verdict.
+      stream.write(`Conformance run: ${event.baseUrl}, profile ${event.profile}, ${event.total} checks, read through ${event.implementation}, ends within ${event.boundSeconds} s\n`);
       // The seed is printed before anything is sent, so that even a run cut short can be replayed.
       if (event.generated) stream.write(`generated inputs: ${event.generated.count} requests, seed ${event.generated.seed} (--seed ${event.generated.seed} replays them)\n`);
     } else if (event.type === 'note') {
@@ -70,8 +71,9 @@ export function summary(report: Report, color: boolean): string {
     if (notRun.length > 0) lines.push(paint(color, 33, `Required but not run (the verdict fails): ${notRun.map((r) => `${r.id} — ${r.reason}`).join('; ')}`));
     const uncovered = report.clauses.filter((c) => c.outcome === 'failed').map((c) => c.id);
     if (uncovered.length > 0) lines.push(`Clauses broken: ${uncovered.join(', ')}`);
+    if (report.bound?.reached) lines.push(paint(color, 33, `The run reached its bound of ${report.bound.seconds} s: the checks it had not finished are reported not run.`));
     lines.push(
-      `${report.verdict === 'pass' ? paint(color, 32, 'PASS') : paint(color, 31, 'FAIL')}: profile ${report.profile}, ${report.requests} requests, ${report.deliveries} webhooks received, ${(report.durationMs / 1000).toFixed(1)} s` +
+      `${report.verdict === 'pass' ? paint(color, 32, 'PASS') : paint(color, 31, 'FAIL')}: profile ${report.profile}, ${report.requests} requests, ${report.deliveries} webhooks received, ${(report.durationMs / 1000).toFixed(1)} s${report.bound ? ` of ${report.bound.seconds} s at most` : ''}` +
         (report.counts.notApplicable ? `, ${report.counts.notApplicable} checks not applicable to this profile` : ''),
     );
   }
