@@ -17,8 +17,9 @@
 // A check may start before the shared jobs are settled, and await them: its deadline is
 // its limit counted from when it starts or from when the shared jobs must be settled,
 // whichever is later. The run is bound by setup + shared + teardown + for each phase its
-// longest lane: a step and the declared waits of each of its checks, and once for the
-// lane a request at its timeout and two windows. A check is allowed those alone, but a
+// longest lane: a step and the declared waits of each check that will run (of the
+// profile; needing a clock only where there is one), and once for the lane, unless it
+// is passive, a request at its timeout and two windows. A check is allowed those alone, but a
 // run whose every request takes the timeout, or that waits every window out, is not a
 // correct one: the run's bound then stops it, and the checks not reached are reported
 // not run.
@@ -84,14 +85,17 @@ export function planBound(selected: readonly Check[], options: ResolvedOptions, 
   const checks = Object.fromEntries(selected.map((check) => [check.id, checkLimitSeconds(check, a)]));
   const setupSeconds = Math.ceil(SETUP_STEPS * a.request + 1);
   const sharedSeconds = stateful ? Math.ceil(a.request + a.window + 2 * options.jobTimeoutSeconds + options.pollMaxDelayMs / 1000 + a.retry) : 0;
-  const laneSeconds = (lane: readonly Check[]) =>
-    lane.length === 0 ? 0 : a.request + WINDOWS_PER_CHECK * a.window + lane.reduce((sum, check) => sum + CHECK_STEP_SECONDS + (check.waits?.(a) ?? 0), 0);
+  // A check of another profile, or one that needs the clock in a run without it, ends at once.
+  const runs = (check: Check) => check.profiles.includes(options.profile) && (clock || !(check.needs ?? []).includes('clock'));
+  const laneSeconds = (lane: readonly Check[], requests: boolean) =>
+    lane.length === 0 ? 0 : (requests ? a.request + WINDOWS_PER_CHECK * a.window : 0) + lane.reduce((sum, check) => sum + CHECK_STEP_SECONDS + (check.waits?.(a) ?? 0), 0);
   let phases = 0;
   for (const phase of PHASES) {
-    const inPhase = selected.filter((check) => (check.phase ?? 'main') === phase);
+    const inPhase = selected.filter((check) => (check.phase ?? 'main') === phase && runs(check));
     // The main and clock phases run two lanes at once (run.ts): the longer one counts.
     const lanes = phase === 'main' || phase === 'clock' ? [inPhase.filter((c) => c.lane === 'requests'), inPhase.filter((c) => c.lane !== 'requests')] : [inPhase];
-    phases += Math.max(0, ...lanes.map(laneSeconds));
+    // Passive checks send nothing: no request to time out, no window to wait.
+    phases += Math.max(0, ...lanes.map((lane) => laneSeconds(lane, phase !== 'passive')));
   }
   const planned = Math.ceil(setupSeconds + sharedSeconds + phases + TEARDOWN_SECONDS);
   const max = options.maxRunSeconds;
