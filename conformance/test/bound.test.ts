@@ -14,6 +14,8 @@ import { SECRET, startFixture, type Fixture } from './fixtures/reference.ts';
 const CLI = new URL('../src/cli.ts', import.meta.url).pathname;
 const LAST_LINE = /^\d+ passed, \d+ failed, \d+ skipped$/;
 const STATED = /ends within (\d+) s/;
+/** The CLI gives its output 2 s to drain, then exits; a second more for a loaded machine. */
+const VERDICT_TO_EXIT_MS = 3_000;
 /** Past this the child is killed and the test fails: the vitest timeout comes after it. */
 const KILL_AFTER_MS = 140_000;
 
@@ -27,6 +29,8 @@ interface Ended {
   bound: number;
   /** From the start line (the bound's start) to the exit. */
   afterStartMs: number;
+  /** From the summary's last line (the verdict is out) to the exit. */
+  afterVerdictMs: number;
   last: string;
 }
 
@@ -36,15 +40,18 @@ function cli(args: string[]): Promise<Ended> {
     const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, NO_COLOR: '1' } });
     let stdout = '';
     let startedAt: number | undefined;
+    let verdictAt: number | undefined;
     const kill = setTimeout(() => child.kill('SIGKILL'), KILL_AFTER_MS);
     child.stdout.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
       if (startedAt === undefined && STATED.test(stdout)) startedAt = Date.now();
+      if (verdictAt === undefined && /^\d+ passed, \d+ failed, \d+ skipped$/m.test(stdout)) verdictAt = Date.now();
     });
     child.stderr.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.on('exit', (code) => {
       clearTimeout(kill);
-      resolve({ code, stdout, bound: Number(STATED.exec(stdout)?.[1]), afterStartMs: Date.now() - (startedAt ?? Infinity), last: stdout.trimEnd().split('\n').at(-1) ?? '' });
+      const now = Date.now();
+      resolve({ code, stdout, bound: Number(STATED.exec(stdout)?.[1]), afterStartMs: now - (startedAt ?? -Infinity), afterVerdictMs: now - (verdictAt ?? -Infinity), last: stdout.trimEnd().split('\n').at(-1) ?? '' });
     });
   });
 }
@@ -98,6 +105,8 @@ describe('the bound of a run, through the CLI', () => {
         expect(ended.afterStartMs, `exited ${(ended.afterStartMs / 1000).toFixed(1)} s after stating ${ended.bound} s\n${ended.stdout}`).toBeLessThanOrEqual(ended.bound * 1000);
         expect(ended.code, ended.stdout).toBe(1);
         expect(ended.last).toMatch(LAST_LINE);
+        // The verdict is the end: nothing the run left open keeps the process going.
+        expect(ended.afterVerdictMs).toBeLessThan(VERDICT_TO_EXIT_MS);
         const report = reportIn(dir);
         expect(report.verdict).toBe('fail');
         expect(report.bound?.seconds).toBe(ended.bound);
