@@ -3,6 +3,7 @@
 // received, which clause broke and how to fix it. `asserts` says what "holds" means.
 import type { ClauseId, DecisionId } from './clauses.ts';
 import type { CheckContext } from './context.ts';
+import type { ResolvedOptions } from './options.ts';
 import type { Need, Phase, Profile } from './outcome.ts';
 
 export interface Check {
@@ -30,7 +31,29 @@ export interface Check {
    * bound by how long they take). Default `jobs`.
    */
   lane?: 'requests' | 'jobs';
+  /**
+   * The seconds this check's own waits may take (webhooks awaited, sleeps, the requests
+   * of a day spent), beyond what every check is allowed (a request at its timeout, two
+   * rate-limit windows, a step) and beyond the run's shared jobs (bound.ts). A check
+   * still running at its limit is stopped and reported not run, with the wait it was in.
+   */
+  waits?: (allow: Allowances) => number;
   run(ctx: CheckContext): Promise<void>;
+}
+
+/** What a check's limit is made of, in seconds (bound.ts works them out for a run). */
+export interface Allowances {
+  options: ResolvedOptions;
+  /** Rate-limit windows are moved over with a sandbox clock instead of waited out. */
+  clock: boolean;
+  /** A step of a check's requests: one of them may take the whole request timeout. */
+  request: number;
+  /** Getting past one full rate-limit window: a move of the clock, or the window waited out. */
+  window: number;
+  /** A webhook retry awaited after a failed attempt: the first retry at its latest, then the retry timeout. */
+  retry: number;
+  /** One more of many requests sent back to back (a day's limit spent): a generous 20 ms each. */
+  each: number;
 }
 
 export function defineCheck(check: Check): Check {

@@ -6,7 +6,8 @@
 //
 // Exit codes: 0 every required check passed; 1 a check failed or a required one did not
 // run; 2 bad usage; 3 base URL unreachable; 4 a key was refused; 5 not this API;
-// 6 a bug in the runner. Diagnoses are one line, never a stack trace.
+// 6 a bug in the runner. Diagnoses are one line, never a stack trace. Once the reports
+// are written the process exits with its code, whatever sockets or timers are still open.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { CHECKS } from './checks/index.ts';
@@ -93,6 +94,8 @@ Exit codes: 0 pass, 1 fail, 2 usage, 3 unreachable, 4 key refused, 5 not this AP
 `;
 
 const LAST_LINE_EMPTY = '0 passed, 0 failed, 0 skipped';
+/** How long the last output may take to drain into a pipe before the process exits without it. */
+const EXIT_FLUSH_MS = 2000;
 
 function usage(message: string): never {
   process.stderr.write(`usage: ${message} (see --help)\n`);
@@ -330,13 +333,20 @@ function defined<T extends Record<string, unknown>>(values: T): Partial<T> {
   return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.stderr.write(`internal error in the runner: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.stdout.write(`${LAST_LINE_EMPTY}\n`);
-    process.exitCode = EXIT_CODES.internal;
-  },
-);
+/**
+ * Ends the process with the verdict's code once its output is out. The run closes what it
+ * opened, but the verdict does not depend on it: a socket kept alive by the service or a
+ * timer of a wait cut short must not keep the process (and a CI job) going.
+ */
+function exit(code: number): void {
+  process.exitCode = code;
+  setTimeout(() => process.exit(code), EXIT_FLUSH_MS).unref();
+  // An empty write's callback comes once every write before it is flushed.
+  process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
+}
+
+main().then(exit, (error: unknown) => {
+  process.stderr.write(`internal error in the runner: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stdout.write(`${LAST_LINE_EMPTY}\n`);
+  exit(EXIT_CODES.internal);
+});

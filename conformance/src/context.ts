@@ -6,7 +6,7 @@ import type { Http, KeyName } from './http.ts';
 import type { Shape } from './implementation/shape.ts';
 import type { ResolvedOptions } from './options.ts';
 import type { Profile } from './outcome.ts';
-import type { WebhookReceiver } from './receiver/server.ts';
+import type { Receiver } from './receiver/server.ts';
 import type { World } from './world.ts';
 
 export interface CheckContext {
@@ -23,7 +23,7 @@ export interface CheckContext {
   http: Http;
   world: World;
   /** Present when webhooks can reach the runner. */
-  receiver: WebhookReceiver | undefined;
+  receiver: Receiver | undefined;
   validator: ContractValidator;
   /** The implementation's sandbox clock; `clock.has(key)` says whether a key's account can move its time. */
   clock: SandboxClock;
@@ -34,5 +34,11 @@ export interface CheckContext {
   validationKey(): KeyName;
   note(message: string): void;
   now(): number;
+  /**
+   * This check's limit (bound.ts): `signal` aborts when it is reached or the run's bound
+   * is. `http`, `receiver` and `sleep` above already end their waits then, with
+   * LimitReached; other waits of the check should take the signal too.
+   */
+  deadline: { signal: AbortSignal; limitSeconds: number };
   sleep(ms: number): Promise<void>;
 }

@@ -1,8 +1,10 @@
 // Every request the runner makes goes through here: it is paced (pacer.ts), recorded as
 // an Exchange for the checks and the reports, and its secrets are redacted. The key is
 // presented as the implementation profile says; the bucket of each request is the one
-// the contract states for its operation (x-rate-limit-bucket).
+// the contract states for its operation (x-rate-limit-bucket). A client made `within` a
+// deadline's signal ends every wait and request with LimitReached when it aborts.
 import { retryAfterSeconds } from '../../client/src/index.ts';
+import { reached, sleepWithin } from './deadline.ts';
 import { type Bucket, Pacer, type WindowFor } from './pacer.ts';
 
 export type KeyName = 'main' | 'second' | 'empty';
@@ -58,7 +60,7 @@ export interface HttpOptions {
   /** The most seconds one request may spend waiting out 429s. */
   maxRateLimitWaitSeconds: number;
   now: () => number;
-  sleep: (ms: number) => Promise<void>;
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   onWait?: (message: string) => void;
   fetch?: typeof globalThis.fetch;
   /** false: never hold requests back (a stateless mock has no real limits to plan for). */
@@ -74,15 +76,26 @@ export interface HttpOptions {
 }
 
 export class Http {
-  readonly log: Exchange[] = [];
+  readonly log: Exchange[];
   readonly pacer: Pacer;
   readonly #options: HttpOptions;
   readonly #credential: (token: string) => [name: string, value: string];
+  readonly #signal: AbortSignal | undefined;
 
-  constructor(options: HttpOptions) {
+  constructor(options: HttpOptions, shared?: { log: Exchange[]; pacer: Pacer; signal: AbortSignal }) {
     this.#options = options;
-    this.pacer = new Pacer(options.now, options.sleep, options.windowFor);
+    this.log = shared?.log ?? [];
+    this.pacer = shared?.pacer ?? new Pacer(options.now, options.sleep, options.windowFor);
+    this.#signal = shared?.signal;
     this.#credential = options.credential ?? ((token) => ['authorization', `Bearer ${token}`]);
+  }
+
+  /**
+   * The same client (its log, its gates) under a deadline: from the moment `signal`
+   * aborts, every wait and request of it ends with LimitReached and none is sent.
+   */
+  within(signal: AbortSignal): Http {
+    return new Http(this.#options, { log: this.log, pacer: this.pacer, signal: this.#signal ? AbortSignal.any([this.#signal, signal]) : signal });
   }
 
   get baseUrl(): string {
@@ -141,8 +154,10 @@ export class Http {
     const gate = bucket && this.#options.pacing !== false && (key === 'main' || key === 'second' || key === 'empty') ? this.pacer.gate(key, bucket) : undefined;
     let retried = 0;
     let waitedSeconds = 0;
+    const signal = this.#signal;
     for (;;) {
-      if (pace) await gate?.acquire((ms) => this.#options.onWait?.(`waiting ${(ms / 1000).toFixed(1)} s for the ${key} key's ${bucket} window`));
+      if (signal?.aborted) throw reached(signal, `before sending ${method} ${path}`);
+      if (pace) await gate?.acquire((ms) => this.#options.onWait?.(`waiting ${(ms / 1000).toFixed(1)} s for the ${key} key's ${bucket} window`), signal, `the ${key} key's ${bucket} window`);
       let exchange: Exchange;
       try {
         exchange = await this.#once(key, method, path, headers, credentialHeader, body, bucket, note);
@@ -162,7 +177,7 @@ export class Http {
       waitedSeconds += seconds;
       if (!gate || !pace) {
         this.#options.onWait?.(`waiting ${seconds} s (Retry-After) before resending ${method} ${path}`);
-        await this.#options.sleep(seconds * 1000);
+        await sleepWithin(this.#options.sleep, seconds * 1000, signal, `waiting ${seconds} s (Retry-After) to resend ${method} ${path}`);
       }
     }
   }
@@ -186,19 +201,29 @@ export class Http {
   ): Promise<Exchange> {
     const startedAt = this.#options.now();
     const fetchImpl = this.#options.fetch ?? globalThis.fetch;
+    const signal = this.#signal;
+    const timeout = AbortSignal.timeout(this.#options.requestTimeoutMs);
     let response: Response;
+    let bodyText: string;
     try {
       response = await fetchImpl(this.#options.baseUrl + path, {
         method,
         headers,
         ...(body === undefined ? {} : { body }),
         redirect: 'manual',
-        signal: AbortSignal.timeout(this.#options.requestTimeoutMs),
+        signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
       });
     } catch (error) {
+      // The deadline's end is not the service's: it is no reason to call it unreachable.
+      if (signal?.aborted) throw reached(signal, `waiting for the answer to ${method} ${path}`);
       throw new UnreachableError(`${method} ${path}: ${describeNetworkError(error)}`);
     }
-    const bodyText = await response.text();
+    try {
+      bodyText = await response.text();
+    } catch (error) {
+      if (signal?.aborted) throw reached(signal, `reading the answer to ${method} ${path}`);
+      throw error;
+    }
     const responseHeaders: Record<string, string> = {};
     response.headers.forEach((value, name) => {
       responseHeaders[name.toLowerCase()] = value;

@@ -79,20 +79,28 @@ export interface RunOptions {
   /** The bundled contract; defaults to generated/openapi.json. */
   openapiPath?: string;
   onProgress?: (event: ProgressEvent) => void;
-  /** Injectable clock, for tests. */
+  /**
+   * The longest the whole run may take, in seconds, when that is less than the bound the
+   * run works out from its checks and timings (e.g. a CI job's budget): checks not
+   * reached by then are reported not run.
+   */
+  maxRunSeconds?: number;
+  /** Injectable clock, for tests. A sleep is given the signal of the deadline it runs under. */
   now?: () => number;
-  sleep?: (ms: number) => Promise<void>;
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 export type ProgressEvent =
-  | { type: 'start'; total: number; profile: Profile; implementation: string; baseUrl: string; generated?: { count: number; seed: number } }
+  | { type: 'start'; total: number; profile: Profile; implementation: string; baseUrl: string; boundSeconds: number; generated?: { count: number; seed: number } }
   | { type: 'check-start'; id: string; title: string }
   | { type: 'check-end'; result: import('./outcome.ts').CheckResult }
   | { type: 'note'; message: string };
 
 export type ResolvedOptions = Required<
-  Omit<RunOptions, 'secondKey' | 'emptyKey' | 'signingSecret' | 'onProgress' | 'failMarker' | 'receiver' | 'openapiPath' | 'expectedLimits' | 'implementation' | 'webhookRetries'>
+  Omit<RunOptions, 'secondKey' | 'emptyKey' | 'signingSecret' | 'onProgress' | 'failMarker' | 'receiver' | 'openapiPath' | 'expectedLimits' | 'implementation' | 'webhookRetries' | 'maxRunSeconds'>
 > & {
+  /** Given for this run; else the bound the run works out holds alone. */
+  maxRunSeconds: number | undefined;
   /** Given for this run; else the implementation profile's schedule holds. */
   webhookRetries: { delaysSeconds: number[]; jitter: number } | undefined;
   secondKey: string | undefined;
@@ -143,8 +151,23 @@ export function resolveOptions(options: RunOptions): ResolvedOptions {
     openapiPath: options.openapiPath,
     onProgress: options.onProgress ?? (() => undefined),
     now: options.now ?? Date.now,
-    sleep: options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
+    maxRunSeconds: options.maxRunSeconds,
+    sleep: options.sleep ?? sleepUnlessAborted,
   };
+}
+
+/** A timer that ends early when its deadline does, so that no sleep outlives the run. */
+function sleepUnlessAborted(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+  });
 }
 
 /** The implementation profile with the run's failure trigger in place. */

@@ -92,4 +92,6 @@ export interface CheckResult {
   reason?: string;
   failure?: FailureReport;
   durationMs: number;
+  /** The longest it was allowed to take, from its start (bound.ts); absent for a check the run did not reach. */
+  limitSeconds?: number;
 }

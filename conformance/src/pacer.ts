@@ -2,7 +2,9 @@
 // learns the window from the RateLimit-* headers of every answer and holds a request
 // back until the window has room, instead of assuming 10 and 120 a minute; a 429 closes
 // the gate for Retry-After seconds. So a run spends as little time as the limits allow
-// and stays deterministic: the runner only meets a 429 where a check asks for one.
+// and stays deterministic: the runner only meets a 429 where a check asks for one. A wait
+// for a window ends early, with LimitReached, when the deadline it runs under does.
+import { sleepWithin, within } from './deadline.ts';
 
 export type Bucket = 'read' | 'generation';
 
@@ -19,7 +21,7 @@ export class Gate {
   inFlight = 0;
   readonly #waiters: (() => void)[] = [];
   readonly #now: () => number;
-  readonly #sleep: (ms: number) => Promise<void>;
+  readonly #sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   readonly #longest: (limit: number | undefined) => number;
   readonly #skip: (ms: number) => Promise<boolean>;
 
@@ -29,7 +31,7 @@ export class Gate {
    */
   constructor(
     now: () => number,
-    sleep: (ms: number) => Promise<void>,
+    sleep: (ms: number, signal?: AbortSignal) => Promise<void>,
     longest: (limit: number | undefined) => number = () => Infinity,
     skip: (ms: number) => Promise<boolean> = async () => false,
   ) {
@@ -58,7 +60,7 @@ export class Gate {
     return Math.max(0, this.resetAt - this.#now()) + RESET_MARGIN_MS;
   }
 
-  async acquire(onWait?: (ms: number) => void): Promise<void> {
+  async acquire(onWait?: (ms: number) => void, signal?: AbortSignal, label = 'a rate-limit window'): Promise<void> {
     for (;;) {
       if (this.capacity() > 0) {
         this.inFlight++;
@@ -66,16 +68,16 @@ export class Gate {
       }
       if (this.resetAt !== undefined) {
         const ms = this.waitMs();
-        if (await this.#skip(ms)) continue;
+        if (await within(this.#skip(ms), signal, `waiting for ${label}`)) continue;
         onWait?.(ms);
-        await this.#sleep(ms);
+        await sleepWithin(this.#sleep, ms, signal, `waiting ${(ms / 1000).toFixed(1)} s for ${label}`);
       } else if (this.inFlight > 0) {
         // A request is under way: its answer will say how much room is left.
-        await new Promise<void>((resolve) => this.#waiters.push(resolve));
+        await within(new Promise<void>((resolve) => this.#waiters.push(resolve)), signal, `waiting for ${label}`);
       } else {
         // Told "none left" without a reset time: wait a second, then probe again.
         onWait?.(1000);
-        await this.#sleep(1000);
+        await sleepWithin(this.#sleep, 1000, signal, `waiting for ${label}`);
         this.remaining = undefined;
       }
     }
@@ -142,11 +144,11 @@ export class Gate {
 export class Pacer {
   readonly #gates = new Map<string, Gate>();
   readonly #now: () => number;
-  readonly #sleep: (ms: number) => Promise<void>;
+  readonly #sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   readonly #windowFor: WindowFor;
   /** Moves a key's time over a wait, where the implementation has a sandbox clock. */
   skip: (key: string, ms: number) => Promise<boolean> = async () => false;
-  constructor(now: () => number, sleep: (ms: number) => Promise<void>, windowFor: WindowFor = () => Infinity) {
+  constructor(now: () => number, sleep: (ms: number, signal?: AbortSignal) => Promise<void>, windowFor: WindowFor = () => Infinity) {
     this.#now = now;
     this.#sleep = sleep;
     this.#windowFor = windowFor;

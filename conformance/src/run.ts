@@ -1,11 +1,16 @@
 // runConformance(options) -> Report: the whole run, in process, for the CLI and for
 // tests. Preflight, then the checks phase by phase (main, exhaust, passive), then the
 // report. It never throws for what the service does; only for a bug in the runner.
+// It states its bound before the first request (bound.ts) and keeps it: each check runs
+// under its own limit, the whole run under the bound, and nothing it started is left
+// waiting once it returns.
+import { type Bound, planBound, statedBound } from './bound.ts';
 import type { Check } from './check.ts';
 import { CHECKS } from './checks/index.ts';
 import type { CheckContext } from './context.ts';
 import { SandboxClock } from './clock.ts';
 import { ContractValidator, DEFAULT_OPENAPI_PATH } from './contract.ts';
+import { type Deadline, deadline, LimitReached, reached, RUN_SCOPE, sleepWithin, within } from './deadline.ts';
 import { excerpt, Http, type KeyName, redact, UnreachableError } from './http.ts';
 import { Shape } from './implementation/shape.ts';
 import { resolveOptions, type ResolvedOptions, type RunOptions } from './options.ts';
@@ -20,6 +25,14 @@ import { World } from './world.ts';
 
 export { TOOL, VERSION } from './report/build.ts';
 const PHASES: readonly Phase[] = ['main', 'exhaust', 'clock', 'generated', 'passive'];
+/**
+ * How long a check whose limit came is given to end by its own waits, which name what
+ * they waited for, before it is stopped without them: its rejection takes a few turns
+ * of the event loop to come through.
+ */
+const HARD_STOP_GRACE_MS = 50;
+/** The receiver is closed at the end of a run, but the run does not wait on it longer. */
+const RECEIVER_CLOSE_MS = 2000;
 
 export type { Report, RunOptions };
 
@@ -41,7 +54,13 @@ export async function runConformance(input: RunOptions): Promise<Report> {
   if (options.secondKey) keys.push('second');
   if (options.emptyKey) keys.push('empty');
   const shape = new Shape(options.implementation);
-  const http = new Http({
+  const selected = selectChecks(CHECKS, options);
+  const stateful = options.profile !== 'mock' && selected.some((check) => check.profiles.includes(options.profile) && check.phase !== 'passive');
+  const clockPossible = options.clock && options.profile !== 'mock' && options.profile !== 'production' && shape.clockAdvance(1) !== undefined;
+  const bound = statedBound(selected, options, clockPossible, stateful);
+  // From here on every wait of the run, its checks' included, ends by the bound at the latest.
+  const run = deadline(RUN_SCOPE, bound.seconds * 1000);
+  const unbound = new Http({
     baseUrl: options.baseUrl,
     keys: { main: options.apiKey, second: options.secondKey, empty: options.emptyKey },
     requestTimeoutMs: options.requestTimeoutMs,
@@ -56,101 +75,152 @@ export async function runConformance(input: RunOptions): Promise<Report> {
     windowFor: (bucket, limit) => windowFor(options, bucket, limit),
     windowsOf: (json) => shape.generationWindows(json),
   });
+  const http = unbound.within(run.signal);
+  const sleep = (ms: number) => sleepWithin(options.sleep, ms, run.signal, 'pausing between polls');
 
-  const selected = selectChecks(CHECKS, options);
-  progress({ type: 'start', total: selected.length, profile: options.profile, implementation: options.implementation.name, baseUrl: options.baseUrl, ...(options.fuzz > 0 ? { generated: { count: options.fuzz, seed: options.seed } } : {}) });
-
-  let abort: { kind: AbortKind; message: string } | undefined;
+  progress({ type: 'start', total: selected.length, profile: options.profile, implementation: options.implementation.name, baseUrl: options.baseUrl, boundSeconds: bound.seconds, ...(options.fuzz > 0 ? { generated: { count: options.fuzz, seed: options.seed } } : {}) });
   try {
-    abort = await preflight(http, keys, options, shape);
-  } catch (error) {
-    abort = { kind: 'internal', message: `preflight failed: ${error instanceof Error ? error.message : String(error)}` };
-  }
-  if (abort) return aborted(options, startedAt, abort.kind, abort.message, http.log.length);
-
-  const clock = new SandboxClock(http, shape, options.now);
-  try {
-    await clock.detect(keys, options.clock && options.profile !== 'mock' && options.profile !== 'production');
-  } catch (error) {
-    if (error instanceof UnreachableError) return aborted(options, startedAt, 'unreachable', `the service stopped answering: ${error.message}`, http.log.length);
-    throw error;
-  }
-  // Windows are moved over instead of waited out, on the keys that have a clock.
-  http.pacer.skip = (key, ms) => clock.moveOver(key as KeyName, ms / 1000 + 1);
-  progress({ type: 'note', message: clock.reason ? `no sandbox clock: ${clock.reason}; windows are waited out` : `sandbox clock on ${keys.filter((key) => clock.has(key)).join(', ')}: windows are moved over, not waited out` });
-
-  let receiver: WebhookReceiver | undefined;
-  if (options.receiver && options.signingSecret && webhooksReachable(options)) {
-    try {
-      receiver = await WebhookReceiver.start({ ...options.receiver, ...(options.receiver.publicUrl ? { publicUrl: options.receiver.publicUrl } : {}), secret: options.signingSecret, now: options.now, clockMoved: (from, to) => clock.movedBetween('main', from, to) });
-    } catch (error) {
-      return aborted(options, startedAt, 'usage', `cannot start the webhook receiver on ${options.receiver.host}:${options.receiver.port}: ${error instanceof Error ? error.message : String(error)}`, http.log.length);
-    }
-  }
-
-  const world = new World({ http, keys, shape, receiver, options, now: options.now, sleep: options.sleep });
-  const shared = new Map<string, Promise<unknown>>();
-
-  const makeContext = (check: Check): CheckContext => ({
-    checkId: check.id,
-    profile: options.profile,
-    contract: options.profile === 'contract',
-    sandbox: options.profile !== 'production',
-    shape,
-    options,
-    http,
-    world,
-    receiver,
-    validator,
-    clock,
-    once: <T>(name: string, work: () => Promise<T>) => {
-      let pending = shared.get(name) as Promise<T> | undefined;
-      if (!pending) {
-        pending = work();
-        pending.catch(() => undefined);
-        shared.set(name, pending);
-      }
-      return pending;
-    },
-    hasKey: (key) => keys.includes(key),
-    validationKey: () => pickValidationKey(http, keys, options),
-    note: (message) => progress({ type: 'note', message: `${check.id}: ${message}` }),
-    now: options.now,
-    sleep: options.sleep,
-  });
-
-  const results = new Map<string, CheckResult>();
-  try {
-    const stateful = options.profile !== 'mock' && selected.some((check) => check.profiles.includes(options.profile) && check.phase !== 'passive');
-    if (stateful) {
-      try {
-        await world.kickoff();
-      } catch (error) {
-        if (error instanceof UnreachableError) return aborted(options, startedAt, 'unreachable', `the service stopped answering: ${error.message}`, http.log.length);
-        progress({ type: 'note', message: `the run's jobs could not all be started: ${error instanceof Error ? error.message : String(error)}` });
-      }
-    }
-    const runLane = async (lane: Check[]) => {
-      for (const check of lane) {
-        progress({ type: 'check-start', id: check.id, title: check.title });
-        const result = await runOne(check, makeContext(check), options, receiver);
-        results.set(check.id, result);
-        progress({ type: 'check-end', result });
-      }
-    };
-    for (const phase of PHASES) {
-      const checks = selected.filter((c) => (c.phase ?? 'main') === phase);
-      // Rate-limited request checks and job checks wait on different things: overlap them.
-      // The clock checks of the main key and those of the keys without jobs move different accounts' time.
-      const lanes = phase === 'main' || phase === 'clock' ? [checks.filter((c) => c.lane === 'requests'), checks.filter((c) => c.lane !== 'requests')] : [checks];
-      await Promise.all(lanes.map(runLane));
-    }
+    return await runChecks();
   } finally {
-    await receiver?.close();
+    // Whatever is still waiting (a check stopped at its limit, a poll of a job) ends now.
+    run.dispose();
   }
 
-  const ordered = selected.map((check) => results.get(check.id)).filter((r): r is CheckResult => r !== undefined);
-  return buildReport(options, startedAt, ordered, http.log.length, receiver?.deliveries().length ?? 0);
+  async function runChecks(): Promise<Report> {
+    const reportBound = (reached = run.signal.aborted) => ({ ...bound, reached });
+    /** The report of a run whose bound came before any check could start. */
+    const unstarted = (error: LimitReached) => buildReport(options, startedAt, selected.map((check) => notReached(check, options, error.message)), http.log.length, 0, reportBound(true));
+
+    let abort: { kind: AbortKind; message: string } | undefined;
+    try {
+      abort = await preflight(http, keys, options, shape);
+    } catch (error) {
+      if (error instanceof LimitReached) return unstarted(error);
+      abort = { kind: 'internal', message: `preflight failed: ${error instanceof Error ? error.message : String(error)}` };
+    }
+    if (abort) return aborted(options, startedAt, abort.kind, abort.message, http.log.length, reportBound());
+
+    const clock = new SandboxClock(http, shape, options.now);
+    try {
+      await clock.detect(keys, options.clock && options.profile !== 'mock' && options.profile !== 'production');
+    } catch (error) {
+      if (error instanceof UnreachableError) return aborted(options, startedAt, 'unreachable', `the service stopped answering: ${error.message}`, http.log.length, reportBound());
+      if (error instanceof LimitReached) return unstarted(error);
+      throw error;
+    }
+    // Windows are moved over instead of waited out, on the keys that have a clock.
+    http.pacer.skip = (key, ms) => clock.moveOver(key as KeyName, ms / 1000 + 1);
+    progress({ type: 'note', message: clock.reason ? `no sandbox clock: ${clock.reason}; windows are waited out` : `sandbox clock on ${keys.filter((key) => clock.has(key)).join(', ')}: windows are moved over, not waited out` });
+
+    let receiver: WebhookReceiver | undefined;
+    if (options.receiver && options.signingSecret && webhooksReachable(options)) {
+      try {
+        receiver = await WebhookReceiver.start({ ...options.receiver, ...(options.receiver.publicUrl ? { publicUrl: options.receiver.publicUrl } : {}), secret: options.signingSecret, now: options.now, clockMoved: (from, to) => clock.movedBetween('main', from, to) });
+      } catch (error) {
+        return aborted(options, startedAt, 'usage', `cannot start the webhook receiver on ${options.receiver.host}:${options.receiver.port}: ${error instanceof Error ? error.message : String(error)}`, http.log.length, reportBound());
+      }
+    }
+
+    // The limits of the checks as this run will go: with the clock only where every key has it.
+    const plan = planBound(selected, options, clockPossible && keys.every((key) => clock.has(key)), stateful);
+    // The shared jobs are settled by then, or given up: a check that awaits them may wait until then.
+    const sharedBy = startedAt + (plan.setupSeconds + plan.sharedSeconds) * 1000;
+
+    const world = new World({ http, keys, shape, receiver, options, now: options.now, sleep });
+    const shared = new Map<string, Promise<unknown>>();
+
+    const makeContext = (check: Check, limit: Deadline): CheckContext => ({
+      checkId: check.id,
+      profile: options.profile,
+      contract: options.profile === 'contract',
+      sandbox: options.profile !== 'production',
+      shape,
+      options,
+      http: http.within(limit.signal),
+      world,
+      receiver: receiver?.within(limit.signal),
+      validator,
+      clock,
+      once: <T>(name: string, work: () => Promise<T>) => {
+        let pending = shared.get(name) as Promise<T> | undefined;
+        if (!pending) {
+          pending = work();
+          pending.catch(() => undefined);
+          shared.set(name, pending);
+        }
+        return pending;
+      },
+      hasKey: (key) => keys.includes(key),
+      validationKey: () => pickValidationKey(http, keys, options),
+      note: (message) => progress({ type: 'note', message: `${check.id}: ${message}` }),
+      now: options.now,
+      deadline: { signal: limit.signal, limitSeconds: Math.ceil(limit.limitMs / 1000) },
+      sleep: (ms) => sleepWithin(options.sleep, ms, limit.signal, `pausing ${(ms / 1000).toFixed(1)} s`),
+    });
+
+    const results = new Map<string, CheckResult>();
+    try {
+      if (stateful) {
+        try {
+          await within(world.kickoff(), run.signal, "starting the run's jobs");
+        } catch (error) {
+          if (error instanceof UnreachableError) return aborted(options, startedAt, 'unreachable', `the service stopped answering: ${error.message}`, http.log.length, reportBound());
+          progress({ type: 'note', message: `the run's jobs could not all be started: ${error instanceof Error ? error.message : String(error)}` });
+        }
+      }
+      const runLane = async (lane: Check[]) => {
+        for (const check of lane) {
+          progress({ type: 'check-start', id: check.id, title: check.title });
+          let result: CheckResult;
+          if (run.signal.aborted) {
+            result = notReached(check, options, reached(run.signal, 'before it could start').message);
+          } else {
+            // Its own limit, from its start or from when the shared jobs are settled, whichever is later.
+            const limit = deadline(check.id, Math.max(options.now(), sharedBy) - options.now() + plan.checks[check.id]! * 1000, run.signal);
+            try {
+              result = await runOne(check, makeContext(check, limit), options, receiver);
+            } finally {
+              limit.dispose();
+            }
+          }
+          results.set(check.id, result);
+          progress({ type: 'check-end', result });
+        }
+      };
+      for (const phase of PHASES) {
+        const checks = selected.filter((c) => (c.phase ?? 'main') === phase);
+        // Rate-limited request checks and job checks wait on different things: overlap them.
+        // The clock checks of the main key and those of the keys without jobs move different accounts' time.
+        const lanes = phase === 'main' || phase === 'clock' ? [checks.filter((c) => c.lane === 'requests'), checks.filter((c) => c.lane !== 'requests')] : [checks];
+        await Promise.all(lanes.map(runLane));
+      }
+    } finally {
+      if (receiver) {
+        const closing = deadline('closing the receiver', RECEIVER_CLOSE_MS);
+        await within(receiver.close(), closing.signal, 'closing the receiver').catch(() => undefined);
+        closing.dispose();
+      }
+    }
+
+    const ordered = selected.map((check) => results.get(check.id)).filter((r): r is CheckResult => r !== undefined);
+    return buildReport(options, startedAt, ordered, http.log.length, receiver?.deliveries().length ?? 0, reportBound());
+  }
+}
+
+/** A check the run did not get to: not run, which fails the verdict when it is required. */
+function notReached(check: Check, options: ResolvedOptions, why: string): CheckResult {
+  return {
+    id: check.id,
+    title: check.title,
+    area: areaOf(check),
+    clauses: [...check.clauses],
+    decisions: [...(check.decisions ?? [])],
+    phase: check.phase ?? 'main',
+    required: isRequired(check, options),
+    outcome: check.profiles.includes(options.profile) ? 'skipped' : 'not_applicable',
+    reason: check.profiles.includes(options.profile) ? `not reached: ${why}` : `not part of the ${options.profile} profile`,
+    durationMs: 0,
+  };
 }
 
 async function runOne(check: Check, ctx: CheckContext, options: ResolvedOptions, receiver: WebhookReceiver | undefined): Promise<CheckResult> {
@@ -163,6 +233,7 @@ async function runOne(check: Check, ctx: CheckContext, options: ResolvedOptions,
     decisions: [...(check.decisions ?? [])],
     phase: check.phase ?? 'main',
     required: isRequired(check, options),
+    limitSeconds: ctx.deadline.limitSeconds,
   };
   const done = (rest: Pick<CheckResult, 'outcome'> & Partial<CheckResult>): CheckResult => ({ ...base, ...rest, durationMs: options.now() - started });
   const secrets = [...ctx.http.secrets, ...(options.signingSecret ? [options.signingSecret] : [])];
@@ -171,10 +242,20 @@ async function runOne(check: Check, ctx: CheckContext, options: ResolvedOptions,
   const unmet = unmetNeed(check, ctx, receiver);
   if (unmet) return done({ outcome: 'skipped', reason: unmet });
 
+  const signal = ctx.deadline.signal;
+  // The hard stop: a check that ignores its deadline in some wait still ends at its limit.
+  let stop = () => undefined as void;
+  const stopped = new Promise<never>((_, reject) => {
+    stop = () => setTimeout(() => reject(reached(signal, 'in a wait that does not take the deadline')), HARD_STOP_GRACE_MS);
+    signal.addEventListener('abort', stop, { once: true });
+  });
+  stopped.catch(() => undefined);
   try {
-    await withTimeout(check.run(ctx), checkTimeoutMs(options, check), check.id);
+    await Promise.race([check.run(ctx), stopped]);
     return done({ outcome: 'passed' });
   } catch (error) {
+    // Not run to its end: reported as not run, with the limit and the wait it was in.
+    if (error instanceof LimitReached) return done({ outcome: 'skipped', reason: error.scope === check.id ? `reached its limit of ${error.limitSeconds} s${error.waitingFor ? `, ${error.waitingFor}` : ''}` : error.message });
     if (error instanceof CheckFailure) {
       const { clause, message, expected, received, fix, exchanges, evidence } = error.detail;
       return done({
@@ -193,6 +274,8 @@ async function runOne(check: Check, ctx: CheckContext, options: ResolvedOptions,
     if (error instanceof PrerequisiteError) return done({ outcome: 'skipped', reason: `prerequisite: ${error.message}` });
     const message = error instanceof UnreachableError ? `the service stopped answering: ${error.message}` : `the check could not complete: ${error instanceof Error ? error.message : String(error)}`;
     return done({ outcome: 'failed', failure: { clause: check.clauses[0] ?? check.decisions?.[0] ?? '', message, exchanges: [] } });
+  } finally {
+    signal.removeEventListener('abort', stop);
   }
 }
 
@@ -234,22 +317,4 @@ function pickValidationKey(http: Http, keys: KeyName[], options: ResolvedOptions
     }
   }
   return best;
-}
-
-function checkTimeoutMs(options: ResolvedOptions, check: Check): number {
-  const base = (options.jobTimeoutSeconds * 2 + options.webhookRetryTimeoutSeconds + options.maxRateLimitWaitSeconds + 120) * 1000;
-  // Generated requests are paced by the limits: without a sandbox clock, 10 creates a minute.
-  return check.phase === 'generated' ? base + options.fuzz * 6_000 : base;
-}
-
-async function withTimeout<T>(work: Promise<T>, ms: number, id: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${id} did not finish within ${Math.round(ms / 1000)} s`)), ms);
-  });
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

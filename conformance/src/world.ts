@@ -58,6 +58,9 @@ export interface WorldDeps {
   sleep: (ms: number) => Promise<void>;
 }
 
+/** The longest a check listens for the webhook of a job a refused request might wrongly have started. */
+export const SETTLE_GRACE_MAX_SECONDS = 30;
+
 const SCRIPT = 'Hi! This short clip was made by the conformance runner to check the avatar video flow.';
 
 export class World {
@@ -221,7 +224,7 @@ export class World {
    */
   settleGraceMs(since: number): number {
     const longest = Math.max(0, ...this.jobs.map((job) => (job.terminalAt ?? 0) - job.create.startedAt).filter((ms) => ms > 0));
-    return Math.max(0, Math.min(30_000, since + longest + 1000 - this.#deps.now()));
+    return Math.max(0, Math.min(SETTLE_GRACE_MAX_SECONDS * 1000, since + longest + 1000 - this.#deps.now()));
   }
 
   /** The URL for a job's webhook, or undefined when webhooks cannot reach the runner. */

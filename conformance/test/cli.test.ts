@@ -240,7 +240,7 @@ describe('conformance CLI', () => {
     const markdown = readFileSync(join(dir, 'report.md'), 'utf8');
 
     expect(result.code, result.stdout + result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/^Conformance run: http:\/\/127\.0\.0\.1:\d+, profile core, 1 check, implementation profile: this project's API \(the default\)$/m);
+    expect(result.stdout).toMatch(/^Conformance run: http:\/\/127\.0\.0\.1:\d+, profile core, 1 check, implementation profile: this project's API \(the default\), ends within \d+ s$/m);
     // Every mark a result line can start with is explained before the first one.
     for (const [mark, meaning] of [['✓', 'passed'], ['✗', 'failed'], ['-', 'skipped'], ['·', 'not applicable'], ['[optional]', 'does not decide the verdict']]) expect(result.stdout).toContain(`${mark} ${meaning}`);
     expect(result.stdout).toMatch(/^PASS: profile core, \d+ requests?, 0 webhooks received, /m);

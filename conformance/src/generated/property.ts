@@ -12,7 +12,7 @@ import { judge, type Judgement } from './oracle.ts';
 import { type GeneratedRequest, show } from './requests.ts';
 
 /** Requests a shrink may send after the first failure. */
-const SHRINK_BUDGET = 150;
+export const SHRINK_BUDGET = 150;
 
 export interface GeneratedRun {
   sent: number;

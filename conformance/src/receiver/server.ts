@@ -10,6 +10,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { signWebhook, WEBHOOK_TOLERANCE_SECONDS } from '../../../contract/webhookSignature.ts';
+import { within } from '../deadline.ts';
 
 export type ReceiverMode = 'ok' | 'fail-first' | 'always-fail';
 
@@ -54,6 +55,9 @@ export interface ReceiverOptions {
 }
 
 const MAX_BODY_BYTES = 1024 * 1024;
+
+/** What a check sees of the receiver: the receiver itself, or its view under the check's deadline. */
+export type Receiver = Pick<WebhookReceiver, 'publicBase' | 'urlFor' | 'deliveries' | 'attempts' | 'waitFor'>;
 
 export class WebhookReceiver {
   readonly #server: Server;
@@ -111,24 +115,46 @@ export class WebhookReceiver {
     return this.deliveries(label).filter((d) => !d.duplicate);
   }
 
-  /** Resolves once `label` has `count` attempts, or at the timeout with what there is. */
-  async waitFor(label: string, count: number, timeoutMs: number): Promise<Delivery[]> {
+  /**
+   * Resolves once `label` has `count` attempts, or at the timeout with what there is; a
+   * `signal` that aborts first (a check's limit) ends it with LimitReached.
+   */
+  async waitFor(label: string, count: number, timeoutMs: number, signal?: AbortSignal): Promise<Delivery[]> {
     const done = () => this.attempts(label).length >= count;
     if (done()) return this.attempts(label);
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(finish, timeoutMs);
+    const listeners = this.#listeners;
+    let finish = () => undefined as void;
+    const arrived = new Promise<void>((resolve) => {
+      const timer = setTimeout(end, timeoutMs);
       const listener = () => {
-        if (done()) finish();
+        if (done()) end();
       };
-      function finish() {
+      function end() {
         clearTimeout(timer);
-        receiverListeners.delete(listener);
+        listeners.delete(listener);
         resolve();
       }
-      const receiverListeners = this.#listeners;
-      receiverListeners.add(listener);
+      finish = end;
+      listeners.add(listener);
     });
+    try {
+      await within(arrived, signal, `waiting for webhook attempt ${count} of ${label}`);
+    } finally {
+      // Ended by the deadline or not, no timer or listener of this wait is left behind.
+      finish();
+    }
     return this.attempts(label);
+  }
+
+  /** This receiver as a check sees it: every wait ends when the check's `signal` does. */
+  within(signal: AbortSignal): Receiver {
+    return {
+      publicBase: this.publicBase,
+      urlFor: (label, mode) => this.urlFor(label, mode),
+      deliveries: (label) => this.deliveries(label),
+      attempts: (label) => this.attempts(label),
+      waitFor: (label, count, timeoutMs) => this.waitFor(label, count, timeoutMs, signal),
+    };
   }
 
   async close(): Promise<void> {

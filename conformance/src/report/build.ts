@@ -69,7 +69,7 @@ function timing(options: ResolvedOptions, startedAt: number) {
   };
 }
 
-export function buildReport(options: ResolvedOptions, startedAt: number, results: CheckResult[], requests: number, deliveries: number): Report {
+export function buildReport(options: ResolvedOptions, startedAt: number, results: CheckResult[], requests: number, deliveries: number, bound?: Report['bound']): Report {
   const count = (outcome: CheckResult['outcome']) => results.filter((r) => r.outcome === outcome).length;
   const requiredNotRun = results.filter((r) => r.required && r.outcome === 'skipped').length;
   const failed = count('failed');
@@ -83,10 +83,17 @@ export function buildReport(options: ResolvedOptions, startedAt: number, results
     clauses: clauseMatrix(results),
     requests,
     deliveries,
+    ...(bound ? { bound: withoutChecks(bound) } : {}),
   };
 }
 
-export function aborted(options: ResolvedOptions, startedAt: number, kind: AbortKind, message: string, requests = 0): Report {
+/** The bound as a report states it: each check's limit is in its own result. */
+function withoutChecks(bound: NonNullable<Report['bound']> & { checks?: unknown }): NonNullable<Report['bound']> {
+  const { checks: _checks, ...rest } = bound;
+  return rest;
+}
+
+export function aborted(options: ResolvedOptions, startedAt: number, kind: AbortKind, message: string, requests = 0, bound?: Report['bound']): Report {
   return {
     ...timing(options, startedAt),
     verdict: 'aborted',
@@ -97,5 +104,6 @@ export function aborted(options: ResolvedOptions, startedAt: number, kind: Abort
     clauses: clauseMatrix([]),
     requests,
     deliveries: 0,
+    ...(bound ? { bound: withoutChecks(bound) } : {}),
   };
 }

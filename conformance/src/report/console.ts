@@ -25,7 +25,8 @@ export function consoleProgress(options: ConsoleOptions): (event: ProgressEvent)
   return (event) => {
     if (event.type === 'start') {
       total = event.total;
-      stream.write(`Conformance run: ${event.baseUrl}, profile ${event.profile}, ${counted(event.total, 'check')}, implementation profile: ${event.implementation}\n`);
+      // The bound is stated before any request, so that a reader knows when to expect the verdict.
+      stream.write(`Conformance run: ${event.baseUrl}, profile ${event.profile}, ${counted(event.total, 'check')}, implementation profile: ${event.implementation}, ends within ${event.boundSeconds} s\n`);
       // The marks below mean nothing to a first reader without it.
       stream.write(paint(color, 90, `${consoleLegend()}\n`));
       // The seed is printed before anything is sent, so that even a run cut short can be replayed.
@@ -74,8 +75,9 @@ export function summary(report: Report, color: boolean): string {
     if (notRun.length > 0) lines.push(paint(color, 33, `Required but not run (the verdict fails): ${counted(notRun.length, 'check')}`), ...notRun.map((r) => paint(color, 33, `  ${r.id}: ${r.reason}`)));
     const uncovered = report.clauses.filter((c) => c.outcome === 'failed').map((c) => c.id);
     if (uncovered.length > 0) lines.push(`Clauses broken: ${uncovered.join(', ')}`);
+    if (report.bound?.reached) lines.push(paint(color, 33, `The run reached its bound of ${report.bound.seconds} s: the checks it had not finished are reported not run.`));
     lines.push(
-      `${report.verdict === 'pass' ? paint(color, 32, 'PASS') : paint(color, 31, 'FAIL')}: profile ${report.profile}, ${counted(report.requests, 'request')}, ${counted(report.deliveries, 'webhook')} received, ${(report.durationMs / 1000).toFixed(1)} s` +
+      `${report.verdict === 'pass' ? paint(color, 32, 'PASS') : paint(color, 31, 'FAIL')}: profile ${report.profile}, ${counted(report.requests, 'request')}, ${counted(report.deliveries, 'webhook')} received, ${(report.durationMs / 1000).toFixed(1)} s${report.bound ? ` of ${report.bound.seconds} s at most` : ''}` +
         (report.counts.notApplicable ? `, ${counted(report.counts.notApplicable, 'check')} not applicable to this profile` : ''),
     );
   }

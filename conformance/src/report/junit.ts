@@ -7,6 +7,10 @@ function escape(text: string): string {
 }
 
 export function toJunit(report: Report): string {
+  // JUnit has no place for a run's own figures but a suite's properties: each suite repeats the bound.
+  const properties = report.bound
+    ? `    <properties>\n      <property name="bound_seconds" value="${report.bound.seconds}"/>\n      <property name="bound_reached" value="${report.bound.reached}"/>\n    </properties>\n`
+    : '';
   const areas = [...new Set(report.results.map((r) => r.area))];
   const suites = areas.map((area) => {
     const results = report.results.filter((r) => r.area === area);
@@ -25,7 +29,7 @@ export function toJunit(report: Report): string {
     const failures = results.filter((r) => r.outcome === 'failed').length;
     const skipped = results.filter((r) => r.outcome === 'skipped' || r.outcome === 'not_applicable').length;
     const time = results.reduce((sum, r) => sum + r.durationMs, 0) / 1000;
-    return `  <testsuite name="conformance.${escape(area)}" tests="${results.length}" failures="${failures}" errors="0" skipped="${skipped}" time="${time.toFixed(3)}">\n${cases.join('\n')}\n  </testsuite>`;
+    return `  <testsuite name="conformance.${escape(area)}" tests="${results.length}" failures="${failures}" errors="0" skipped="${skipped}" time="${time.toFixed(3)}">\n${properties}${cases.join('\n')}\n  </testsuite>`;
   });
   const failures = report.counts.failed;
   const skipped = report.counts.skipped + report.counts.notApplicable;

@@ -22,6 +22,7 @@ export function toMarkdown(report: Report): string {
     '',
     `Profile **${report.profile}**, implementation profile: ${report.implementation}, ${report.startedAt}, ${(report.durationMs / 1000).toFixed(1)} s, ${counted(report.requests, 'request')}. Verdict: **${report.verdict.toUpperCase()}**.`,
     '',
+    ...(report.bound ? [`Bound: ${report.bound.seconds} s, stated before the first request${report.bound.reached ? '; **reached**: the checks not finished by then are reported not run' : ''}.`, ''] : []),
     `${report.counts.passed} passed, ${report.counts.failed} failed, ${report.counts.skipped} skipped, ${report.counts.notApplicable} not applicable.`,
     '',
   ];

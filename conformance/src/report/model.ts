@@ -35,6 +35,12 @@ export interface Report {
   clauses: ClauseRow[];
   requests: number;
   deliveries: number;
+  /**
+   * The bound the run stated before its first request (bound.ts), in seconds, and whether
+   * it was reached (the checks not reached then are reported not run). Absent when the
+   * run stopped before it worked one out (a usage error).
+   */
+  bound?: { seconds: number; clock: boolean; setupSeconds: number; sharedSeconds: number; cappedBy?: 'max-run-seconds'; reached: boolean };
 }
 
 export const EXIT_CODES: Record<'pass' | 'fail' | AbortKind, number> = {

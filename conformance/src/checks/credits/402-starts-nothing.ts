@@ -1,6 +1,7 @@
 import { defineCheck, STATEFUL } from '../../check.ts';
 import { show } from '../../observe/ledger.ts';
 import { fail, skip } from '../../outcome.ts';
+import { SETTLE_GRACE_MAX_SECONDS } from '../../world.ts';
 
 export default defineCheck({
   id: 'credits.402-starts-nothing',
@@ -8,6 +9,8 @@ export default defineCheck({
   asserts: 'After a 402, no Location points at a new record, no webhook for the refused request ever arrives, and (where /v1/me shows credits) nothing was reserved or charged.',
   clauses: ['CR-402-NO-JOB'],
   profiles: STATEFUL,
+  // Listening for the webhook of a job the refused request might have started.
+  waits: () => SETTLE_GRACE_MAX_SECONDS,
   needs: ['empty-key'],
   async run(ctx) {
     const exchange = await ctx.world.insufficientAttempt();

@@ -10,6 +10,8 @@ export default defineCheck({
   decisions: ['ND-ME'],
   profiles: STATEFUL,
   needs: ['receiver'],
+  // The second attempt of the failing delivery, as long as it waits for it.
+  waits: (a) => a.options.webhookFirstRetrySeconds * 1.2 + 2,
   async run(ctx) {
     const job = await ctx.world.kickoffJob('photo-avatar');
     const record = await job.settled;

@@ -1,6 +1,6 @@
 import { defineCheck, STATEFUL } from '../../check.ts';
 import type { CheckContext } from '../../context.ts';
-import { generatedCount, generatorDeps } from '../../generated/deps.ts';
+import { generatedCount, generatedWaits, generatorDeps } from '../../generated/deps.ts';
 import { sendGenerated } from '../../generated/property.ts';
 import { createRequests } from '../../generated/requests.ts';
 import { show } from '../../observe/ledger.ts';
@@ -16,6 +16,7 @@ export default defineCheck({
   profiles: STATEFUL,
   needs: ['empty-key'],
   phase: 'generated',
+  waits: (a) => generatedWaits(a, 'creates'),
   async run(ctx) {
     const beforeExchange = await ctx.world.me('empty');
     const before = ctx.shape.balance(beforeExchange);

@@ -1,5 +1,5 @@
 import { defineCheck, STATEFUL } from '../../check.ts';
-import { generatedCount, generatorDeps } from '../../generated/deps.ts';
+import { generatedCount, generatedWaits, generatorDeps } from '../../generated/deps.ts';
 import { sendGenerated } from '../../generated/property.ts';
 import { readRequests } from '../../generated/requests.ts';
 import { notApplicable } from '../../outcome.ts';
@@ -14,6 +14,7 @@ export default defineCheck({
   profiles: STATEFUL,
   needs: ['empty-key'],
   phase: 'generated',
+  waits: (a) => generatedWaits(a, 'reads'),
   async run(ctx) {
     const count = generatedCount(ctx.options, 'reads');
     if (count === 0) notApplicable(`--fuzz ${ctx.options.fuzz} leaves no generated reads (a quarter of the requests are reads)`);

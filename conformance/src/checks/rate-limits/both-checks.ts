@@ -2,6 +2,7 @@ import { defineCheck, STATEFUL } from '../../check.ts';
 import { describe, isSuccess } from '../../expect.ts';
 import { exhaust, refuseNow } from '../../observe/exhaustion.ts';
 import { fail, skip } from '../../outcome.ts';
+import { SETTLE_GRACE_MAX_SECONDS } from '../../world.ts';
 
 export default defineCheck({
   id: 'rate-limits.both-checks',
@@ -9,6 +10,8 @@ export default defineCheck({
   asserts: 'A valid request with credits but over the rate limit is refused with 429 and starts no job (no webhook ever comes for it); a valid request within the limit but without credits is refused too.',
   clauses: ['RL-BOTH-CHECKS'],
   profiles: STATEFUL,
+  // Listening for the webhook of a job the refused request might have started.
+  waits: () => SETTLE_GRACE_MAX_SECONDS,
   phase: 'exhaust',
   async run(ctx) {
     if (!(await exhaust(ctx)).refused) skip('no key could be taken over its limit (see rate-limits.over-limit-429)');

@@ -22,6 +22,13 @@ export default defineCheck({
   needs: ['clock'],
   phase: 'clock',
   lane: 'requests',
+  // Each bucket's day spent, sent back to back: at most twice the day and a minute's
+  // requests admitted, a clock move per minute window, and the few around them.
+  waits: (a) =>
+    (['generation', 'read'] as const).reduce((sum, bucket) => {
+      const [minute = 1, day = 0] = a.options.expectedLimits[bucket];
+      return sum + (2 * day + minute + Math.ceil((2 * day) / minute) + 5) * a.each;
+    }, 0),
   async run(ctx) {
     const key = (['empty', 'second'] as const).find((k) => ctx.hasKey(k) && ctx.clock.has(k));
     if (!key) skip('needs a key without jobs whose account has a sandbox clock (--empty-key or --second-key)');

@@ -14,6 +14,7 @@ export default defineCheck({
   clauses: ['ST-TERMINAL'],
   decisions: ['ND-STATES'],
   profiles: STATEFUL,
+  waits: (a) => a.options.terminalObserveSeconds,
   async run(ctx) {
     const jobs = (await ctx.world.allSettled()).filter((job) => job.terminal !== undefined);
     if (jobs.length === 0) fail({ clause: 'ST-TERMINAL', message: 'no job of the run reached ready or failed, so finality could not be watched' });

@@ -13,6 +13,8 @@ import type { Delivery } from '../../receiver/server.ts';
 const LOG_SETTLE_MS = 5000;
 /** Between two reads of the log. */
 const LOG_POLL_MS = 200;
+/** How long after the retry the replay is asked for: over a second, so that its timestamp is another. */
+const REPLAY_AFTER_MS = 1100;
 
 const LABEL = 'delivery-log';
 
@@ -30,6 +32,12 @@ export default defineCheck({
   // After the credit checks, so that its job changes none of their figures, and after the
   // webhook checks, which count the run's deliveries (it needs no clock, and uses one).
   phase: 'clock',
+  // Its avatar's end, the first attempt after it, the retry, the log's settling twice, the
+  // second between the retry and the replay, and the replay's delivery.
+  waits: (a) => {
+    const { jobTimeoutSeconds, pollMaxDelayMs, webhookRetryTimeoutSeconds } = a.options;
+    return jobTimeoutSeconds + pollMaxDelayMs / 1000 + webhookRetryTimeoutSeconds + REACTION_MS / 1000 + a.retry + (2 * LOG_SETTLE_MS + REPLAY_AFTER_MS) / 1000 + webhookRetryTimeoutSeconds;
+  },
   async run(ctx) {
     const log = ctx.shape.profile.webhookLog;
     if (!log) notApplicable('the implementation profile names no webhook delivery log (webhook_log)');
@@ -41,10 +49,11 @@ export default defineCheck({
     const jobId = ctx.shape.isCreated('avatar', create.status) ? ctx.shape.createdId('avatar', create.json) : undefined;
     if (!jobId) fail({ clause: 'ND-WEBHOOK-LOG', message: `the avatar for the delivery log was not accepted: ${describe(create)}`, expected: 'the create accepted', received: describe(create), exchanges: [create] });
 
-    // The first attempt, answered 500.
-    const waitFirst = (ctx.options.jobTimeoutSeconds + ctx.options.webhookRetryTimeoutSeconds) * 1000;
-    const [failed] = await receiver.waitFor(LABEL, 1, waitFirst);
-    if (!failed) skip(`no delivery of the ${LABEL} event arrived at all (see webhooks.event-type-matches-state)`);
+    // The first attempt, answered 500. It is due once the avatar has ended, so it is awaited
+    // from then: a service that sends nothing costs the retry timeout, not the job's too.
+    if (!(await ended(ctx, jobId))) skip(`the avatar for the delivery log did not reach ${ctx.shape.nameOf('ready')} or ${ctx.shape.nameOf('failed')} within ${ctx.options.jobTimeoutSeconds} s`);
+    const [failed] = await receiver.waitFor(LABEL, 1, ctx.options.webhookRetryTimeoutSeconds * 1000);
+    if (!failed) skip(`no delivery of the ${LABEL} event arrived within ${ctx.options.webhookRetryTimeoutSeconds} s of its avatar's end (see webhooks.event-type-matches-state)`);
     const eventId = failed.headers[WEBHOOK_EVENT_ID_HEADER.toLowerCase()];
     if (!eventId) skip(`the delivery carries no ${WEBHOOK_EVENT_ID_HEADER} (see webhooks.event-id-stable)`);
     const eventPath = log.event.replace('{id}', encodeURIComponent(eventId));
@@ -91,7 +100,7 @@ export default defineCheck({
 
     // Over a second after the last attempt: a fresh timestamp must then differ from both
     // (and the replay cannot pass for a copy of the retry, which a receiver would drop).
-    await ctx.sleep(Math.max(0, retried.receivedAt + 1100 - ctx.now()));
+    await ctx.sleep(Math.max(0, retried.receivedAt + REPLAY_AFTER_MS - ctx.now()));
     const replay = await ctx.http.send({ key: 'main', method: 'POST', path: log.replay.replace('{id}', encodeURIComponent(eventId)), note: 'replay the event' });
     if (!log.replayStatuses.includes(replay.status)) {
       fail({ clause: 'ND-WEBHOOK-LOG', message: `the replay of ${eventId}, delivered by now, was answered ${describe(replay)}`, expected: `${log.replayStatuses.join(' or ')}`, received: describe(replay), fix: 'Accept a replay of an event that is delivered or failed.', exchanges: [atRest, replay] });
@@ -147,6 +156,17 @@ const attemptsOf = (event: unknown, pointer: string): unknown[] => {
 
 /** Whether the event still has an attempt due, where it says so as the contract does (`status: pending`); otherwise its attempts tell. */
 const pending = (event: unknown): boolean => at(event, '/status') === 'pending';
+
+/** Reads the avatar until it has ended, for the job timeout at most; whether it did. */
+async function ended(ctx: CheckContext, id: string): Promise<boolean> {
+  const until = ctx.now() + ctx.options.jobTimeoutSeconds * 1000;
+  for (let delay = ctx.options.pollInitialDelayMs; ; delay = Math.min(ctx.options.pollMaxDelayMs, Math.round(delay * 1.5))) {
+    const read = await ctx.http.send({ key: 'main', method: 'GET', path: `/v1/avatars/${encodeURIComponent(id)}`, note: 'is the delivery-log avatar done?' });
+    if (read.status === 200 && ctx.shape.terminal(ctx.shape.state(read.json) ?? '')) return true;
+    if (ctx.now() + delay > until) return false;
+    await ctx.sleep(delay);
+  }
+}
 
 /** Reads the event until `done` holds of it, or for LOG_SETTLE_MS; the last answer either way. */
 async function readUntil(ctx: CheckContext, path: string, done: (event: unknown) => boolean): Promise<Exchange> {

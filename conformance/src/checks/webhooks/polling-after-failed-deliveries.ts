@@ -8,6 +8,8 @@ export default defineCheck({
   clauses: ['WH-GIVE-UP'],
   profiles: STATEFUL,
   needs: ['receiver'],
+  // The always-failing receiver's second attempt.
+  waits: (a) => a.retry,
   async run(ctx) {
     const job = await ctx.world.kickoffJob('photo-avatar');
     const record = await job.settled;

@@ -10,6 +10,8 @@ export default defineCheck({
   decisions: ['ND-DELIVERY'],
   profiles: STATEFUL,
   needs: ['receiver'],
+  // The retry itself is awaited with the run's shared jobs; then a pause of up to 2 s.
+  waits: (a) => Math.min(2, a.options.webhookFirstRetrySeconds),
   async run(ctx) {
     const { job, deliveries } = await retried(ctx);
     if (deliveries.length === 0) skip('no delivery arrived at all (see webhooks.event-type-matches-state)');

@@ -23,6 +23,13 @@ export default defineCheck({
   profiles: SANDBOX,
   needs: ['clock', 'receiver'],
   phase: 'clock',
+  // The first attempt, then each retry: the sender's settling, the early watch and the
+  // wait for it; then the watch after the last.
+  waits: (a) => {
+    const retries = (a.options.webhookRetries ?? a.options.implementation.retries)?.delaysSeconds.length ?? 0;
+    const each = Math.min(a.options.webhookRetryTimeoutSeconds, 15) + (SENDER_SETTLE_MS + EARLY_GRACE_MS) / 1000;
+    return a.options.webhookRetryTimeoutSeconds + retries * each + REACTION_MS / 1000;
+  },
   async run(ctx) {
     const schedule = ctx.options.webhookRetries ?? ctx.shape.retries;
     if (!schedule) skip('the implementation profile states no retry schedule (webhook_retries) and --webhook-retries was not given');
