@@ -91,5 +91,7 @@ export interface CheckResult {
   /** Why it was skipped or not applicable. */
   reason?: string;
   failure?: FailureReport;
+  /** What held but is worth knowing, e.g. a receiver that answered slowly; never changes the outcome. */
+  warnings?: string[];
   durationMs: number;
 }

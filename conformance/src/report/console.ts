@@ -33,6 +33,7 @@ export function consoleProgress(options: ConsoleOptions): (event: ProgressEvent)
       done++;
       stream.write(`${resultLine(event.result, color, `${String(done).padStart(String(total).length)}/${total}`)}\n`);
       if (event.result.outcome === 'failed' || (verbose && event.result.reason)) stream.write(detail(event.result, color));
+      if (event.result.warnings) stream.write(warningLines(event.result, color));
     }
   };
 }
@@ -58,6 +59,11 @@ export function detail(result: CheckResult, color: boolean): string {
   return lines.map((line) => `      ${line}\n`).join('');
 }
 
+/** What held but is worth knowing (a slow receiver), under the check's line. */
+export function warningLines(result: CheckResult, color: boolean): string {
+  return (result.warnings ?? []).map((warning) => `      ${paint(color, 33, `! ${warning}`)}\n`).join('');
+}
+
 /** The closing lines; the very last one is always `N passed, N failed, N skipped`. */
 export function summary(report: Report, color: boolean): string {
   const lines: string[] = [''];
@@ -70,8 +76,13 @@ export function summary(report: Report, color: boolean): string {
     if (notRun.length > 0) lines.push(paint(color, 33, `Required but not run (the verdict fails): ${notRun.map((r) => `${r.id} — ${r.reason}`).join('; ')}`));
     const uncovered = report.clauses.filter((c) => c.outcome === 'failed').map((c) => c.id);
     if (uncovered.length > 0) lines.push(`Clauses broken: ${uncovered.join(', ')}`);
+    const warned = report.results.filter((r) => r.warnings?.length).length;
+    const what =
+      report.subject === 'receiver'
+        ? `receiver ${report.baseUrl}, ${report.deliveries} deliveries sent${warned ? `, ${warned} checks with warnings` : ''}`
+        : `profile ${report.profile}, ${report.requests} requests, ${report.deliveries} webhooks received`;
     lines.push(
-      `${report.verdict === 'pass' ? paint(color, 32, 'PASS') : paint(color, 31, 'FAIL')}: profile ${report.profile}, ${report.requests} requests, ${report.deliveries} webhooks received, ${(report.durationMs / 1000).toFixed(1)} s` +
+      `${report.verdict === 'pass' ? paint(color, 32, 'PASS') : paint(color, 31, 'FAIL')}: ${what}, ${(report.durationMs / 1000).toFixed(1)} s` +
         (report.counts.notApplicable ? `, ${report.counts.notApplicable} checks not applicable to this profile` : ''),
     );
   }

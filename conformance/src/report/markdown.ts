@@ -2,6 +2,8 @@
 // checks that prove it and how they came out in this run; then the contract decisions.
 import type { Check } from '../check.ts';
 import { CLAUSES } from '../clauses.ts';
+import type { ReceiverCheck } from '../receiver-checks/check.ts';
+import { RECEIVER_CHECKS } from '../receiver-checks/index.ts';
 import { isRequired } from '../selection.ts';
 import { decisionMatrix } from './build.ts';
 import type { Report } from './model.ts';
@@ -14,9 +16,11 @@ function cell(text: string): string {
 
 export function toMarkdown(report: Report): string {
   const lines = [
-    `# Conformance report: ${report.baseUrl}`,
+    report.subject === 'receiver' ? `# Receiver conformance report: ${report.baseUrl}` : `# Conformance report: ${report.baseUrl}`,
     '',
-    `Profile **${report.profile}**, implementation profile: ${report.implementation}, ${report.startedAt}, ${(report.durationMs / 1000).toFixed(1)} s, ${report.requests} requests. Verdict: **${report.verdict.toUpperCase()}**.`,
+    report.subject === 'receiver'
+      ? `The runner played the sender (${report.implementation}): ${report.startedAt}, ${(report.durationMs / 1000).toFixed(1)} s of at most ${report.boundSeconds ?? '?'} s, ${report.deliveries} deliveries. Verdict: **${report.verdict.toUpperCase()}**.`
+      : `Profile **${report.profile}**, implementation profile: ${report.implementation}, ${report.startedAt}, ${(report.durationMs / 1000).toFixed(1)} s, ${report.requests} requests. Verdict: **${report.verdict.toUpperCase()}**.`,
     '',
     `${report.counts.passed} passed, ${report.counts.failed} failed, ${report.counts.skipped} skipped, ${report.counts.notApplicable} not applicable.`,
     '',
@@ -27,8 +31,11 @@ export function toMarkdown(report: Report): string {
     const checks = row.checks.length ? row.checks.map((id) => `\`${id}\``).join('<br>') : (row.provenBy ?? '');
     lines.push(`| ${row.id} | ${row.sections} | ${row.observe.join(', ')} | ${cell(row.rule)} | ${checks} | ${ICON[row.outcome] ?? row.outcome} |`);
   }
-  lines.push('', '## Contract decisions (contract profile)', '', '| decision | rule | checks |', '|---|---|---|');
-  for (const row of decisionMatrix()) lines.push(`| ${row.id} | ${cell(row.rule)} | ${row.checks.map((id) => `\`${id}\``).join('<br>') || '(not observable in one run)'} |`);
+  // A receiver run is held to the source's receiver clauses; the contract's decisions are the service's.
+  if (report.subject !== 'receiver') {
+    lines.push('', '## Contract decisions (contract profile)', '', '| decision | rule | checks |', '|---|---|---|');
+    for (const row of decisionMatrix()) lines.push(`| ${row.id} | ${cell(row.rule)} | ${row.checks.map((id) => `\`${id}\``).join('<br>') || '(not observable in one run)'} |`);
+  }
   const failed = report.results.filter((r) => r.outcome === 'failed');
   if (failed.length) {
     lines.push('', '## Failures', '');
@@ -42,6 +49,8 @@ export function toMarkdown(report: Report): string {
       lines.push('');
     }
   }
+  const warned = report.results.filter((r) => r.warnings?.length);
+  if (warned.length) lines.push('', '## Warnings', '', ...warned.flatMap((r) => r.warnings!.map((w) => `- \`${r.id}\`: ${w}`)));
   const skipped = report.results.filter((r) => r.outcome === 'skipped');
   if (skipped.length) {
     lines.push('', '## Skipped', '', ...skipped.map((r) => `- \`${r.id}\`${r.required ? ' (required)' : ''}: ${r.reason}`));
@@ -54,13 +63,17 @@ export function toMarkdown(report: Report): string {
  * when observed from outside); then which checks prove which clause and decision, and
  * each check's profiles.
  */
-export function listMatrix(checks: readonly Check[]): string {
+export function listMatrix(checks: readonly Check[], receiverChecks: readonly ReceiverCheck[] = RECEIVER_CHECKS): string {
   const lines = ['# What each check asserts, by clause', ''];
+  const judgingReceivers = (id: string) => receiverChecks.filter((c) => (c.clauses as readonly string[]).includes(id));
   for (const clause of CLAUSES) {
     lines.push(`## ${clause.id} (§ ${clause.sections}): ${clause.rule}`, '');
     const proving = checks.filter((c) => (c.clauses as readonly string[]).includes(clause.id));
-    if (proving.length === 0) lines.push('provenBy' in clause ? `Not observable over HTTP; the client proves it in ${clause.provenBy}.` : 'No check observes it.');
+    const receiving = judgingReceivers(clause.id);
+    if (proving.length === 0) lines.push('provenBy' in clause ? `Not observable in a service run; the client proves it in ${clause.provenBy}.` : 'No check observes it.');
     for (const check of proving) lines.push(`- \`${check.id}\`: ${check.asserts}`);
+    if (receiving.length > 0) lines.push('', 'A receiver run (`receiver --url …`) judges a webhook receiver for it:');
+    for (const check of receiving) lines.push(`- \`${check.id}\`: ${check.asserts}`);
     lines.push('');
   }
   lines.push('## Contract decisions (contract profile only)', '');
@@ -68,8 +81,9 @@ export function listMatrix(checks: readonly Check[]): string {
   lines.push('', '# Matrices', '', '| clause | § | observe | checks |', '|---|---|---|---|');
   for (const clause of CLAUSES) {
     const ids = checks.filter((c) => (c.clauses as readonly string[]).includes(clause.id)).map((c) => c.id);
+    const receiving = judgingReceivers(clause.id).map((c) => c.id);
     const proven = 'provenBy' in clause ? `(client: ${clause.provenBy})` : '(none)';
-    lines.push(`| ${clause.id} | ${clause.sections} | ${clause.observe.join(', ')} | ${ids.length ? ids.join(', ') : proven} |`);
+    lines.push(`| ${clause.id} | ${clause.sections} | ${clause.observe.join(', ')} | ${[ids.length ? ids.join(', ') : proven, ...(receiving.length ? [`receiver mode: ${receiving.join(', ')}`] : [])].join('; ')} |`);
   }
   lines.push('', '| decision | checks |', '|---|---|');
   for (const row of decisionMatrix()) lines.push(`| ${row.id} | ${row.checks.join(', ') || '(not observable in one run)'} |`);
