@@ -60,7 +60,9 @@ describe('conformance CLI', () => {
     const result = await cli(['--list']);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('| RL-429 | 4.1.4, 7 | B | rate-limits.over-limit-429, rate-limits.retry-after-admits, rate-limits.daily-windows |');
-    expect(result.stdout).toContain('| WH-RECEIVER-VERIFY | 6.4.3 | C | (client: client/test/verify.test.ts) |');
+    expect(result.stdout).toContain(
+      '| WH-RECEIVER-VERIFY | 6.4.3 | C, R | (client: client/test/verify.test.ts); receiver mode: receiver.each-event-type-accepted, receiver.signature-verified, receiver.timestamp-checked, receiver.raw-body-verified |',
+    );
   });
 
   it('when asked for --list, then each clause is followed by what its checks assert', async () => {
