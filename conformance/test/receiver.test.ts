@@ -61,6 +61,22 @@ describe('the events the runner sends', () => {
   });
 });
 
+describe('the sender\'s format in an implementation profile', () => {
+  it('when its envelope uses a placeholder it does not know, then the profile is refused naming the member', () => {
+    expect(() => parseProfile({ profile: 1, webhook_format: { envelope: { id: '{{id}}', kind: '{{kind}}' } } })).toThrow(
+      'webhook_format.envelope: {{kind}} is not a placeholder here; use {{id}}, {{type}}, {{object}}, {{created}}, {{created_unix}} (placeholder)',
+    );
+  });
+
+  it('when it names no format, then the source\'s headers and v1= are used', () => {
+    expect(parseProfile({ profile: 1 }).webhookFormat).toEqual({
+      headers: { eventId: 'X-Service-Event-Id', timestamp: 'X-Service-Timestamp', signature: 'X-Service-Signature' },
+      signaturePrefix: 'v1=',
+      envelope: null,
+    });
+  });
+});
+
 describe('a correct receiver', () => {
   it('when it is this project\'s receiver helper, then every check passes and each event is handled once', async () => {
     const receiver = await startClientReceiver();

@@ -13,7 +13,7 @@ import { EXIT_CODES, type AbortKind, type Report } from '../report/model.ts';
 import type { ReceiverCheck, ReceiverContext } from './check.ts';
 import { EventFactory } from './events.ts';
 import { RECEIVER_CHECKS } from './index.ts';
-import { type Answer, formatSeconds, Sender } from './sender.ts';
+import { type Answer, type Delivery, formatSeconds, Sender } from './sender.ts';
 
 /**
  * The time a delivery is given to be answered, by default the contract's sender's limit
@@ -104,6 +104,16 @@ export async function runReceiverConformance(options: ReceiverRunOptions): Promi
   try {
     for (const check of plan.checks) {
       progress({ type: 'check-start', id: check.id, title: check.title });
+      // The bound was stated from each check's declared deliveries: a check never sends
+      // more, nor anything once its share of the time is over.
+      let sent = 0;
+      const started = now();
+      const budgetMs = checkBudgetMs(check, plan.timeoutMs);
+      const send = (delivery: Delivery) => {
+        if (++sent > check.deliveries) throw new Error(`${check.id} tried a delivery beyond the ${check.deliveries} it declares`);
+        if (now() - started > budgetMs) throw new Error(`${check.id} is past its share of the run's bound`);
+        return sender.send(delivery);
+      };
       const ctx: ReceiverContext = {
         sender,
         events,
@@ -111,16 +121,16 @@ export async function runReceiverConformance(options: ReceiverRunOptions): Promi
         toleranceSeconds,
         deliver: async (event, sign) => {
           const delivery = sender.delivery(event, sign);
-          return { delivery, answer: await sender.send(delivery) };
+          return { delivery, answer: await send(delivery) };
         },
         resend: async (delivery, label) => {
           const again = { ...delivery, label };
-          return { delivery: again, answer: await sender.send(again) };
+          return { delivery: again, answer: await send(again) };
         },
         note: (message) => progress({ type: 'note', message: `${check.id}: ${redact(message, secrets)}` }),
       };
       const first = sender.exchanges.length;
-      const result = await runOne(check, ctx, checkBudgetMs(check, plan.timeoutMs), now, secrets);
+      const result = await runOne(check, ctx, budgetMs, now, secrets);
       const slow = slowAnswers(sender.exchanges.slice(first).map((exchange) => ({ label: exchange.delivery.label, answer: exchange.answer })), plan.timeoutMs);
       if (slow.length > 0) result.warnings = slow;
       // Nothing ever answered and the connection was refused: the URL is wrong or the
