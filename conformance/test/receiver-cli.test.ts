@@ -88,6 +88,14 @@ describe('conformance CLI: receiver', () => {
     expect(stdout.trimEnd().split('\n').at(-1)).toMatch(LAST_LINE);
   });
 
+  it('when asked for --help, then it prints the receiver\'s usage under the command name and exits 0', async () => {
+    let stdout = '';
+    const code = await receiverCommand(['--help'], { out: (text) => void (stdout += text), err: () => undefined, command: 'avatar-conformance', env: {}, color: false });
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^Usage: avatar-conformance receiver --url <receiver URL> --signing-secret <secret>/);
+    expect(stdout).toContain('--tolerance <s>');
+  });
+
   it('when the receiver takes deliveries and never answers, then each is given up at --timeout and the process exits after its reports', async () => {
     const silent = createServer(() => undefined);
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));

@@ -79,7 +79,7 @@ export function summary(report: Report, color: boolean): string {
     const warned = report.results.filter((r) => r.warnings?.length).length;
     const what =
       report.subject === 'receiver'
-        ? `receiver ${report.baseUrl}, ${report.deliveries} deliveries sent${warned ? `, ${warned} checks with warnings` : ''}`
+        ? `receiver ${report.baseUrl}, ${report.deliveries} deliveries sent${warned ? `, ${warned} check${warned === 1 ? '' : 's'} with warnings` : ''}`
         : `profile ${report.profile}, ${report.requests} requests, ${report.deliveries} webhooks received`;
     lines.push(
       `${report.verdict === 'pass' ? paint(color, 32, 'PASS') : paint(color, 31, 'FAIL')}: ${what}, ${(report.durationMs / 1000).toFixed(1)} s` +
