@@ -1,7 +1,7 @@
 // The client and the runner as a user of the published packages meets them: packed into
 // tarballs, installed into an empty folder, and run there on the system's Node (not the
 // repository's pinned one, and without type stripping): the runner's --help, a run
-// against a fixture implementation, and a TypeScript script of the client type-checked
+// against a fixture implementation and one against a webhook receiver, and a TypeScript script of the client type-checked
 // and executed.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RECEIVER_SECRET, startClientReceiver } from '../conformance/test/fixtures/receivers.ts';
 import { KEYS, SECRET, startFixture, type Fixture } from '../conformance/test/fixtures/reference.ts';
 import { buildPackages } from '../scripts/packages.ts';
 
@@ -61,6 +62,18 @@ describe('the packed conformance runner', () => {
     expect(stdout.trimEnd().split('\n').at(-1)).toMatch(/^\d+ passed, 0 failed, 0 skipped$/);
     expect(JSON.parse(readFileSync(report, 'utf8')).verdict).toBe('pass');
   }, 120_000);
+
+  it('judges a webhook receiver as its sender with avatar-conformance receiver', async () => {
+    const receiver = await startClientReceiver();
+    try {
+      const { stdout } = await run(USER_NODE, [join(project, 'node_modules', '.bin', 'avatar-conformance'), 'receiver', '--url', receiver.url, '--signing-secret', RECEIVER_SECRET], { cwd: project, env: { ...process.env, NO_COLOR: '1' } });
+
+      expect(stdout).toMatch(/^Receiver conformance run: http:\/\/127\.0\.0\.1:\d+\/webhooks, 6 checks/);
+      expect(stdout.trimEnd().split('\n').at(-1)).toBe('6 passed, 0 failed, 0 skipped');
+    } finally {
+      await receiver.close();
+    }
+  }, 60_000);
 });
 
 describe('the packed client', () => {

@@ -2,9 +2,11 @@
 // never reads ../shared at run time. The IDs and section numbers are the catalogue's;
 // each rule is restated in this project's words. `observe` says who can see the rule:
 // B = a black-box client over HTTP (this runner), W = only the server's own tests,
-// C = clients and receivers (client/ implements it and client/test proves it).
+// C = clients and receivers (client/ implements it and client/test proves it);
+// R = a webhook receiver over HTTP, judged by the runner's receiver mode, which plays
+// the sender (its checks are in receiver-checks/ and name these clauses).
 
-export type Observe = 'B' | 'W' | 'C';
+export type Observe = 'B' | 'W' | 'C' | 'R';
 
 export interface Clause {
   id: string;
@@ -61,10 +63,10 @@ export const CLAUSES = [
   { id: 'WH-EVENT-ID', sections: '6.3', observe: ['B'], rule: 'X-Service-Event-Id stays the same for every copy of one event.' },
   { id: 'WH-TIMESTAMP', sections: '6.3', observe: ['B'], rule: 'X-Service-Timestamp is Unix time in seconds.' },
   { id: 'WH-SIGNATURE', sections: '5.4, 6.3, 6.4', observe: ['B'], rule: 'X-Service-Signature is v1= and the hex HMAC-SHA256, keyed by the signing secret, of timestamp, dot, raw body.' },
-  { id: 'WH-RECEIVER-VERIFY', sections: '6.4.3', observe: ['C'], rule: 'Receivers check the signature over the raw body and refuse stale timestamps.', provenBy: 'client/test/verify.test.ts' },
+  { id: 'WH-RECEIVER-VERIFY', sections: '6.4.3', observe: ['C', 'R'], rule: 'Receivers check the signature over the raw body and refuse stale timestamps.', provenBy: 'client/test/verify.test.ts' },
   { id: 'WH-RETRY', sections: '6.5.2', observe: ['B', 'W'], rule: 'A failed delivery is retried a few times with growing waits, each attempt time-bounded.' },
-  { id: 'WH-DUPLICATES', sections: '6.5.3', observe: ['C'], rule: 'Receivers remember processed event IDs and answer 2xx to repeats.', provenBy: 'client/test/receiver.test.ts' },
-  { id: 'WH-ORDER', sections: '6.2.3', observe: ['C'], rule: 'Receivers cope with any order across jobs, keyed by id and data.object.id.', provenBy: 'client/test/receiver.test.ts' },
+  { id: 'WH-DUPLICATES', sections: '6.5.3', observe: ['C', 'R'], rule: 'Receivers remember processed event IDs and answer 2xx to repeats.', provenBy: 'client/test/receiver.test.ts' },
+  { id: 'WH-ORDER', sections: '6.2.3', observe: ['C', 'R'], rule: 'Receivers cope with any order across jobs, keyed by id and data.object.id.', provenBy: 'client/test/receiver.test.ts' },
   { id: 'WH-GIVE-UP', sections: '6.5.4', observe: ['B', 'W'], rule: 'When deliveries keep failing, polling still gives the final state.' },
   // Authentication and versioning
   { id: 'AUTH-KEY', sections: '5.1', observe: ['B'], rule: 'Every request needs a valid API key.' },

@@ -15,6 +15,7 @@ import { draftCommand } from './implementation/draft-command.ts';
 import { loadProfile, ProfileError, type ImplementationProfile } from './implementation/profile.ts';
 import { resolveOptions, type RunOptions } from './options.ts';
 import { PROFILES, type Profile } from './outcome.ts';
+import { receiverCommand } from './receiver-checks/command.ts';
 import { consoleProgress, summary } from './report/console.ts';
 import { toJson } from './report/json.ts';
 import { toJunit } from './report/junit.ts';
@@ -29,10 +30,12 @@ const COMMAND = import.meta.url.endsWith('.js') ? 'avatar-conformance' : 'node c
 
 const HELP = `Usage: ${COMMAND} --base-url <url> --api-key <key> [options]
        ${COMMAND} draft-profile <openapi file or URL> [--name <name>] [--output <file>]
+       ${COMMAND} receiver --url <receiver URL> --signing-secret <secret> [options]
 
 Drives an implementation of the Avatar Service API over HTTP and reports, clause by
 clause, what holds. draft-profile drafts an implementation profile from the
-implementation's own OpenAPI document, for review.
+implementation's own OpenAPI document, for review. receiver plays the sender against a
+webhook receiver and judges it (receiver --help lists its options).
 
 Keys and secrets (flags, or the environment variables in brackets):
   --base-url <url>              scheme, host and port, without /v1 [CONFORMANCE_BASE_URL]
@@ -167,6 +170,11 @@ function retrySchedule(delays: string | undefined, jitter: string | undefined): 
 async function main(): Promise<number> {
   if (process.argv[2] === 'draft-profile') {
     return draftCommand(process.argv.slice(3), { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) });
+  }
+  if (process.argv[2] === 'receiver') {
+    const io = { out: (text: string) => void process.stdout.write(text), err: (text: string) => void process.stderr.write(text), command: COMMAND, env: process.env, color: Boolean(process.stdout.isTTY) && !process.env.NO_COLOR };
+    // A receiver run ends once its reports are written, whatever a receiver still holds open.
+    return receiverCommand(process.argv.slice(3), io).then((code) => process.exit(code));
   }
   let parsed: ReturnType<typeof parse>;
   try {

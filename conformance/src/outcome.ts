@@ -91,6 +91,8 @@ export interface CheckResult {
   /** Why it was skipped or not applicable. */
   reason?: string;
   failure?: FailureReport;
+  /** What held but is worth knowing, e.g. a receiver that answered slowly; never changes the outcome. */
+  warnings?: string[];
   durationMs: number;
   /** The longest it was allowed to take, from its start (bound.ts); absent for a check the run did not reach. */
   limitSeconds?: number;

@@ -62,7 +62,9 @@ describe('conformance CLI', () => {
     const result = await cli(['--list']);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('| RL-429 | B | rate-limits.over-limit-429, rate-limits.retry-after-admits, rate-limits.daily-windows |');
-    expect(result.stdout).toContain('| WH-RECEIVER-VERIFY | C | (client: client/test/verify.test.ts) |');
+    expect(result.stdout).toContain(
+      '| WH-RECEIVER-VERIFY | C, R | (client: client/test/verify.test.ts); receiver mode: receiver.each-event-type-accepted, receiver.signature-verified, receiver.timestamp-checked, receiver.raw-body-verified |',
+    );
     expect(result.stdout).toContain('| ND-STATES | status moves queued -> processing -> ready \\| failed, or queued -> failed. |');
   });
 

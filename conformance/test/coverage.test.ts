@@ -3,6 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CHECKS } from '../src/checks/index.ts';
+import { RECEIVER_CHECKS } from '../src/receiver-checks/index.ts';
 import { CLAUSES, DECISIONS } from '../src/clauses.ts';
 import { listMatrix } from '../src/report/markdown.ts';
 
@@ -76,5 +77,38 @@ describe('the checks', () => {
     const text = listMatrix(CHECKS);
     for (const clause of CLAUSES) expect(text).toContain(`| ${clause.id} |`);
     for (const check of CHECKS) expect(text).toContain(check.id);
+  });
+});
+
+describe('the receiver checks', () => {
+  it('when a clause is judged in a receiver run (R), then a receiver check proves it, and every receiver check names only such clauses', () => {
+    const receiverClauses = CLAUSES.filter((c) => (c.observe as readonly string[]).includes('R')).map((c) => c.id);
+    expect(receiverClauses).toEqual(expect.arrayContaining(['WH-RECEIVER-VERIFY', 'WH-DUPLICATES', 'WH-ORDER']));
+    for (const id of receiverClauses) expect(RECEIVER_CHECKS.some((check) => (check.clauses as readonly string[]).includes(id)), id).toBe(true);
+    // The signature scheme itself is also named: a receiver proves it by what it refuses.
+    const named = new Set<string>([...receiverClauses, 'WH-SIGNATURE']);
+    for (const check of RECEIVER_CHECKS) for (const id of check.clauses) expect(named.has(id), `${check.id}: ${id}`).toBe(true);
+  });
+
+  it('when listed, then each has a unique ID receiver.<behaviour>, in the file of that name, and says what holding means', () => {
+    const ids = RECEIVER_CHECKS.map((c) => c.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    const index = readFileSync(new URL('conformance/src/receiver-checks/index.ts', root), 'utf8');
+    const files = [...index.matchAll(/from '\.\/checks\/([a-z0-9-]+)\.ts'/g)].map((match) => `receiver.${match[1]}`);
+    expect(files.sort()).toEqual([...ids].sort());
+    for (const check of RECEIVER_CHECKS) {
+      expect(check.asserts.length, check.id).toBeGreaterThan(60);
+      expect(check.deliveries, check.id).toBeGreaterThan(0);
+    }
+  });
+
+  it('when --list prints the clauses, then each receiver clause is followed by what its receiver checks assert', () => {
+    const text = listMatrix(CHECKS);
+    for (const check of RECEIVER_CHECKS) {
+      for (const id of check.clauses) {
+        const section = text.split(`## ${id} `)[1]?.split('\n## ')[0] ?? '';
+        expect(section, id).toContain(`\`${check.id}\`: ${check.asserts}`);
+      }
+    }
   });
 });

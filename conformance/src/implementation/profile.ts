@@ -6,6 +6,7 @@
 // never through this project's own choices. The default profile is this project's
 // contract (openapi/README.md), so a run without a profile file judges it as before.
 import { SANDBOX_FAILURE_MARKER } from '../../../contract/sandbox.ts';
+import { WEBHOOK_EVENT_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_SIGNATURE_PREFIX, WEBHOOK_TIMESTAMP_HEADER } from '../../../contract/webhookSignature.ts';
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import jsonpointer from 'jsonpointer';
@@ -75,6 +76,16 @@ export interface ImplementationProfile {
     succeeded: string;
     trigger: { pointer: string; replay: string } | null;
   } | null;
+  /**
+   * How the implementation sends a webhook, for the receivers written for it: its header
+   * names, its signature prefix, and its envelope (a template; null: the contract's
+   * envelope for the contract, {id, data: {object}} for another implementation).
+   */
+  webhookFormat: {
+    headers: { eventId: string; timestamp: string; signature: string };
+    signaturePrefix: string;
+    envelope: Json | null;
+  };
 }
 
 /** The placeholders each template may use; a request fills them with its own values. */
@@ -83,6 +94,7 @@ export const PLACEHOLDERS = {
   'failure.avatar': ['name', 'prompt'],
   'failure.video': ['avatar_id', 'script'],
   'clock.advance.body': ['seconds'],
+  'webhook_format.envelope': ['id', 'type', 'object', 'created', 'created_unix'],
 } as const;
 
 /** The contract's sandbox failure trigger (ND-SANDBOX-FAILURE). */
@@ -124,6 +136,11 @@ export const CONTRACT_PROFILE: ImplementationProfile = {
     statusCode: '/status_code',
     succeeded: '/succeeded',
     trigger: { pointer: '/trigger', replay: 'replay' },
+  },
+  webhookFormat: {
+    headers: { eventId: WEBHOOK_EVENT_ID_HEADER, timestamp: WEBHOOK_TIMESTAMP_HEADER, signature: WEBHOOK_SIGNATURE_HEADER },
+    signaturePrefix: WEBHOOK_SIGNATURE_PREFIX,
+    envelope: null,
   },
 };
 
@@ -210,6 +227,15 @@ export function parseProfile(value: unknown, file = 'the profile'): Implementati
     idempotency: raw.idempotency ? { header: raw.idempotency.header, replayedHeader: raw.idempotency.replayed_header ?? null, reused: raw.idempotency.reused ?? [400, 409, 422] } : null,
     lists: raw.lists ? { limit: raw.lists.limit ?? 'limit', cursor: raw.lists.cursor ?? 'cursor', data: raw.lists.data ?? '/data', next: raw.lists.next } : null,
     webhookLog: raw.webhook_log ? webhookLogOf(raw.webhook_log) : null,
+    webhookFormat: {
+      headers: {
+        eventId: raw.webhook_format?.headers?.event_id ?? base.webhookFormat.headers.eventId,
+        timestamp: raw.webhook_format?.headers?.timestamp ?? base.webhookFormat.headers.timestamp,
+        signature: raw.webhook_format?.headers?.signature ?? base.webhookFormat.headers.signature,
+      },
+      signaturePrefix: raw.webhook_format?.signature_prefix ?? base.webhookFormat.signaturePrefix,
+      envelope: raw.webhook_format?.envelope ?? null,
+    },
   };
   const problems = placeholderProblems(profile);
   const { states } = profile.records;
@@ -244,6 +270,7 @@ interface RawProfile {
   idempotency?: { header: string; replayed_header?: string | null; reused?: number[] } | null;
   lists?: { limit?: string; cursor?: string; data?: string; next: string } | null;
   webhook_log?: RawWebhookLog | null;
+  webhook_format?: { headers?: { event_id?: string; timestamp?: string; signature?: string }; signature_prefix?: string; envelope?: Json };
 }
 
 interface RawWebhookLog {
@@ -297,6 +324,7 @@ function placeholderProblems(profile: ImplementationProfile): string[] {
     ['failure.avatar', profile.failure?.avatar],
     ['failure.video', profile.failure?.video],
     ['clock.advance.body', profile.clock?.advance.body],
+    ['webhook_format.envelope', profile.webhookFormat.envelope ?? undefined],
   ];
   for (const [where, template] of templates) {
     if (!template) continue;

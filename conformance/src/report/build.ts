@@ -10,10 +10,10 @@ export const VERSION = '1.0.0';
 
 const SEVERITY = { failed: 4, skipped: 3, passed: 2, not_applicable: 1 } as const;
 
-export function clauseMatrix(results: readonly CheckResult[]): ClauseRow[] {
+export function clauseMatrix(results: readonly CheckResult[], registry: readonly { id: string; clauses: readonly string[] }[] = CHECKS): ClauseRow[] {
   const byId = new Map(results.map((result) => [result.id, result]));
   return CLAUSES.map((clause) => {
-    const checks = CHECKS.filter((check) => (check.clauses as readonly string[]).includes(clause.id)).map((check) => check.id);
+    const checks = registry.filter((check) => (check.clauses as readonly string[]).includes(clause.id)).map((check) => check.id);
     const ran = checks.flatMap((id) => {
       const result = byId.get(id);
       if (!result) return [];

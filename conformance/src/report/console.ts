@@ -37,6 +37,7 @@ export function consoleProgress(options: ConsoleOptions): (event: ProgressEvent)
       done++;
       stream.write(`${resultLine(event.result, color, `${String(done).padStart(String(total).length)}/${total}`)}\n`);
       if (event.result.outcome === 'failed' || (verbose && event.result.reason)) stream.write(detail(event.result, color));
+      if (event.result.warnings) stream.write(warningLines(event.result, color));
     }
   };
 }
@@ -62,6 +63,11 @@ export function detail(result: CheckResult, color: boolean): string {
   return lines.map((line) => `      ${line}\n`).join('');
 }
 
+/** What held but is worth knowing (a slow receiver), under the check's line. */
+export function warningLines(result: CheckResult, color: boolean): string {
+  return (result.warnings ?? []).map((warning) => `      ${paint(color, 33, `! ${warning}`)}\n`).join('');
+}
+
 /** The closing lines; the very last one is always `N passed, N failed, N skipped`. */
 export function summary(report: Report, color: boolean): string {
   const lines: string[] = [''];
@@ -76,8 +82,13 @@ export function summary(report: Report, color: boolean): string {
     const uncovered = report.clauses.filter((c) => c.outcome === 'failed').map((c) => c.id);
     if (uncovered.length > 0) lines.push(`Clauses broken: ${uncovered.join(', ')}`);
     if (report.bound?.reached) lines.push(paint(color, 33, `The run reached its bound of ${report.bound.seconds} s: the checks it had not finished are reported not run.`));
+    const warned = report.results.filter((r) => r.warnings?.length).length;
+    const what =
+      report.subject === 'receiver'
+        ? `receiver ${report.baseUrl}, ${counted(report.deliveries, 'delivery', 'deliveries')} sent${warned ? `, ${counted(warned, 'check')} with warnings` : ''}`
+        : `profile ${report.profile}, ${counted(report.requests, 'request')}, ${counted(report.deliveries, 'webhook')} received`;
     lines.push(
-      `${report.verdict === 'pass' ? paint(color, 32, 'PASS') : paint(color, 31, 'FAIL')}: profile ${report.profile}, ${counted(report.requests, 'request')}, ${counted(report.deliveries, 'webhook')} received, ${(report.durationMs / 1000).toFixed(1)} s${report.bound ? ` of ${report.bound.seconds} s at most` : ''}` +
+      `${report.verdict === 'pass' ? paint(color, 32, 'PASS') : paint(color, 31, 'FAIL')}: ${what}, ${(report.durationMs / 1000).toFixed(1)} s${report.bound ? ` of ${report.bound.seconds} s at most` : ''}` +
         (report.counts.notApplicable ? `, ${counted(report.counts.notApplicable, 'check')} not applicable to this profile` : ''),
     );
   }

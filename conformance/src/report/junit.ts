@@ -17,7 +17,9 @@ export function toJunit(report: Report): string {
     const cases = results.map((r) => {
       const name = `${r.id} [${[...r.clauses, ...r.decisions].join(', ')}] ${r.title}`;
       const open = `    <testcase classname="conformance.${escape(area)}" name="${escape(name)}" time="${(r.durationMs / 1000).toFixed(3)}"`;
-      if (r.outcome === 'passed') return `${open}/>`;
+      // A warning (a slow receiver) does not fail the case; CI shows it as the case's output.
+      const output = r.warnings?.length ? `\n      <system-out>${escape(r.warnings.map((w) => `warning: ${w}`).join('\n'))}</system-out>` : '';
+      if (r.outcome === 'passed') return output ? `${open}>${output}\n    </testcase>` : `${open}/>`;
       if (r.outcome === 'failed') {
         const f = r.failure!;
         const body = [f.message, f.expected && `expected: ${f.expected}`, f.received && `received: ${f.received}`, f.fix && `fix: ${f.fix}`, ...f.exchanges].filter(Boolean).join('\n');

@@ -4,6 +4,8 @@
 // contract's decisions.
 import type { Check } from '../check.ts';
 import { CLAUSES } from '../clauses.ts';
+import type { ReceiverCheck } from '../receiver-checks/check.ts';
+import { RECEIVER_CHECKS } from '../receiver-checks/index.ts';
 import { isRequired } from '../selection.ts';
 import { decisionMatrix } from './build.ts';
 import type { Report } from './model.ts';
@@ -18,9 +20,11 @@ function cell(text: string): string {
 
 export function toMarkdown(report: Report): string {
   const lines = [
-    `# Conformance report: ${report.baseUrl}`,
+    report.subject === 'receiver' ? `# Receiver conformance report: ${report.baseUrl}` : `# Conformance report: ${report.baseUrl}`,
     '',
-    `Profile **${report.profile}**, implementation profile: ${report.implementation}, ${report.startedAt}, ${(report.durationMs / 1000).toFixed(1)} s, ${counted(report.requests, 'request')}. Verdict: **${report.verdict.toUpperCase()}**.`,
+    report.subject === 'receiver'
+      ? `The runner played the sender (${report.implementation}): ${report.startedAt}, ${(report.durationMs / 1000).toFixed(1)} s of at most ${report.boundSeconds ?? '?'} s, ${counted(report.deliveries, 'delivery', 'deliveries')}. Verdict: **${report.verdict.toUpperCase()}**.`
+      : `Profile **${report.profile}**, implementation profile: ${report.implementation}, ${report.startedAt}, ${(report.durationMs / 1000).toFixed(1)} s, ${counted(report.requests, 'request')}. Verdict: **${report.verdict.toUpperCase()}**.`,
     '',
     ...(report.bound ? [`Bound: ${report.bound.seconds} s, stated before the first request${report.bound.reached ? '; **reached**: the checks not finished by then are reported not run' : ''}.`, ''] : []),
     `${report.counts.passed} passed, ${report.counts.failed} failed, ${report.counts.skipped} skipped, ${report.counts.notApplicable} not applicable.`,
@@ -32,7 +36,8 @@ export function toMarkdown(report: Report): string {
     const checks = row.checks.length ? row.checks.map((id) => `\`${id}\``).join('<br>') : (row.provenBy ?? '');
     lines.push(`| ${row.id} | ${row.observe.join(', ')} | ${cell(row.rule)} | ${checks} | ${MARKDOWN_RESULTS[row.outcome]?.icon ?? row.outcome} |`);
   }
-  if (DECIDING_PROFILES.includes(report.profile)) {
+  // A receiver run is held to the source's receiver clauses; the contract's decisions are the service's.
+  if (report.subject !== 'receiver' && DECIDING_PROFILES.includes(report.profile)) {
     lines.push('', '## Contract decisions', '', "Where the service interface leaves a choice open, this project's contract decides it; the contract profile holds an implementation to each decision through the checks named here, whose results are above and below.", '', '| decision | rule | checks |', '|---|---|---|');
     for (const row of decisionMatrix()) lines.push(`| ${row.id} | ${cell(row.rule)} | ${row.checks.map((id) => `\`${id}\``).join('<br>') || '(not observable in one run)'} |`);
   }
@@ -49,6 +54,8 @@ export function toMarkdown(report: Report): string {
       lines.push('');
     }
   }
+  const warned = report.results.filter((r) => r.warnings?.length);
+  if (warned.length) lines.push('', '## Warnings', '', ...warned.flatMap((r) => r.warnings!.map((w) => `- \`${r.id}\`: ${w}`)));
   const skipped = report.results.filter((r) => r.outcome === 'skipped');
   if (skipped.length) {
     lines.push('', '## Skipped', '', ...skipped.map((r) => `- \`${r.id}\`${r.required ? ' (required)' : ''}: ${r.reason}`));
@@ -61,18 +68,22 @@ export function toMarkdown(report: Report): string {
  * when observed from outside); then which checks prove which clause and decision, and
  * each check's profiles.
  */
-export function listMatrix(checks: readonly Check[]): string {
+export function listMatrix(checks: readonly Check[], receiverChecks: readonly ReceiverCheck[] = RECEIVER_CHECKS): string {
   const lines = [
     '# What each check asserts, by clause',
     '',
-    'After each clause ID, who can see the rule hold: B a client over HTTP, as this runner; W only the implementation\'s own tests; C clients and webhook receivers (the typed client\'s tests prove them).',
+    'After each clause ID, who can see the rule hold: B a client over HTTP, as this runner; W only the implementation\'s own tests; C clients and webhook receivers (the typed client\'s tests prove them); R a webhook receiver, judged by this runner\'s receiver mode.',
     '',
   ];
+  const judgingReceivers = (id: string) => receiverChecks.filter((c) => (c.clauses as readonly string[]).includes(id));
   for (const clause of CLAUSES) {
     lines.push(`## ${clause.id} (${clause.observe.join(', ')}): ${clause.rule}`, '');
     const proving = checks.filter((c) => (c.clauses as readonly string[]).includes(clause.id));
-    if (proving.length === 0) lines.push('provenBy' in clause ? `Not observable over HTTP; the client proves it in ${clause.provenBy}.` : 'No check observes it.');
+    const receiving = judgingReceivers(clause.id);
+    if (proving.length === 0) lines.push('provenBy' in clause ? `Not observable in a service run; the client proves it in ${clause.provenBy}.` : 'No check observes it.');
     for (const check of proving) lines.push(`- \`${check.id}\`: ${check.asserts}`);
+    if (receiving.length > 0) lines.push('', 'A receiver run (`receiver --url …`) judges a webhook receiver for it:');
+    for (const check of receiving) lines.push(`- \`${check.id}\`: ${check.asserts}`);
     lines.push('');
   }
   lines.push('## Contract decisions (contract profile only)', '');
@@ -80,8 +91,9 @@ export function listMatrix(checks: readonly Check[]): string {
   lines.push('', '# Matrices', '', '| clause | observe | checks |', '|---|---|---|');
   for (const clause of CLAUSES) {
     const ids = checks.filter((c) => (c.clauses as readonly string[]).includes(clause.id)).map((c) => c.id);
+    const receiving = judgingReceivers(clause.id).map((c) => c.id);
     const proven = 'provenBy' in clause ? `(client: ${clause.provenBy})` : '(none)';
-    lines.push(`| ${clause.id} | ${clause.observe.join(', ')} | ${ids.length ? ids.join(', ') : proven} |`);
+    lines.push(`| ${clause.id} | ${clause.observe.join(', ')} | ${[ids.length ? ids.join(', ') : proven, ...(receiving.length ? [`receiver mode: ${receiving.join(', ')}`] : [])].join('; ')} |`);
   }
   lines.push('', '| decision | rule | checks |', '|---|---|---|');
   for (const row of decisionMatrix()) lines.push(`| ${row.id} | ${cell(row.rule)} | ${row.checks.join(', ') || '(not observable in one run)'} |`);

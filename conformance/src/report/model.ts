@@ -19,6 +19,10 @@ export type AbortKind = 'usage' | 'unreachable' | 'rejected-key' | 'not-this-api
 export interface Report {
   tool: string;
   version: string;
+  /** What was judged: a service (absent, the default) or a webhook receiver, with the runner as its sender. */
+  subject?: 'receiver';
+  /** The longest the run could take, stated before it started (receiver runs). */
+  boundSeconds?: number;
   profile: Profile;
   /** The implementation profile the run read the service through (its name). */
   implementation: string;
