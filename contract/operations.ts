@@ -14,3 +14,11 @@ export function rateLimitBuckets(bundle: JsonObject = loadBundle()): ReadonlyMap
   }
   return buckets;
 }
+
+/** A parameter of the contract's shared components (`components.parameters`), found by where it goes and its name. */
+export function sharedParameter(place: 'header' | 'query' | 'path', name: string, bundle: JsonObject = loadBundle()): JsonObject {
+  const shared = ((bundle.components as JsonObject | undefined)?.parameters ?? {}) as Record<string, JsonObject>;
+  const found = Object.values(shared).find((p) => p.in === place && typeof p.name === 'string' && p.name.toLowerCase() === name.toLowerCase());
+  if (!found) throw new Error(`the contract shares no ${place} parameter ${name}`);
+  return found;
+}
