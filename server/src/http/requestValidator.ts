@@ -2,6 +2,7 @@
 // publishes, never against a hand-copied version, and words Ajv's findings as the
 // contract's errors[].
 import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { queryParameters } from '../../../contract/operations.ts';
 import { createContractAjv } from '../../../contract/schemas.ts';
 import type { FieldError } from '../domain/errors.ts';
 import { textErrors } from '../domain/text.ts';
@@ -99,6 +100,25 @@ export function toFieldErrors(errors: ErrorObject[], body: unknown, variants?: V
 export interface RequestValidator {
   /** The body's broken rules; empty when it conforms. */
   validate(schemaName: string, body: unknown): FieldError[];
+  /** The query parameters the operation does not take (ND-QUERY), each as a broken rule; empty when none. */
+  unknownQuery(operationId: string, query: Record<string, unknown>): FieldError[];
+}
+
+/** Longest parameter name repeated in an answer; a longer one is cut, never echoed whole. */
+const ECHOED_NAME_LENGTH = 64;
+
+/** Refuses what the contract does not list, as additionalProperties: false does for a body. */
+function unknownQueryOf(taken: ReadonlyMap<string, readonly string[]>, operationId: string, query: Record<string, unknown>): FieldError[] {
+  const known = taken.get(operationId);
+  if (!known) throw new Error(`No operation ${operationId} in the contract`);
+  const names = Object.keys(query).filter((name) => !known.includes(name));
+  if (names.length === 0) return [];
+  const message = `is not a query parameter of this operation, which takes ${known.length > 0 ? `only: ${known.join(', ')}` : 'none'}`;
+  return names.map((name) => ({
+    field: name.length > ECHOED_NAME_LENGTH ? `${name.slice(0, ECHOED_NAME_LENGTH)}…` : name,
+    rule: 'not_allowed',
+    message,
+  }));
 }
 
 /** The variants of a schema with a discriminator, read from the schemas Ajv holds. */
@@ -114,9 +134,10 @@ function variantsOf(ajv: Ajv2020, schema: Record<string, any>): Variants | undef
   };
 }
 
-export function createRequestValidator(ajv: Ajv2020 = createContractAjv()): RequestValidator {
+export function createRequestValidator(ajv: Ajv2020 = createContractAjv(), taken: ReadonlyMap<string, readonly string[]> = queryParameters()): RequestValidator {
   const compiled = new Map<string, { fn: ValidateFunction; variants?: Variants }>();
   return {
+    unknownQuery: (operationId, query) => unknownQueryOf(taken, operationId, query),
     validate(schemaName, body) {
       let entry = compiled.get(schemaName);
       if (!entry) {
