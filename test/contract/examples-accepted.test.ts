@@ -40,7 +40,7 @@ const rows: Row[] = listOperations(doc).flatMap((entry) => {
 /** The request the row's examples make. */
 function requestOf(entry: OperationEntry): { path: string; headers: Record<string, string> } {
   const parameters = parametersOf(doc, entry);
-  const query = new URLSearchParams(parameters.filter((p) => p.in === 'query').map((p) => [String(p.name), String(p.example)]));
+  const query = new URLSearchParams(parameters.filter((p) => p.in === 'query').map((p) => [String(p.name), String(p.example)] as [string, string]));
   const headers = Object.fromEntries(parameters.filter((p) => p.in === 'header').map((p) => [String(p.name), String(p.example)]));
   return { path: `${examplePath(doc, entry)}${query.size > 0 ? `?${query}` : ''}`, headers };
 }
