@@ -585,8 +585,16 @@ export interface components {
             /** @description On `avatar_not_ready`, the status the avatar has instead of `ready`. */
             avatar_status?: components["schemas"]["JobStatus"];
         };
+        /**
+         * @description Text as the service takes it in: well-formed Unicode without U+0000 (NUL). A string
+         *     with NUL, or with half of a UTF-16 surrogate pair (a lone `\ud800` in JSON), is
+         *     refused with `422 validation_failed`, rule `text`, naming its field; the pattern states
+         *     the same rule for tools that read the schema. Every string of a request body keeps
+         *     it, member names included; the members of free text name this schema.
+         */
+        PlainText: string;
         /** @description Human-readable name of the avatar. In sandbox, a name containing `[sandbox:fail]` makes the job fail (see the README). */
-        AvatarName: string;
+        AvatarName: string & components["schemas"]["PlainText"];
         /**
          * Format: uri
          * @description Where the terminal event of this job is sent. In production the URL
@@ -609,7 +617,7 @@ export interface components {
             type: "prompt";
             name: components["schemas"]["AvatarName"];
             /** @description Description of the avatar. */
-            prompt: string;
+            prompt: string & components["schemas"]["PlainText"];
             webhook_url?: components["schemas"]["WebhookUrl"];
         };
         /**
@@ -726,9 +734,9 @@ export interface components {
          */
         AvatarVideoCreateRequest: {
             /** @description ID of a `ready` avatar of the same account. */
-            avatar_id: string;
+            avatar_id: string & components["schemas"]["PlainText"];
             /** @description What the avatar says, as plain text. */
-            script: string;
+            script: string & components["schemas"]["PlainText"];
             aspect_ratio?: components["schemas"]["AspectRatio"];
             webhook_url?: components["schemas"]["WebhookUrl"];
         };

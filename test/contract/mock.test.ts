@@ -188,6 +188,12 @@ describe('Prism mock of generated/openapi.json', () => {
       violation: { location: ['request', 'body'], code: 'required', message: expect.stringContaining("'name'") },
     },
     {
+      name: 'an avatar whose name holds U+0000, which the text rule refuses',
+      path: '/v1/avatars',
+      body: { type: 'prompt', name: 'Ana\u0000', prompt: 'A woman in her late twenties filming a selfie video.' },
+      violation: { location: ['request', 'body', 'name'], code: 'pattern' },
+    },
+    {
       name: 'a video with a misspelt member',
       path: '/v1/avatar-videos',
       body: { avatar_id: 'av_3k9x2m7q4w8e1r5t6y0u2i4o', scirpt: 'Hi there!' },

@@ -5,9 +5,12 @@ import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { queryParameters } from '../../../contract/operations.ts';
 import { createContractAjv } from '../../../contract/schemas.ts';
 import type { FieldError } from '../domain/errors.ts';
-import { textErrors } from '../domain/text.ts';
+import { TEXT_MESSAGE, TEXT_RULE, textErrors } from '../domain/text.ts';
+import { textPattern } from '../../../contract/text.ts';
 
 const dotted = (pointer: string) => pointer.split('/').filter(Boolean).join('.');
+/** The contract's text rule as a pattern: a string that breaks it is reported as the rule `text`, not as a regular expression. */
+const TEXT_PATTERN = textPattern();
 const join = (base: string, member: string) => (base ? `${base}.${member}` : member);
 
 /** The `type` of the body, for messages such as "is required when type is props". */
@@ -82,7 +85,10 @@ export function toFieldErrors(errors: ErrorObject[], body: unknown, variants?: V
         item = { field: base, rule: 'format', message: `must be a valid ${String(p.format)}` };
         break;
       case 'pattern':
-        item = { field: base, rule: 'pattern', message: base === 'file.url' ? 'must start with http:// or https://' : `must match ${String(p.pattern)}` };
+        item =
+          p.pattern === TEXT_PATTERN
+            ? { field: base, rule: TEXT_RULE, message: TEXT_MESSAGE }
+            : { field: base, rule: 'pattern', message: base === 'file.url' ? 'must start with http:// or https://' : `must match ${String(p.pattern)}` };
         break;
       default:
         item = { field: base, rule: e.keyword, message: e.message ?? 'is invalid' };
