@@ -107,17 +107,17 @@ export interface RequestValidator {
   /** The body's broken rules; empty when it conforms. */
   validate(schemaName: string, body: unknown): FieldError[];
   /** The query parameters the operation does not take (ND-QUERY), each as a broken rule; empty when none. */
-  unknownQuery(operationId: string, query: Record<string, unknown>): FieldError[];
+  unknownQuery(operationId: string, names: Iterable<string>): FieldError[];
 }
 
 /** Longest parameter name repeated in an answer; a longer one is cut, never echoed whole. */
 const ECHOED_NAME_LENGTH = 64;
 
 /** Refuses what the contract does not list, as additionalProperties: false does for a body. */
-function unknownQueryOf(taken: ReadonlyMap<string, readonly string[]>, operationId: string, query: Record<string, unknown>): FieldError[] {
+function unknownQueryOf(taken: ReadonlyMap<string, readonly string[]>, operationId: string, given: Iterable<string>): FieldError[] {
   const known = taken.get(operationId);
   if (!known) throw new Error(`No operation ${operationId} in the contract`);
-  const names = Object.keys(query).filter((name) => !known.includes(name));
+  const names = [...new Set(given)].filter((name) => !known.includes(name));
   if (names.length === 0) return [];
   const message = `is not a query parameter of this operation, which takes ${known.length > 0 ? `only: ${known.join(', ')}` : 'none'}`;
   return names.map((name) => ({
@@ -143,7 +143,7 @@ function variantsOf(ajv: Ajv2020, schema: Record<string, any>): Variants | undef
 export function createRequestValidator(ajv: Ajv2020 = createContractAjv(), taken: ReadonlyMap<string, readonly string[]> = queryParameters()): RequestValidator {
   const compiled = new Map<string, { fn: ValidateFunction; variants?: Variants }>();
   return {
-    unknownQuery: (operationId, query) => unknownQueryOf(taken, operationId, query),
+    unknownQuery: (operationId, names) => unknownQueryOf(taken, operationId, names),
     validate(schemaName, body) {
       let entry = compiled.get(schemaName);
       if (!entry) {

@@ -47,6 +47,18 @@ describe('a query parameter the operation does not take', () => {
     expect(spelt.status).toBe(200);
   });
 
+  it('when the query itself begins with "?", then the name is read as the URL standard reads it, "?limit", and refused', async () => {
+    const { api_key: key } = await svc.account({ plan: GENEROUS_PLAN });
+
+    const list = await svc.request('GET', '/v1/avatars??limit=5', { key });
+    const read = await svc.request('GET', '/v1/avatars/av_nothing??', { key });
+
+    expect(list.status).toBe(422);
+    expect(list.body.errors).toEqual([expect.objectContaining({ field: '?limit', rule: 'not_allowed' })]);
+    expect(read.status).toBe(422);
+    expect(read.body.errors).toEqual([expect.objectContaining({ field: '?', rule: 'not_allowed' })]);
+  });
+
   it('when several are sent, then each is named once, and a name too long to repeat is cut', async () => {
     const { api_key: key } = await svc.account({ plan: GENEROUS_PLAN });
     const long = 'q'.repeat(300);
