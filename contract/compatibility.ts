@@ -37,6 +37,16 @@ export interface Change {
   /** The rule that classified it, short: `response member removed`. */
   rule: string;
   detail?: string;
+  /** On a breaking change a person judged to break no client: why (openapi/accepted-breaks.json). */
+  accepted?: string;
+}
+
+/** The changes with each breaking one that an accepted break names marked with its reason. */
+export function markAccepted(changes: Change[], accepted: readonly { rule: string; where: readonly string[]; reason: string }[]): Change[] {
+  return changes.map((change) => {
+    const match = change.kind === 'breaking' ? accepted.find((a) => a.rule === change.rule && a.where.includes(change.where)) : undefined;
+    return match ? { ...change, accepted: match.reason } : change;
+  });
 }
 
 type Json = Record<string, unknown>;

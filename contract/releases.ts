@@ -125,3 +125,45 @@ function firstLine(error: unknown): string {
   const { stderr, message } = error as { stderr?: string; message: string };
   return (stderr || message).trim().split('\n')[0] ?? '';
 }
+
+export const ACCEPTED_BREAKS_FILE = 'openapi/accepted-breaks.json';
+
+/**
+ * Changes the classifier calls breaking that a person judged to break no client, each
+ * with the reason: most often a rule the service already kept, which the document now
+ * states in a schema (a tighter request constraint on what was refused anyway). Matched
+ * by rule and location exactly, so a new change in the same place is still caught.
+ */
+export interface AcceptedBreak {
+  rule: string;
+  where: string[];
+  /** YYYY-MM-DD. */
+  date: string;
+  reason: string;
+}
+
+export function loadAcceptedBreaks(repo: string = ROOT): AcceptedBreak[] {
+  const file = join(repo, ACCEPTED_BREAKS_FILE);
+  if (!existsSync(file)) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new HistoryError(`${ACCEPTED_BREAKS_FILE} is not JSON: ${(error as Error).message}`);
+  }
+  if (!Array.isArray(parsed)) throw new HistoryError(`${ACCEPTED_BREAKS_FILE} must be an array`);
+  return parsed.map((entry: unknown, i) => {
+    const accepted = entry as Partial<AcceptedBreak> | null;
+    const valid =
+      typeof accepted?.rule === 'string' &&
+      Array.isArray(accepted.where) &&
+      accepted.where.length > 0 &&
+      accepted.where.every((w) => typeof w === 'string') &&
+      typeof accepted.date === 'string' &&
+      /^\d{4}-\d{2}-\d{2}$/.test(accepted.date) &&
+      typeof accepted.reason === 'string' &&
+      accepted.reason.length > 0;
+    if (!valid) throw new HistoryError(`${ACCEPTED_BREAKS_FILE}: entry ${i + 1} needs rule, where (a non-empty list), date (YYYY-MM-DD) and reason`);
+    return accepted as AcceptedBreak;
+  });
+}

@@ -530,7 +530,7 @@ export interface components {
             /**
              * @description The rule: `required`, `type`, `enum`, `const`, `minimum`, `maximum`, `minLength`,
              *     `maxLength`, `format`, `pattern`, `not_allowed` (a member of another avatar type or
-             *     unknown), `https_required`, `public_host_required`, `exists`, or `text` (every
+             *     unknown, or a query parameter the operation does not take), `https_required`, `public_host_required`, `exists`, or `text` (every
              *     string of a request body, member names included, must be well-formed Unicode
              *     without U+0000).
              * @example minimum
@@ -585,8 +585,16 @@ export interface components {
             /** @description On `avatar_not_ready`, the status the avatar has instead of `ready`. */
             avatar_status?: components["schemas"]["JobStatus"];
         };
+        /**
+         * @description Text as the service takes it in: well-formed Unicode without U+0000 (NUL). A string
+         *     with NUL, or with half of a UTF-16 surrogate pair (a lone `\ud800` in JSON), is
+         *     refused with `422 validation_failed`, rule `text`, naming its field; the pattern states
+         *     the same rule for tools that read the schema. Every string of a request body keeps
+         *     it, member names included; the members of free text name this schema.
+         */
+        PlainText: string;
         /** @description Human-readable name of the avatar. In sandbox, a name containing `[sandbox:fail]` makes the job fail (see the README). */
-        AvatarName: string;
+        AvatarName: string & components["schemas"]["PlainText"];
         /**
          * Format: uri
          * @description Where the terminal event of this job is sent. In production the URL
@@ -609,7 +617,7 @@ export interface components {
             type: "prompt";
             name: components["schemas"]["AvatarName"];
             /** @description Description of the avatar. */
-            prompt: string;
+            prompt: string & components["schemas"]["PlainText"];
             webhook_url?: components["schemas"]["WebhookUrl"];
         };
         /**
@@ -726,9 +734,9 @@ export interface components {
          */
         AvatarVideoCreateRequest: {
             /** @description ID of a `ready` avatar of the same account. */
-            avatar_id: string;
+            avatar_id: string & components["schemas"]["PlainText"];
             /** @description What the avatar says, as plain text. */
-            script: string;
+            script: string & components["schemas"]["PlainText"];
             aspect_ratio?: components["schemas"]["AspectRatio"];
             webhook_url?: components["schemas"]["WebhookUrl"];
         };
@@ -1058,7 +1066,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description A query parameter breaks its rule, or the cursor is not one this service gave (`validation_failed`); `errors` names each parameter and rule. The request counted against its rate-limit window, whose headers it carries. */
+        /** @description A query parameter breaks its rule or is not one the list takes, or the cursor is not one this service gave (`validation_failed`); `errors` names each parameter and rule. The request counted against its rate-limit window, whose headers it carries. */
         ValidationFailedList: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1192,7 +1200,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The body breaks the schema (`validation_failed`); `errors` names each field and rule. The request counted against its rate-limit window, whose headers it carries. */
+        /** @description The body breaks the schema, or the query has a parameter the operation does not take (`validation_failed`); `errors` names each field and rule. The request counted against its rate-limit window, whose headers it carries. */
         ValidationFailedAvatar: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1241,6 +1249,22 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The query has a parameter the operation does not take (`validation_failed`); `errors` names each one with the rule `not_allowed`. The request counted against its rate-limit window, whose headers it carries. */
+        UnknownQueryParameter: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description `avatar_id` names no avatar of the key's account (`not_found`). The request counted against its rate-limit window, whose headers it carries. */
         AvatarNotFound: {
             headers: {
@@ -1273,7 +1297,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The body breaks the schema, or `webhook_url` is refused (`validation_failed`); `errors` names each field and rule. The request counted against its rate-limit window, whose headers it carries. */
+        /** @description The body breaks the schema, `webhook_url` is refused, or the query has a parameter the operation does not take (`validation_failed`); `errors` names each field and rule. The request counted against its rate-limit window, whose headers it carries. */
         ValidationFailedVideo: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1337,6 +1361,22 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The query has a parameter the operation does not take (`validation_failed`); `errors` names each one with the rule `not_allowed`. The request counted against its rate-limit window, whose headers it carries. */
+        GenerationUnknownQueryParameter: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["GenerationRateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["GenerationRateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /**
          * @description The key is a live key (`sk_live_…`). Live keys have no sandbox clock: the answer is the
          *     one any unknown route gets, before the rate limit, so it carries no rate-limit headers
@@ -1345,6 +1385,22 @@ export interface components {
         SandboxOnly: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The query has a parameter the operation does not take (`validation_failed`); `errors` names each one with the rule `not_allowed`. The request counted against its rate-limit window, whose headers it carries. */
+        SandboxUnknownQueryParameter: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["SandboxRateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["SandboxRateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -1432,7 +1488,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The body breaks the schema, or `to` is not later than the account's time (`validation_failed`); `errors` names each field and rule. The request counted against its rate-limit window, whose headers it carries. */
+        /** @description The body breaks the schema, `to` is not later than the account's time, or the query has a parameter the operation does not take (`validation_failed`); `errors` names each field and rule. The request counted against its rate-limit window, whose headers it carries. */
         ValidationFailedClock: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1814,6 +1870,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1974,6 +2031,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2005,6 +2063,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2097,6 +2156,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["WebhookEventNotFound"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2136,6 +2196,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["WebhookEventReplayNotFound"];
             409: components["responses"]["WebhookEventPending"];
+            422: components["responses"]["GenerationUnknownQueryParameter"];
             429: components["responses"]["GenerationTooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2168,6 +2229,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["SandboxOnly"];
+            422: components["responses"]["SandboxUnknownQueryParameter"];
             429: components["responses"]["SandboxTooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -3,8 +3,8 @@
 // prints every change by kind, and fails when a change inside /v1 breaks a client.
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { compareDocuments, type Change, type ChangeKind } from '../contract/compatibility.ts';
-import { BUNDLE_FILE, HistoryError, RELEASES_FILE, ROOT, bundleAt, commitOf, defaultBase, workingBundle } from '../contract/releases.ts';
+import { compareDocuments, markAccepted, type Change, type ChangeKind } from '../contract/compatibility.ts';
+import { ACCEPTED_BREAKS_FILE, BUNDLE_FILE, HistoryError, RELEASES_FILE, ROOT, bundleAt, commitOf, defaultBase, loadAcceptedBreaks, workingBundle } from '../contract/releases.ts';
 
 const EXIT_BREAKING = 1;
 const EXIT_USAGE = 2;
@@ -29,6 +29,11 @@ contract are recorded in ${RELEASES_FILE}, oldest first, as
 {version, commit, date, notes}: version is the document's info.version at that
 commit, commit is the full SHA of a commit on main. To release, append an entry.
 
+A breaking change a person judged to break no client (most often a rule the
+service already kept, now stated in a schema) is recorded in
+${ACCEPTED_BREAKS_FILE} as {rule, where: [...], date, reason}; it is
+printed as accepted, with its reason, and does not fail the comparison.
+
 Exit status: 0 no breaking change, 1 a breaking change inside /v1, 2 no
 comparison made (an unknown option or ref, a shallow clone, no bundle at a ref).`;
 
@@ -46,11 +51,21 @@ interface Side {
 
 export function formatChanges(changes: Change[]): string {
   const lines: string[] = [];
+  const line = (change: Change) => `  ${change.where} — ${change.rule}${change.detail ? ` (${change.detail})` : ''}`;
   for (const { kind, heading } of KINDS) {
-    const ofKind = changes.filter((change) => change.kind === kind);
+    const ofKind = changes.filter((change) => change.kind === kind && change.accepted === undefined);
     if (ofKind.length === 0) continue;
     lines.push(`${heading} (${ofKind.length}):`);
-    for (const change of ofKind) lines.push(`  ${change.where} — ${change.rule}${change.detail ? ` (${change.detail})` : ''}`);
+    for (const change of ofKind) lines.push(line(change));
+    lines.push('');
+  }
+  const accepted = changes.filter((change) => change.accepted !== undefined);
+  if (accepted.length > 0) {
+    lines.push(`Breaking, accepted in ${ACCEPTED_BREAKS_FILE} (${accepted.length}):`);
+    for (const reason of new Set(accepted.map((change) => change.accepted))) {
+      for (const change of accepted.filter((c) => c.accepted === reason)) lines.push(line(change));
+      lines.push(`    accepted: ${reason}`);
+    }
     lines.push('');
   }
   return lines.join('\n');
@@ -81,8 +96,9 @@ function main(argv: string[]): number {
   const baseBundle = bundleAt(repo, base.commit);
   const headBundle = head.commit === undefined ? workingBundle(repo) : bundleAt(repo, head.commit);
 
-  const changes = compareDocuments(baseBundle, headBundle);
-  const breaking = changes.filter((change) => change.kind === 'breaking').length;
+  const changes = markAccepted(compareDocuments(baseBundle, headBundle), loadAcceptedBreaks(repo));
+  const breaking = changes.filter((change) => change.kind === 'breaking' && change.accepted === undefined).length;
+  const accepted = changes.filter((change) => change.accepted !== undefined).length;
   if (values.json) {
     console.log(JSON.stringify({ base, head, changes }, null, 2));
   } else {
@@ -92,7 +108,7 @@ function main(argv: string[]): number {
     console.log(
       breaking > 0
         ? `${breaking} breaking change${breaking === 1 ? '' : 's'} inside /v1: within /v1 only additive changes are allowed (ND-COMPAT); make it additive or ship it as /v2.`
-        : `No breaking change (${changes.length} change${changes.length === 1 ? '' : 's'} in all).`,
+        : `No breaking change${accepted > 0 ? ` but the ${accepted} accepted in ${ACCEPTED_BREAKS_FILE}` : ''} (${changes.length} change${changes.length === 1 ? '' : 's'} in all).`,
     );
   }
   return breaking > 0 ? EXIT_BREAKING : 0;

@@ -1,12 +1,19 @@
 // A Prism mock of generated/openapi.json, for client authors who want the API before
 // the server runs (`npm run mock`) and for tests (`startMock`). Prism answers with the
-// documented examples, enforces the bearer scheme and validates request bodies. With
-// `upstream`, the same Prism is a validating proxy in front of a real server.
+// documented examples, enforces the bearer scheme and validates request bodies. In front
+// of it sits a thin layer of ours for the one rule Prism cannot read from the document:
+// a query parameter the operation does not take is refused with the operation's 422
+// (ND-QUERY), as the server refuses it, where Prism alone would ignore it. With
+// `upstream`, the same Prism is a validating proxy in front of a real server, which
+// applies that rule itself.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer as createHttpServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { queryParameters } from '../contract/operations.ts';
+import type { JsonObject } from '../contract/schemas.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BUNDLE = join(ROOT, 'generated', 'openapi.json');
@@ -55,7 +62,10 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
 /** Starts Prism on `port` (0: any free port) and resolves once it answers. */
 export async function startMock(options: MockOptions = {}): Promise<MockServer> {
   const { host = '127.0.0.1', document = BUNDLE, logs = 'quiet', readyTimeoutMs = 30_000 } = options;
-  const port = options.port === 0 ? await freePort(host) : (options.port ?? 4010);
+  // A mock listens through our front layer on the port asked for, Prism behind it on a
+  // free port of its own; a proxy is Prism alone.
+  const front = options.upstream ? undefined : await listenFront(host, options.port ?? 4010, queryRulesOf(document));
+  const port = front ? await freePort(host) : options.port === 0 ? await freePort(host) : (options.port ?? 4010);
   const mode = options.upstream ? ['proxy', document, options.upstream] : ['mock', document];
   const child = spawn(process.execPath, [PRISM, ...mode, '--port', String(port), '--host', host], {
     cwd: ROOT,
@@ -87,7 +97,11 @@ export async function startMock(options: MockOptions = {}): Promise<MockServer> 
     child.once('exit', (code, signal) => done(code ?? 128 + signalNumber(signal)));
     child.once('error', () => done(127));
   }).finally(() => process.off('exit', orphanGuard));
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const origin = (p: number) => `http://${host.includes(':') ? `[${host}]` : host}:${p}`;
+  const prismUrl = origin(port);
+  const url = front ? origin((front.server.address() as { port: number }).port) : prismUrl;
+  front?.forwardTo(prismUrl);
+  void exited.then(() => front?.close());
   const server: MockServer = {
     url,
     exited,
@@ -97,10 +111,11 @@ export async function startMock(options: MockOptions = {}): Promise<MockServer> 
       const timer = setTimeout(() => killGroup(child, 'SIGKILL'), 5_000);
       await exited;
       clearTimeout(timer);
+      await front?.close();
     },
   };
   try {
-    await waitUntilAnswering(child, url, exited, readyTimeoutMs);
+    await waitUntilAnswering(child, prismUrl, url, exited, readyTimeoutMs);
   } catch (error) {
     await server.stop();
     // The CLI has already shown Prism's output; a test has not.
@@ -114,7 +129,7 @@ export async function startMock(options: MockOptions = {}): Promise<MockServer> 
 // alone is not enough: when the port is taken, the other program answers the probe
 // while Prism dies with EADDRINUSE. The request is a CORS preflight, which Prism
 // answers without a line in its request log.
-async function waitUntilAnswering(child: ChildProcess, url: string, exited: Promise<number>, timeoutMs: number): Promise<void> {
+async function waitUntilAnswering(child: ChildProcess, prismUrl: string, url: string, exited: Promise<number>, timeoutMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const listening = new Promise<void>((done) => {
     let seen = '';
@@ -126,10 +141,10 @@ async function waitUntilAnswering(child: ChildProcess, url: string, exited: Prom
     });
   });
   const died = exited.then((code) => {
-    throw new Error(`Prism exited with code ${code} before listening on ${url}`);
+    throw new Error(`Prism exited with code ${code} before listening on ${prismUrl}`);
   });
   const late = new Promise<never>((_, fail) => {
-    timer = setTimeout(() => fail(new Error(`Prism did not listen on ${url} within ${timeoutMs} ms`)), timeoutMs);
+    timer = setTimeout(() => fail(new Error(`Prism did not listen on ${prismUrl} within ${timeoutMs} ms`)), timeoutMs);
   });
   try {
     await Promise.race([listening, died, late]);
@@ -142,6 +157,82 @@ async function waitUntilAnswering(child: ChildProcess, url: string, exited: Prom
     clearTimeout(timer);
     died.catch(() => {});
   }
+}
+
+/** The query parameters an operation takes, found by the method and path of a request; undefined when no operation matches. */
+type QueryRules = (method: string, path: string) => readonly string[] | undefined;
+
+function queryRulesOf(document: string): QueryRules {
+  const doc = JSON.parse(readFileSync(document, 'utf8')) as JsonObject;
+  const taken = queryParameters(doc);
+  const routes = Object.entries(doc.paths as Record<string, Record<string, { operationId?: string }>>).flatMap(([template, item]) =>
+    Object.entries(item)
+      .filter(([, operation]) => typeof operation?.operationId === 'string')
+      .map(([method, operation]) => ({
+        method: method.toUpperCase(),
+        // A template's {name} is one path segment; literal segments are matched as they are.
+        path: new RegExp(`^${template.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('[^/]+')}$`),
+        taken: taken.get(operation.operationId!) ?? [],
+      })),
+  );
+  return (method, path) => routes.find((r) => r.method === (method === 'HEAD' ? 'GET' : method) && r.path.test(path))?.taken;
+}
+
+interface Front {
+  server: Server;
+  forwardTo(prismUrl: string): void;
+  close(): Promise<void>;
+}
+
+/**
+ * Our layer in front of Prism. A request with a query parameter its operation does not
+ * take goes on to Prism without it and with "Prefer: code=422, example=unknown_parameter",
+ * so Prism still checks the key first (401) and answers the operation's documented 422
+ * with its headers; the parameter is named in sl-violations, where Prism names what a
+ * body breaks. Every other request passes through untouched.
+ */
+async function listenFront(host: string, port: number, rules: QueryRules): Promise<Front> {
+  let prism: URL | undefined;
+  const server = createHttpServer((req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'http://mock');
+    const taken = rules(req.method ?? 'GET', url.pathname);
+    const unknown = taken ? [...new Set(url.searchParams.keys())].filter((name) => !taken.includes(name)) : [];
+    const headers = { ...req.headers };
+    if (unknown.length > 0) {
+      for (const name of unknown) url.searchParams.delete(name);
+      headers.prefer = 'code=422, example=unknown_parameter';
+    }
+    const forwarded = httpRequest({ host: prism!.hostname.replace(/^\[|\]$/g, ''), port: prism!.port, method: req.method, path: `${url.pathname}${url.search}`, headers }, (answer) => {
+      const out = { ...answer.headers };
+      if (unknown.length > 0 && answer.statusCode === 422) {
+        const said = JSON.parse(String(out['sl-violations'] ?? '[]')) as unknown[];
+        const ours = unknown.map((name) => ({ location: ['request', 'query', name], severity: 'Error', code: 'additionalProperties', message: `Request query parameter ${name} is not one this operation takes` }));
+        out['sl-violations'] = JSON.stringify([...said, ...ours]);
+      }
+      res.writeHead(answer.statusCode ?? 502, out);
+      answer.pipe(res);
+    });
+    forwarded.on('error', (error) => {
+      if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
+      res.end(`The mock's Prism did not answer: ${error.message}\n`);
+    });
+    req.pipe(forwarded);
+  });
+  await new Promise<void>((done, fail) => {
+    server.once('error', (error: NodeJS.ErrnoException) => fail(new Error(`the mock cannot listen on ${host}:${port}: ${error.code ?? error.message}`)));
+    server.listen(port, host, done);
+  });
+  return {
+    server,
+    forwardTo: (prismUrl) => {
+      prism = new URL(prismUrl);
+    },
+    close: () =>
+      new Promise<void>((done) => {
+        server.close(() => done());
+        server.closeAllConnections();
+      }),
+  };
 }
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {

@@ -7,8 +7,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compareDocuments } from '../../contract/compatibility.ts';
-import { bundleAt, loadReleases, workingBundle } from '../../contract/releases.ts';
+import { compareDocuments, markAccepted } from '../../contract/compatibility.ts';
+import { bundleAt, loadAcceptedBreaks, loadReleases, workingBundle } from '../../contract/releases.ts';
 import { ROOT } from './support/openapi.ts';
 
 const CLI = join(ROOT, 'scripts', 'contract-diff.ts');
@@ -29,9 +29,19 @@ describe('the working bundle against the last release', () => {
       throw new Error(`the gate needs the git history of release ${last!.version} (${last!.commit}): ${(error as Error).message}`);
     }
 
-    const breaking = compareDocuments(released, workingBundle(ROOT)).filter((change) => change.kind === 'breaking');
+    const changes = markAccepted(compareDocuments(released, workingBundle(ROOT)), loadAcceptedBreaks(ROOT));
+    const breaking = changes.filter((change) => change.kind === 'breaking' && change.accepted === undefined);
 
     expect(breaking, `breaking changes against release ${last!.version}: make them additive or ship them as /v2`).toEqual([]);
+  });
+
+  it('accepts no break in openapi/accepted-breaks.json that the comparison does not find, so a stale entry cannot hide a later change', () => {
+    const last = loadReleases(ROOT).at(-1)!;
+    const found = compareDocuments(bundleAt(ROOT, last.commit), workingBundle(ROOT)).filter((change) => change.kind === 'breaking');
+
+    const stale = loadAcceptedBreaks(ROOT).flatMap((a) => a.where.filter((where) => !found.some((c) => c.rule === a.rule && c.where === where)).map((where) => `${where} — ${a.rule}`));
+
+    expect(stale).toEqual([]);
   });
 });
 
@@ -98,6 +108,26 @@ describe('npm run contract:diff', () => {
     }
   });
 
+  it('when a breaking change is recorded in openapi/accepted-breaks.json, then it is printed as accepted with its reason and exits 0', () => {
+    const removed = { rule: 'response member removed', where: ['GET /v1/avatars/{id} 200 response: name'], date: '2026-11-26', reason: 'No client reads it.' };
+
+    const run = withAccepted([removed], () => cli('--base', first, '--head', renamed));
+
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain('Breaking, accepted in openapi/accepted-breaks.json (1):\n  GET /v1/avatars/{id} 200 response: name — response member removed\n    accepted: No client reads it.\n');
+    expect(run.stdout).toContain('No breaking change but the 1 accepted in openapi/accepted-breaks.json');
+  });
+
+  it('when the record names another place or rule, then the break still fails the comparison', () => {
+    const elsewhere = { rule: 'response member removed', where: ['GET /v1/avatar-videos/{id} 200 response: name'], date: '2026-11-26', reason: 'Another member.' };
+    const otherRule = { rule: 'response member added', where: ['GET /v1/avatars/{id} 200 response: name'], date: '2026-11-26', reason: 'Another rule.' };
+
+    const run = withAccepted([elsewhere, otherRule], () => cli('--base', first, '--head', renamed));
+
+    expect(run.status).toBe(1);
+    expect(run.stdout).not.toContain('accepted in');
+  });
+
   it('when --json is given, then the changes are printed as JSON', () => {
     const run = cli('--base', first, '--head', renamed, '--json');
 
@@ -123,6 +153,17 @@ describe('npm run contract:diff', () => {
     expect(run.status).toBe(0);
     expect(run.stdout).toContain('openapi/releases.json');
   });
+
+  /** Runs `act` with openapi/accepted-breaks.json in the throwaway repository holding `accepted`. */
+  function withAccepted<T>(accepted: unknown[], act: () => T): T {
+    mkdirSync(join(repo, 'openapi'), { recursive: true });
+    writeFileSync(join(repo, 'openapi', 'accepted-breaks.json'), JSON.stringify(accepted));
+    try {
+      return act();
+    } finally {
+      rmSync(join(repo, 'openapi'), { recursive: true, force: true });
+    }
+  }
 
   function git(...args: string[]): string {
     return execFileSync('git', ['-C', repo, '-c', 'user.name=Test', '-c', 'user.email=test@example.invalid', '-c', 'commit.gpgsign=false', ...args], { encoding: 'utf8', env: GIT_ENV }).trim();

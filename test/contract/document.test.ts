@@ -38,6 +38,7 @@ const DECISIONS = [
   'ND-ERRORS',
   'ND-CREDIT-COST',
   'ND-COMPAT',
+  'ND-QUERY',
 ];
 
 const doc = loadDocument();

@@ -111,7 +111,7 @@ describe('Prism mock of generated/openapi.json', () => {
     const { port } = squatter.address() as { port: number };
 
     try {
-      await expect(startMock({ port })).rejects.toThrow(/exited with code \d+ before listening/);
+      await expect(startMock({ port })).rejects.toThrow(`the mock cannot listen on 127.0.0.1:${port}: EADDRINUSE`);
     } finally {
       squatter.close();
     }
@@ -188,6 +188,12 @@ describe('Prism mock of generated/openapi.json', () => {
       violation: { location: ['request', 'body'], code: 'required', message: expect.stringContaining("'name'") },
     },
     {
+      name: 'an avatar whose name holds U+0000, which the text rule refuses',
+      path: '/v1/avatars',
+      body: { type: 'prompt', name: 'Ana\u0000', prompt: 'A woman in her late twenties filming a selfie video.' },
+      violation: { location: ['request', 'body', 'name'], code: 'pattern' },
+    },
+    {
       name: 'a video with a misspelt member',
       path: '/v1/avatar-videos',
       body: { avatar_id: 'av_3k9x2m7q4w8e1r5t6y0u2i4o', scirpt: 'Hi there!' },
@@ -205,6 +211,49 @@ describe('Prism mock of generated/openapi.json', () => {
     expect(response.headers.get('content-type')).toBe(documented.type);
     expect(response.body).toEqual(documented.examples[0]?.[1]);
     expect(violations(response.headers)).toContainEqual(expect.objectContaining(violation));
+  });
+});
+
+describe('unknown query parameters on the mock, as on the server', () => {
+  let mock: MockServer;
+
+  beforeAll(async () => {
+    mock = await startMock({ port: 0 });
+  });
+
+  afterAll(async () => {
+    await mock?.stop();
+  });
+
+  // Every operation, sent its first request example with one parameter it does not take.
+  const cases = operations.map((entry) => ({ name: `${entry.method.toUpperCase()} ${entry.path}`, entry, body: requestExamples(entry)[0]?.[1] }));
+
+  test.each(cases)('$name with a parameter it does not take answers its documented 422, naming the parameter', async ({ entry, body }) => {
+    const documented = responseExamples(entry, '422');
+    const unknownParameter = documented.examples.find(([name]) => name === 'unknown_parameter')?.[1];
+
+    const response = await call(mock, { method: entry.method, path: `${examplePath(doc, entry)}?zzz=1`, body });
+
+    expect(response.status).toBe(422);
+    expect(response.headers.get('content-type')).toBe(documented.type);
+    expect(unknownParameter).toBeDefined();
+    expect(response.body).toEqual(unknownParameter);
+    expect(violations(response.headers)).toContainEqual(expect.objectContaining({ location: ['request', 'query', 'zzz'] }));
+  });
+
+  test('GET /v1/avatars with a misspelt limit is refused, and with the parameters it takes is answered', async () => {
+    const misspelt = await call(mock, { method: 'get', path: '/v1/avatars?limt=5&status=ready' });
+    const spelt = await call(mock, { method: 'get', path: '/v1/avatars?limit=5&status=ready' });
+
+    expect(misspelt.status).toBe(422);
+    expect(violations(misspelt.headers).map((v) => v.location)).toEqual([['request', 'query', 'limt']]);
+    expect(spelt.status).toBe(200);
+  });
+
+  test('a request without a key is refused with 401 first, as the server does', async () => {
+    const response = await call(mock, { method: 'get', path: '/v1/me?zzz=1' }, null);
+
+    expect(response.status).toBe(401);
   });
 });
 

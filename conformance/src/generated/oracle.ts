@@ -85,6 +85,8 @@ function contractAnswer(ctx: CheckContext, request: GeneratedRequest, exchange: 
       return want(400, 'invalid_json', 'ND-ERRORS', 'a body that is not JSON');
     case 'unknown-id':
       return want(404, 'not_found', 'AUTH-ACCOUNT', 'an ID this account was never given');
+    case 'unknown-query':
+      return want(422, 'validation_failed', 'ND-ERRORS', 'a read with query parameters the operation does not take') ?? namesParameter(request, exchange);
     case 'valid':
       if (request.operation === 'create-video') return want(404, 'not_found', 'ND-ERRORS', 'a valid video request for an avatar this account does not have') ?? names(request, exchange, 'avatar_id', 'ND-ERRORS');
       return want(402, 'insufficient_credits', 'CR-402', 'a valid avatar request on an account without credits');
@@ -112,6 +114,20 @@ function names(request: GeneratedRequest, exchange: Exchange, member: string, cl
     expected: `errors[] with an entry whose field is "${member}"`,
     received: fields.length ? `fields ${fields.map((f) => JSON.stringify(f)).join(', ')}` : 'no errors[] entries',
     fix: 'List each broken rule in errors[] as {field, rule, message}, the field as the dotted path of the member.',
+  };
+}
+
+/** errors[].field names one of the request's unknown parameters; a long name may be cut, ending in "…". */
+function namesParameter(request: GeneratedRequest, exchange: Exchange): Judgement | undefined {
+  const fields = problemFields(exchange);
+  const parameters = request.parameters ?? [];
+  if (fields.some((field) => parameters.some((name) => name === field || (field.endsWith('…') && name.startsWith(field.slice(0, -1)))))) return undefined;
+  return {
+    clause: 'ND-ERRORS',
+    message: `the 422 for GET ${request.path} names none of its query parameters in errors[].field`,
+    expected: `errors[] with an entry whose field is one of ${parameters.map((p) => JSON.stringify(p)).join(', ')}`,
+    received: fields.length ? `fields ${fields.map((f) => JSON.stringify(f)).join(', ')}` : 'no errors[] entries',
+    fix: 'Refuse a query parameter the operation does not take with 422, naming it in errors[].field.',
   };
 }
 

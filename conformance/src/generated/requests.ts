@@ -18,9 +18,11 @@ export type Operation = 'create-avatar' | 'create-video' | 'get-avatar' | 'get-v
 /**
  * What the contract makes of a generated request: valid (refused only for credits, or
  * for an avatar the account does not have), invalid (422 naming `member`), another
- * media type (415), not JSON (400), or an ID the account was never given (404).
+ * media type (415), not JSON (400), an ID the account was never given (404), or a read
+ * with query parameters the operation does not take (422 naming one, ND-QUERY: the
+ * request is checked before the record it names).
  */
-export type Expectation = 'valid' | 'invalid' | 'media-type' | 'malformed' | 'unknown-id';
+export type Expectation = 'valid' | 'invalid' | 'media-type' | 'malformed' | 'unknown-id' | 'unknown-query';
 
 export interface GeneratedRequest {
   operation: Operation;
@@ -33,6 +35,8 @@ export interface GeneratedRequest {
   /** The member a 422 must name (dotted), when one rule of one member is broken. */
   member?: string;
   rule?: string;
+  /** The query parameters of the request, none of which the operation takes; a 422 names one of them. */
+  parameters?: string[];
 }
 
 export interface GeneratorDeps {
@@ -88,12 +92,13 @@ export function readRequests(deps: GeneratorDeps): fc.Arbitrary<GeneratedRequest
   const id = (foreign: string[]) => (foreign.length > 0 ? fc.oneof(made, fc.constantFrom(...foreign)) : made);
   const query = fc.option(fc.webQueryParameters(), { nil: undefined });
   const read = (operation: 'get-avatar' | 'get-video', base: string, foreign: string[]) =>
-    fc.tuple(id(foreign), query).map(([value, q]) => ({
-      operation,
-      method: 'GET' as const,
-      path: `${base}/${encodeURIComponent(value)}${q ? `?${q}` : ''}`,
-      expect: 'unknown-id' as const,
-    }));
+    fc.tuple(id(foreign), query).map(([value, q]) => {
+      const path = `${base}/${encodeURIComponent(value)}${q ? `?${q}` : ''}`;
+      // The reads take no query parameter, so any the query holds is one too many; read
+      // from the URL as sent (a query may itself begin with "?", which is then a name).
+      const parameters = [...new URL(path, 'http://runner').searchParams.keys()];
+      return { operation, method: 'GET' as const, path, ...(parameters.length > 0 ? { expect: 'unknown-query' as const, parameters } : { expect: 'unknown-id' as const }) };
+    });
   return fc.oneof(read('get-avatar', '/v1/avatars', deps.foreignIds.avatars), read('get-video', '/v1/avatar-videos', deps.foreignIds.videos));
 }
 

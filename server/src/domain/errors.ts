@@ -43,9 +43,14 @@ export const notFound = (what: string, id: string, field?: string) =>
  */
 export const MAX_FIELD_ERRORS = 20;
 
-export const validationFailed = (fields: FieldError[]) =>
+/**
+ * A 422 whose detail names what broke the rules: the body by default, or another part of
+ * the request (`the Idempotency-Key header`, `the query`), so that the detail never
+ * blames the body for a header's fault.
+ */
+export const validationFailed = (fields: FieldError[], subject = 'The request body') =>
   new DomainError(
     'validation_failed',
-    `The request body breaks ${fields.length} rule${fields.length === 1 ? '' : 's'}; see errors${fields.length > MAX_FIELD_ERRORS ? ` (the first ${MAX_FIELD_ERRORS})` : ''}.`,
+    `${subject} breaks ${fields.length} rule${fields.length === 1 ? '' : 's'}; see errors${fields.length > MAX_FIELD_ERRORS ? ` (the first ${MAX_FIELD_ERRORS})` : ''}.`,
     fields,
   );

@@ -3,6 +3,7 @@
 // created, by the store, in that job's transaction; here is only what the rule says.
 import { createHash } from 'node:crypto';
 import { stringify as canonicalJson } from 'safe-stable-stringify';
+import { sharedParameter } from '../../../contract/operations.ts';
 import type { DomainDeps } from './deps.ts';
 import { DomainError, validationFailed } from './errors.ts';
 import type { IdempotencyClaim, IdempotentRequest } from './ports.ts';
@@ -11,8 +12,9 @@ import type { IdempotencyClaim, IdempotentRequest } from './ports.ts';
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 
 const HEADER = 'Idempotency-Key';
-/** 1 to 255 visible ASCII characters, as the contract's parameter says. */
-const KEY_FORMAT = /^[\x21-\x7E]{1,255}$/;
+/** What a key may be (1 to 255 visible ASCII characters), as the contract's parameter states it. */
+const KEY_SCHEMA = sharedParameter('header', HEADER).schema as { minLength: number; maxLength: number; pattern: string };
+const KEY_PATTERN = new RegExp(KEY_SCHEMA.pattern, 'u');
 
 /** A create request as an idempotency key binds it: the operation and its body. */
 export interface IdempotentCreate {
@@ -30,9 +32,13 @@ export interface Replay<T> {
 export function readIdempotencyKey(value: string | string[] | undefined): string | undefined {
   if (value === undefined) return undefined;
   const key = Array.isArray(value) ? value.join(',') : value;
-  if (!KEY_FORMAT.test(key)) {
-    const rule = key.length === 0 ? 'minLength' : key.length > 255 ? 'maxLength' : 'pattern';
-    throw validationFailed([{ field: HEADER, rule, message: 'must be 1 to 255 visible ASCII characters, the same on every retry of one request' }]);
+  const rule = key.length < KEY_SCHEMA.minLength ? 'minLength' : key.length > KEY_SCHEMA.maxLength ? 'maxLength' : KEY_PATTERN.test(key) ? undefined : 'pattern';
+  if (rule) {
+    // The header, not the body, broke the rule: the detail says so (the field names it too).
+    throw validationFailed(
+      [{ field: HEADER, rule, message: `must be ${KEY_SCHEMA.minLength} to ${KEY_SCHEMA.maxLength} visible ASCII characters, the same on every retry of one request` }],
+      `The ${HEADER} header`,
+    );
   }
   return key;
 }

@@ -1,11 +1,17 @@
 // Text the service takes in: any string of a request body must be well-formed Unicode
 // without U+0000. Neither can be stored everywhere (PostgreSQL refuses both in JSON and
 // NUL in text), nor means anything in a name, a prompt or a script; refusing them up
-// front gives the same 422 on every store instead of a failure deep in one.
+// front gives the same 422 on every store instead of a failure deep in one. The contract
+// states the rule once, as the pattern of its PlainText schema (contract/text.ts), which
+// the schemas name on free-text members only; this walk holds every string to it.
+import { textPattern } from '../../../contract/text.ts';
 import type { FieldError } from './errors.ts';
 
-const RULE = 'text';
-const MESSAGE = 'must be well-formed Unicode text without U+0000';
+/** The rule's name and message in errors[], whether the schema's pattern or this walk found the string. */
+export const TEXT_RULE = 'text';
+export const TEXT_MESSAGE = 'must be well-formed Unicode text without U+0000';
+// The `u` flag reads a lone surrogate as one code point, which the pattern refuses.
+const STORABLE = new RegExp(textPattern(), 'u');
 
 /**
  * The members of `body`, at any depth, whose strings break the rule (member names
@@ -18,11 +24,11 @@ export function textErrors(body: unknown): FieldError[] {
   while (pending.length > 0) {
     const [node, path] = pending.pop()!;
     if (typeof node === 'string') {
-      if (!isStorableText(node)) errors.push({ field: path, rule: RULE, message: MESSAGE });
+      if (!isStorableText(node)) errors.push({ field: path, rule: TEXT_RULE, message: TEXT_MESSAGE });
     } else if (node && typeof node === 'object') {
       for (const [key, value] of Object.entries(node)) {
         if (isStorableText(key)) pending.push([value, path ? `${path}.${key}` : key]);
-        else errors.push({ field: path, rule: RULE, message: `has a member name that ${MESSAGE}` });
+        else errors.push({ field: path, rule: TEXT_RULE, message: `has a member name that ${TEXT_MESSAGE}` });
       }
     }
   }
@@ -30,5 +36,5 @@ export function textErrors(body: unknown): FieldError[] {
 }
 
 function isStorableText(s: string): boolean {
-  return !s.includes('\u0000') && s.isWellFormed();
+  return STORABLE.test(s);
 }

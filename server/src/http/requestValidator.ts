@@ -2,11 +2,15 @@
 // publishes, never against a hand-copied version, and words Ajv's findings as the
 // contract's errors[].
 import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { queryParameters } from '../../../contract/operations.ts';
 import { createContractAjv } from '../../../contract/schemas.ts';
 import type { FieldError } from '../domain/errors.ts';
-import { textErrors } from '../domain/text.ts';
+import { TEXT_MESSAGE, TEXT_RULE, textErrors } from '../domain/text.ts';
+import { textPattern } from '../../../contract/text.ts';
 
 const dotted = (pointer: string) => pointer.split('/').filter(Boolean).join('.');
+/** The contract's text rule as a pattern: a string that breaks it is reported as the rule `text`, not as a regular expression. */
+const TEXT_PATTERN = textPattern();
 const join = (base: string, member: string) => (base ? `${base}.${member}` : member);
 
 /** The `type` of the body, for messages such as "is required when type is props". */
@@ -81,7 +85,10 @@ export function toFieldErrors(errors: ErrorObject[], body: unknown, variants?: V
         item = { field: base, rule: 'format', message: `must be a valid ${String(p.format)}` };
         break;
       case 'pattern':
-        item = { field: base, rule: 'pattern', message: base === 'file.url' ? 'must start with http:// or https://' : `must match ${String(p.pattern)}` };
+        item =
+          p.pattern === TEXT_PATTERN
+            ? { field: base, rule: TEXT_RULE, message: TEXT_MESSAGE }
+            : { field: base, rule: 'pattern', message: base === 'file.url' ? 'must start with http:// or https://' : `must match ${String(p.pattern)}` };
         break;
       default:
         item = { field: base, rule: e.keyword, message: e.message ?? 'is invalid' };
@@ -99,6 +106,25 @@ export function toFieldErrors(errors: ErrorObject[], body: unknown, variants?: V
 export interface RequestValidator {
   /** The body's broken rules; empty when it conforms. */
   validate(schemaName: string, body: unknown): FieldError[];
+  /** The query parameters the operation does not take (ND-QUERY), each as a broken rule; empty when none. */
+  unknownQuery(operationId: string, names: Iterable<string>): FieldError[];
+}
+
+/** Longest parameter name repeated in an answer; a longer one is cut, never echoed whole. */
+const ECHOED_NAME_LENGTH = 64;
+
+/** Refuses what the contract does not list, as additionalProperties: false does for a body. */
+function unknownQueryOf(taken: ReadonlyMap<string, readonly string[]>, operationId: string, given: Iterable<string>): FieldError[] {
+  const known = taken.get(operationId);
+  if (!known) throw new Error(`No operation ${operationId} in the contract`);
+  const names = [...new Set(given)].filter((name) => !known.includes(name));
+  if (names.length === 0) return [];
+  const message = `is not a query parameter of this operation, which takes ${known.length > 0 ? `only: ${known.join(', ')}` : 'none'}`;
+  return names.map((name) => ({
+    field: name.length > ECHOED_NAME_LENGTH ? `${name.slice(0, ECHOED_NAME_LENGTH)}…` : name,
+    rule: 'not_allowed',
+    message,
+  }));
 }
 
 /** The variants of a schema with a discriminator, read from the schemas Ajv holds. */
@@ -114,9 +140,10 @@ function variantsOf(ajv: Ajv2020, schema: Record<string, any>): Variants | undef
   };
 }
 
-export function createRequestValidator(ajv: Ajv2020 = createContractAjv()): RequestValidator {
+export function createRequestValidator(ajv: Ajv2020 = createContractAjv(), taken: ReadonlyMap<string, readonly string[]> = queryParameters()): RequestValidator {
   const compiled = new Map<string, { fn: ValidateFunction; variants?: Variants }>();
   return {
+    unknownQuery: (operationId, names) => unknownQueryOf(taken, operationId, names),
     validate(schemaName, body) {
       let entry = compiled.get(schemaName);
       if (!entry) {

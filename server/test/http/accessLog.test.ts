@@ -34,16 +34,16 @@ const accessLines = () => lines.filter((l) => l.req && l.res);
 
 describe('the access log', () => {
   it('has one line per request with method, path without its query, status, duration and the request ID, and no header', async () => {
-    const answer = await fetch(`${svc.url}/v1/me?secret=query`, { headers: { Authorization: `Bearer ${key}`, 'X-Request-Id': 'req_from_client' } });
+    const answer = await fetch(`${svc.url}/v1/avatar-videos?avatar_id=secret-query`, { headers: { Authorization: `Bearer ${key}`, 'X-Request-Id': 'req_from_client' } });
     await fetch(`${svc.url}/v1/avatars/av_nope`, { headers: { Authorization: `Bearer ${key}` } });
     await answer.text();
 
-    const [me, missing] = accessLines().slice(-2);
-    expect(me).toMatchObject({ level: 30, requestId: 'req_from_client', req: { method: 'GET', path: '/v1/me' }, res: { status: 200 }, msg: 'GET /v1/me 200' });
-    expect(me!.durationMs).toEqual(expect.any(Number));
+    const [list, missing] = accessLines().slice(-2);
+    expect(list).toMatchObject({ level: 30, requestId: 'req_from_client', req: { method: 'GET', path: '/v1/avatar-videos' }, res: { status: 200 }, msg: 'GET /v1/avatar-videos 200' });
+    expect(list!.durationMs).toEqual(expect.any(Number));
     expect(missing).toMatchObject({ req: { path: '/v1/avatars/av_nope' }, res: { status: 404 } });
     expect(JSON.stringify(lines)).not.toContain(key);
-    expect(JSON.stringify(lines)).not.toContain('secret=query');
+    expect(JSON.stringify(lines)).not.toContain('secret-query');
   });
 
   it('labels the operational routes in /metrics by their path', async () => {

@@ -83,6 +83,21 @@ describe('an invalid body', () => {
     expect(await svc.activeJobs()).toBe(before);
   });
 
+  // The schema's pattern and the server's own walk find the same string: the answer names
+  // the field once, with the rule text, never as a broken regular expression.
+  it.each([
+    ['POST /v1/avatars', 'name', '/v1/avatars', promptAvatar({ name: 'Ana\u0000' })],
+    ['POST /v1/avatars', 'prompt', '/v1/avatars', promptAvatar({ prompt: '\udc00 alone' })],
+    ['POST /v1/avatar-videos', 'script', '/v1/avatar-videos', { avatar_id: 'av_x', script: 'Hello\u0000there' }],
+    ['POST /v1/avatar-videos', 'avatar_id', '/v1/avatar-videos', { avatar_id: 'av_\u0000', script: 'Hello' }],
+  ])('%s with the text rule broken in %s names that field and the rule text, once', async (_operation, field, path, body) => {
+    const r = await svc.request('POST', path, { key, json: body });
+
+    expect(r.status).toBe(422);
+    expect(r.body.detail).toBe('The request body breaks 1 rule; see errors.');
+    expect(r.body.errors).toEqual([{ field, rule: 'text', message: 'must be well-formed Unicode text without U+0000' }]);
+  });
+
   it('lists every broken rule at once', async () => {
     const r = await svc.request('POST', '/v1/avatars', { key, json: { type: 'props', name: 'x', sex: 'robot', age: 3 } });
 

@@ -103,10 +103,11 @@ describe('a create sent again with its idempotency key', () => {
   it('when the key is not 1 to 255 visible ASCII characters, then 422 names the header', async () => {
     const { api_key: key } = await svc.account({ credits: 100, plan: GENEROUS_PLAN });
 
-    for (const bad of ['x'.repeat(256), 'has space', 'tab\there']) {
-      const refused = await create(key, bad, promptAvatar());
+    for (const [bad, rule] of [['x'.repeat(256), 'maxLength'], ['has space', 'pattern'], ['tab\there', 'pattern'], ['é-not-ascii', 'pattern']]) {
+      const refused = await create(key, bad!, promptAvatar());
       expect(refused.status, bad).toBe(422);
-      expect(refused.body.errors, bad).toEqual([expect.objectContaining({ field: 'Idempotency-Key' })]);
+      expect(refused.body.detail, bad).toBe('The Idempotency-Key header breaks 1 rule; see errors.');
+      expect(refused.body.errors, bad).toEqual([{ field: 'Idempotency-Key', rule, message: 'must be 1 to 255 visible ASCII characters, the same on every retry of one request' }]);
     }
     expect(await reserved(key)).toBe(0);
   });
