@@ -2,8 +2,12 @@
 // one-off grant is not a quota the next month owes, and a balance shown in part is
 // judged in that part.
 import { describe, expect, it } from 'vitest';
+import type { Exchange } from '../src/http.ts';
 import { CONTRACT_PROFILE, parseProfile } from '../src/implementation/profile.ts';
+import { Shape } from '../src/implementation/shape.ts';
+import { chargedAt } from '../src/observe/ledger.ts';
 import type { Report } from '../src/report/model.ts';
+import type { TrackedJob } from '../src/world.ts';
 import { startFixture, type Fixture } from './fixtures/reference.ts';
 import { run } from './helpers.ts';
 
@@ -86,4 +90,31 @@ describe('a balance shown in part', () => {
       expect(outcome(report, 'credits.reserved-on-accept')).toMatch(/^not_applicable: needs available, or reserved and used together/);
     });
   }, 60_000);
+});
+
+describe('what a key\'s jobs cost as of a balance read', () => {
+  /** A job of the run as the world tracks it: created at `created`, seen ended at `ended` (runner clock). */
+  const job = (key: TrackedJob['key'], kind: TrackedJob['kind'], created: number, ended?: [number, 'ready' | 'failed']) =>
+    ({ key, kind, id: `${kind}-${created}`, create: { startedAt: created, durationMs: 5 }, terminalAt: ended?.[0], ended: ended?.[1] }) as unknown as TrackedJob;
+  const read = { startedAt: 1000, durationMs: 10 } as Exchange;
+
+  it('when jobs ended before the read, ran across it or came after it, then only the first are final and the second may be off by their price', () => {
+    const jobs = [
+      job('second', 'avatar', 100, [500, 'ready']),
+      job('second', 'avatar', 150, [400, 'failed']),
+      job('second', 'avatar_video', 200, [1500, 'ready']),
+      job('second', 'avatar', 900),
+      job('second', 'avatar', 1005),
+      job('second', 'avatar', 2000, [2500, 'ready']),
+      job('main', 'avatar', 100, [500, 'ready']),
+    ];
+
+    expect(chargedAt(new Shape(CONTRACT_PROFILE), jobs, 'second', read)).toEqual({ settled: 10, unsettled: 40 });
+  });
+
+  it('when no price is known, then neither part is', () => {
+    const jobs = [job('second', 'avatar', 100, [500, 'ready']), job('second', 'avatar', 900)];
+
+    expect(chargedAt(new Shape({ ...CONTRACT_PROFILE, prices: null, records: { ...CONTRACT_PROFILE.records, credits: null } }), jobs, 'second', read)).toEqual({ settled: undefined, unsettled: undefined });
+  });
 });

@@ -3,7 +3,7 @@
 // reserved and used: each check judges what is shown, and one that needs a member the
 // profile leaves out is not applicable.
 import type { CheckContext } from '../context.ts';
-import type { KeyName } from '../http.ts';
+import type { Exchange, KeyName } from '../http.ts';
 import type { BalanceMember } from '../implementation/profile.ts';
 import type { Balance, Shape } from '../implementation/shape.ts';
 import { notApplicable, skip } from '../outcome.ts';
@@ -43,6 +43,20 @@ export function chargedFor(shape: Shape, jobs: readonly TrackedJob[], key: KeyNa
   const ready = jobs.filter((job) => job.key === key && job.ended === 'ready');
   const costs = ready.map((job) => costOf(shape, job));
   return { total: costs.reduce<number>((sum, c) => sum + (c ?? 0), 0), known: costs.every((c) => c !== undefined), count: ready.length };
+}
+
+/**
+ * What the key's jobs cost as of a balance read: `settled`, the price of those seen ready
+ * before the read was sent (final in it); `unsettled`, the most that those still under way
+ * then (accepted before it was answered, not yet seen to end) may hold or have charged in
+ * it. Jobs accepted after the read do not count; undefined where a price is not known.
+ */
+export function chargedAt(shape: Shape, jobs: readonly TrackedJob[], key: KeyName, read: Exchange): { settled: number | undefined; unsettled: number | undefined } {
+  const own = jobs.filter((job) => job.key === key && job.id !== undefined && job.create.startedAt <= read.startedAt + read.durationMs);
+  const ended = own.filter((job) => job.terminalAt !== undefined && job.terminalAt <= read.startedAt);
+  const settled = chargedFor(shape, ended, key);
+  const costs = own.filter((job) => !ended.includes(job)).map((job) => costOf(shape, job));
+  return { settled: settled.known ? settled.total : undefined, unsettled: costs.every((c) => c !== undefined) ? costs.reduce<number>((sum, c) => sum + c!, 0) : undefined };
 }
 
 /** The members shown, e.g. "available 950, reserved 0" when used is not shown. */
