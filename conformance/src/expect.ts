@@ -24,10 +24,9 @@ export function problemCode(exchange: Exchange): string | undefined {
   return isJson(exchange.json) && typeof exchange.json.code === 'string' ? exchange.json.code : undefined;
 }
 
-/** Where an error's code is expected, for messages: at the profile's pointer, or anywhere. */
+/** Where an error's code is expected, for messages: where the profile says, or anywhere. */
 export function where(ctx: CheckContext, code: string): string {
-  const pointer = ctx.shape.profile.errors.code;
-  return pointer === null ? `${code} somewhere in the body` : `${code} at ${pointer}`;
+  return ctx.shape.describeErrorCode(code);
 }
 
 export function describe(exchange: Exchange): string {

@@ -60,12 +60,12 @@ export async function preflight(http: Http, keys: KeyName[], options: Pick<Resol
     }
   }
   const empty = shape.balance(answers.get('empty'));
-  if (empty && empty.available >= (shape.price('avatar') ?? 1)) {
+  if (empty?.available !== undefined && empty.available >= (shape.price('avatar') ?? 1)) {
     return { kind: 'usage', message: `--empty-key's account has ${empty.available} credits available; it must have fewer than one avatar's cost for the 402 checks` };
   }
   const needed = creditsNeeded(shape);
   const credits = shape.balance(answers.get('main'));
-  if (credits && needed !== undefined && credits.available < needed) {
+  if (credits?.available !== undefined && needed !== undefined && credits.available < needed) {
     return { kind: 'usage', message: `--api-key's account has ${credits.available} credits available; a run needs ${needed}` };
   }
   return undefined;

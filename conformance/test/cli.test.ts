@@ -116,7 +116,9 @@ describe('conformance CLI', () => {
       ]);
       expect(result.code, result.stdout).toBe(0);
       expect(result.stdout).toContain('implementation profile: Independent avatars (test implementation)');
-      expect(result.last).toMatch(/^\d+ passed, 0 failed, 6 skipped$/);
+      // Skipped: the three checks that need a sandbox clock; the credit checks its /v1/me
+      // cannot feed are not applicable, counted on the line before.
+      expect(result.last).toMatch(/^\d+ passed, 0 failed, 3 skipped$/);
       expect(result.stdout).not.toContain(independent.keys.main);
     } finally {
       await independent.close();

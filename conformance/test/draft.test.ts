@@ -271,14 +271,45 @@ describe('drafting from documents that tell less or differently', () => {
     expect(membersNoted(draft)).not.toContain('prices');
   });
 
-  it('when the error body is RFC 9457 with only a URI type, then errors.code is a noted null', () => {
+  it('when the error body is RFC 9457 with only a URI type, then errors.code is its last segment, noted', () => {
     const problem = { description: 'refused', content: { 'application/problem+json': { schema: { type: 'object', properties: { type: { type: 'string', format: 'uri' }, title: { type: 'string' } } } } } };
     const document = documentWith((doc) => (doc.paths['/v1/avatars'].post.responses = { '202': ok(record()), '400': problem }));
 
     const draft = draftProfile(document);
 
-    expect((draft.profile.errors as Json).code).toBeNull();
-    expect(membersNoted(draft)).toContain('errors.code');
+    expect((draft.profile.errors as Json).code).toEqual({ pointer: '/type', form: 'uri' });
+    expect(parseProfile(draft.profile).errors.code).toEqual({ pointer: '/type', form: 'uri' });
+    expect(draft.notes).toContainEqual(expect.stringMatching(/^errors\.code: \/type is a URI \(RFC 9457's type\): its last segment is taken as the code/));
+  });
+
+  it('when the error body has a code member beside a URI type, then the code member is drafted without a note', () => {
+    const schema = { type: 'object', properties: { type: { type: 'string', format: 'uri-reference' }, code: { type: 'string' } } };
+    const document = documentWith((doc) => (doc.paths['/v1/avatars'].post.responses = { '202': ok(record()), '422': { description: 'refused', content: { 'application/problem+json': { schema } } } }));
+
+    const draft = draftProfile(document);
+
+    expect((draft.profile.errors as Json).code).toBe('/code');
+    expect(membersNoted(draft)).not.toContain('errors.code');
+  });
+
+  it('when the error answers carry their code only in a header, then errors.code is that header, noted', () => {
+    const refused = { description: 'refused', headers: { 'X-Error-Code': { schema: { type: 'string' } } }, content: { 'text/plain': { schema: { type: 'string' } } } };
+    const document = documentWith((doc) => (doc.paths['/v1/avatars'].post.responses = { '202': ok(record()), '422': refused, '402': refused }));
+
+    const draft = draftProfile(document);
+
+    expect((draft.profile.errors as Json).code).toEqual({ header: 'X-Error-Code', form: 'value' });
+    expect(draft.notes).toContainEqual(expect.stringMatching(/^errors\.code: the code is read from the X-Error-Code header/));
+  });
+
+  it('when /v1/me shows available and reserved but not used, then account.credits names those two, noted', () => {
+    const me = { type: 'object', properties: { account_id: { type: 'string' }, balance: { type: 'object', properties: { available: { type: 'integer' }, reserved: { type: 'integer' } } } } };
+    const document = documentWith((doc) => (doc.paths['/v1/me'].get.responses = { '200': ok(me) }));
+
+    const draft = draftProfile(document);
+
+    expect((draft.profile.account as Json).credits).toEqual({ available: '/balance/available', reserved: '/balance/reserved' });
+    expect(draft.notes).toContain('account.credits: GET /v1/me shows available and reserved but not used: the credit checks judge what is shown, and those that need used are not applicable');
   });
 
   it('when the input is not an OpenAPI document, then drafting refuses it', () => {

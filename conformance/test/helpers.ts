@@ -1,5 +1,7 @@
 // Runs the runner in process against a fixture, with timings scaled to the fixture.
-import { loadProfile } from '../src/implementation/profile.ts';
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { loadProfile, merge, parseProfile, type Json } from '../src/implementation/profile.ts';
 import type { RunOptions } from '../src/options.ts';
 import type { Profile } from '../src/outcome.ts';
 import { runConformance } from '../src/run.ts';
@@ -48,8 +50,24 @@ export function outcomes(report: Report, outcome: string): string[] {
   return report.results.filter((r) => r.outcome === outcome).map((r) => `${r.id}${r.reason ? `: ${r.reason}` : ''}`);
 }
 
+const INDEPENDENT_PROFILE_FILE = new URL('../examples/independent.profile.yaml', import.meta.url).pathname;
+
 /** The independent implementation, driven through its profile file and nothing else. */
-export const INDEPENDENT_PROFILE = loadProfile(new URL('../examples/independent.profile.yaml', import.meta.url).pathname);
+export const INDEPENDENT_PROFILE = loadProfile(INDEPENDENT_PROFILE_FILE);
+
+/**
+ * Its profile file with what its problem-types variant does otherwise (the fixture's
+ * problemTypes and balanceInMe): the code is the last segment of the problem's type
+ * URI, and /v1/me shows credits available and reserved, not used.
+ */
+export const INDEPENDENT_PROBLEMS_PROFILE = parseProfile(
+  merge(parseYaml(readFileSync(INDEPENDENT_PROFILE_FILE, 'utf8')) as Json, {
+    name: 'Independent avatars, RFC 9457 problem types (test implementation)',
+    errors: { code: { pointer: '/type', form: 'uri' } },
+    account: { credits: { available: '/credits/available', reserved: '/credits/reserved' } },
+  }),
+  'the problem-types profile',
+);
 
 export function optionsForIndependent(fixture: IndependentFixture, profile: Profile, extra: Partial<RunOptions> = {}): RunOptions {
   const { limits, retryDelaysMs } = fixture.config;

@@ -3,7 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHECKS } from '../src/checks/index.ts';
 import { ContractValidator } from '../src/contract.ts';
+import { SandboxClock } from '../src/clock.ts';
 import { excerpt, Http } from '../src/http.ts';
+import { CONTRACT_PROFILE } from '../src/implementation/profile.ts';
+import { Shape } from '../src/implementation/shape.ts';
 import { selectChecks } from '../src/selection.ts';
 
 describe('Http', () => {
@@ -56,6 +59,85 @@ describe('Http', () => {
   ] as const)('when %s %s, then the bucket is the contract\'s: %s', async (method, path, bucket) => {
     const exchange = await http.send({ key: 'main', method, path, ...(method === 'POST' ? { json: {} } : {}), on429: 'return' });
     expect(exchange.bucket).toBe(bucket);
+  });
+});
+
+describe('Http with a sandbox clock', () => {
+  const validator = ContractValidator.load();
+  /** Seconds the server's account time was moved ahead, and every move. */
+  let offsetSeconds = 0;
+  const moves: number[] = [];
+  /** The account time until which GET /v1/me is refused: a window far longer than the run may wait. */
+  let refusedUntil: number | undefined;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      if (req.method === 'POST' && req.url === '/v1/test_helpers/clock/advance') {
+        const { seconds } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { seconds: number };
+        offsetSeconds += seconds;
+        moves.push(seconds);
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+        return;
+      }
+      const now = Date.now() / 1000 + offsetSeconds;
+      refusedUntil ??= now + LONG_RETRY_AFTER_SECONDS;
+      if (now < refusedUntil) {
+        const wait = String(Math.ceil(refusedUntil - now));
+        res.writeHead(429, { 'content-type': 'application/json', 'retry-after': wait, 'ratelimit-limit': '5', 'ratelimit-remaining': '0', 'ratelimit-reset': wait }).end('{"code":"rate_limit_exceeded"}');
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json', 'ratelimit-limit': '5', 'ratelimit-remaining': '4', 'ratelimit-reset': '60' }).end('{}');
+    });
+  });
+  /** Longer than the 10 s the run may wait in real time. */
+  const LONG_RETRY_AFTER_SECONDS = 120;
+  const slept: number[] = [];
+  let baseUrl: string;
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  function client(): Http {
+    return new Http({
+      baseUrl,
+      keys: { main: 'sk_test_secretvalue123' },
+      requestTimeoutMs: 5000,
+      maxRateLimitWaitSeconds: 10,
+      now: Date.now,
+      // Never waited: a wait in real time here is the failure this test is about.
+      sleep: async (ms: number) => void slept.push(ms),
+      bucketOf: (method: string, path: string) => validator.match(method, path)?.bucket,
+    });
+  }
+
+  it('when a 429 asks for longer than the run may wait and the key has a sandbox clock, then the clock is moved over it and the request sent again', async () => {
+    const http = client();
+    const clock = new SandboxClock(http, new Shape(CONTRACT_PROFILE), Date.now);
+    await clock.detect(['main'], true);
+    http.pacer.skip = (key, ms) => clock.moveOver(key as 'main', ms / 1000 + 1);
+
+    const exchange = await http.send({ key: 'main', method: 'GET', path: '/v1/me' });
+
+    expect(exchange.status).toBe(200);
+    expect(exchange.retriedAfter429).toBe(1);
+    // The one-second probe, then one move over the whole Retry-After.
+    expect(moves).toHaveLength(2);
+    expect(moves[1]).toBeGreaterThanOrEqual(LONG_RETRY_AFTER_SECONDS - 1);
+    expect(slept).toEqual([]);
+  });
+
+  it('when a 429 asks for longer than the run may wait and the key has no clock, then it is handed back at once', async () => {
+    refusedUntil = undefined;
+    const http = client();
+
+    const exchange = await http.send({ key: 'main', method: 'GET', path: '/v1/me' });
+
+    expect(exchange.status).toBe(429);
+    expect(exchange.retriedAfter429).toBe(0);
+    expect(slept).toEqual([]);
   });
 });
 

@@ -5,7 +5,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { runConformance } from '../src/run.ts';
 import { INDEPENDENT_BROKEN } from './fixtures/independent-broken.ts';
 import { startIndependent } from './fixtures/independent.ts';
-import { failures, optionsForIndependent, outcomes } from './helpers.ts';
+import { failures, INDEPENDENT_PROBLEMS_PROFILE, optionsForIndependent, outcomes } from './helpers.ts';
 
 vi.setConfig({ maxConcurrency: 10 });
 
@@ -16,16 +16,10 @@ describe('the runner against an independent implementation', () => {
       const report = await runConformance(optionsForIndependent(fixture, 'core'));
 
       expect(failures(report)).toEqual([]);
-      // Only what its profile says it cannot show is left out: no balances in /v1/me.
-      // And what needs a sandbox clock, which it does not have: not run, not required.
-      expect(outcomes(report, 'skipped').map((s) => s.split(':')[0]).sort()).toEqual([
-        'credits.account-charged',
-        'credits.monthly-quota',
-        'credits.reads-are-free',
-        'credits.reserved-on-accept',
-        'rate-limits.daily-windows',
-        'webhooks.retry-schedule',
-      ]);
+      // What needs a sandbox clock, which it does not have: not run, not required.
+      expect(outcomes(report, 'skipped').map((s) => s.split(':')[0]).sort()).toEqual(['credits.monthly-quota', 'rate-limits.daily-windows', 'webhooks.retry-schedule']);
+      // And what its profile says it cannot show: no balances in /v1/me.
+      expect(outcomes(report, 'not_applicable').filter((s) => s.includes('account.credits')).map((s) => s.split(':')[0]).sort()).toEqual(['credits.account-charged', 'credits.reads-are-free', 'credits.reserved-on-accept']);
       const clockChecks = report.results.filter((r) => ['credits.monthly-quota', 'rate-limits.daily-windows', 'webhooks.retry-schedule'].includes(r.id));
       expect(clockChecks.map((r) => `${r.required}: ${r.reason}`)).toEqual(Array(3).fill('false: needs a sandbox clock: the implementation profile names no sandbox clock'));
       expect(report.verdict).toBe('pass');
@@ -34,6 +28,33 @@ describe('the runner against an independent implementation', () => {
       // (AUTH-ACCOUNT is proven by auth.other-account-hidden; the ledger half is skipped).
       const unproven = report.clauses.filter((c) => c.observe.includes('B') && c.outcome !== 'passed' && !['WH-HTTPS-PUBLIC', 'CR-RESERVE', 'CR-ACCOUNT', 'CR-READ-FREE', 'AUTH-ACCOUNT', 'CR-MONTHLY-QUOTA'].includes(c.id));
       expect(unproven.map((c) => `${c.id}: ${c.outcome}`)).toEqual([]);
+    } finally {
+      await fixture.close();
+    }
+  }, 60_000);
+
+  it('when its refusals are RFC 9457 problems whose type URI ends in the code and /v1/me shows no credits used, then it passes with a profile that says so', async () => {
+    const fixture = await startIndependent({ config: { problemTypes: true, balanceInMe: true } });
+    try {
+      const report = await runConformance(optionsForIndependent(fixture, 'core', { implementation: INDEPENDENT_PROBLEMS_PROFILE }));
+
+      expect(failures(report)).toEqual([]);
+      // The codes were found in the type URIs, and the credit checks ran on available and reserved.
+      const ran = ['credits.insufficient-credits-402', 'rate-limits.over-limit-429', 'credits.reserved-on-accept', 'credits.reads-are-free', 'credits.account-charged', 'credits.webhook-failures-change-nothing'];
+      expect(ran.map((id) => `${id}: ${report.results.find((r) => r.id === id)?.outcome}`)).toEqual(ran.map((id) => `${id}: passed`));
+      expect(report.verdict).toBe('pass');
+    } finally {
+      await fixture.close();
+    }
+  }, 60_000);
+
+  it('when its problem type URIs end in another code than the source\'s, then the 402 check fails naming where the code was sought', async () => {
+    const fixture = await startIndependent({ config: { problemTypes: true, balanceInMe: true }, flaws: { wrongCreditsCode: true } });
+    try {
+      const report = await runConformance(optionsForIndependent(fixture, 'core', { implementation: INDEPENDENT_PROBLEMS_PROFILE, only: ['credits', 'rate-limits.over-limit-429'] }));
+
+      expect(failures(report)).toEqual(['credits.insufficient-credits-402 (CR-402): the 402 does not carry the code insufficient_credits']);
+      expect(report.results.find((r) => r.id === 'credits.insufficient-credits-402')?.failure?.expected).toBe('a URI ending in /insufficient_credits at /type');
     } finally {
       await fixture.close();
     }

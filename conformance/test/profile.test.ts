@@ -99,6 +99,32 @@ describe('loading a profile', () => {
     expect(problems({ profile: 1, records: { states: { pending: ['DONE'], ready: 'DONE', failed: 'ERR' } } })[0]).toContain('records.states');
   });
 
+  it.each([
+    [{ profile: 1, errors: { code: { pointer: 'type', form: 'uri' } } }, 'errors.code.pointer: must match pattern'],
+    [{ profile: 1, errors: { code: { pointer: '/type', header: 'X-Error' } } }, 'errors.code: give pointer or header, not both: where the code is (one location)'],
+    [{ profile: 1, errors: { code: { form: 'uri' } } }, 'errors.code: give pointer (a member of the body) or header: where the code is (one location)'],
+    [{ profile: 1, errors: { code: { pointer: '/type', form: 'url' } } }, 'errors.code.form: must be equal to one of the allowed values (enum)'],
+    [{ profile: 1, errors: { code: { pointer: '/type', segment: -1 } } }, 'errors.code.segment: is not a member of the profile format (additionalProperties)'],
+    [{ profile: 1, errors: { code: 7 } }, 'errors.code: must be string,object,null (type)'],
+    [{ profile: 1, account: { credits: {} } }, 'account.credits: must NOT have fewer than 1 properties (minProperties)'],
+    [{ profile: 1, account: { credits: { spent: '/used' } } }, 'account.credits.spent: is not a member of the profile format (additionalProperties)'],
+    [{ profile: 1, account: { credits: { used: 'used' } } }, 'account.credits.used: must match pattern'],
+  ])('when where the code or the balance is breaks a rule (%j), then the problem names the member and the rule', (value, expected) => {
+    const found = problems(value);
+
+    expect(found.join('\n')).toContain(expected);
+    // One line per broken rule, without the other branches' noise.
+    expect(found).toHaveLength(1);
+  });
+
+  it('when the code is placed in each form the format offers, then each is read', () => {
+    expect(parseProfile({ profile: 1, errors: { code: '/error/type' } }).errors.code).toEqual({ pointer: '/error/type', form: 'value' });
+    expect(parseProfile({ profile: 1, errors: { code: { pointer: '/type', form: 'uri' } } }).errors.code).toEqual({ pointer: '/type', form: 'uri' });
+    expect(parseProfile({ profile: 1, errors: { code: { header: 'X-Error-Code' } } }).errors.code).toEqual({ header: 'X-Error-Code', form: 'value' });
+    expect(parseProfile({ profile: 1, errors: { code: null } }).errors.code).toBeNull();
+    expect(parseProfile({ profile: 1, account: { credits: { available: '/balance' } } }).account.credits).toEqual({ available: '/balance' });
+  });
+
   it('when the file is not YAML, then the error says so and names the file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'profile-'));
     const file = join(dir, 'broken.yaml');
@@ -128,6 +154,41 @@ describe('reading through a profile', () => {
   it('when an error carries its code at the profile\'s pointer, then only that place counts', () => {
     expect(shape.carries(answer(402, { error: { type: 'insufficient_credits' } }), 'insufficient_credits')).toBe(true);
     expect(shape.carries(answer(402, { message: 'insufficient_credits' }), 'insufficient_credits')).toBe(false);
+  });
+
+  it.each([
+    ['a URI ending in the code, at the profile\'s pointer', { code: { pointer: '/type', form: 'uri' } }, { type: 'https://errors.example.test/insufficient_credits' }, {}, true],
+    ['a relative URI with a trailing slash and a query', { code: { pointer: '/type', form: 'uri' } }, { type: '/problems/insufficient_credits/?lang=en' }, {}, true],
+    ['a URN ending in the code', { code: { pointer: '/type', form: 'uri' } }, { type: 'urn:problem:insufficient_credits' }, {}, true],
+    ['a URI ending in another code', { code: { pointer: '/type', form: 'uri' } }, { type: 'https://errors.example.test/payment_required', detail: 'insufficient_credits' }, {}, false],
+    ['the code itself where a URI is expected', { code: { pointer: '/type', form: 'uri' } }, { type: 'insufficient_credits' }, {}, true],
+    ['the code in the profile\'s header', { code: { header: 'X-Error-Code' } }, {}, { 'x-error-code': 'insufficient_credits' }, true],
+    ['another code in the profile\'s header', { code: { header: 'X-Error-Code' } }, { code: 'insufficient_credits' }, { 'x-error-code': 'payment_required' }, false],
+    ['a URI in the profile\'s header', { code: { header: 'X-Problem-Type', form: 'uri' } }, {}, { 'x-problem-type': 'https://errors.example.test/insufficient_credits' }, true],
+    ['anywhere: a URI ending in the code', { code: null }, { type: 'https://errors.example.test/insufficient_credits' }, {}, true],
+    ['anywhere: the code in a sentence, in a nested array', { code: null }, { errors: [{ detail: 'Refused (insufficient_credits).' }] }, {}, true],
+    ['anywhere: the code as a member name', { code: null }, { insufficient_credits: true }, {}, true],
+    ['anywhere: a longer word that contains the code', { code: null }, { type: 'https://errors.example.test/insufficient_credits_v2', code: 'not_insufficient_credits' }, {}, false],
+  ])('when an error carries %s, then carries() says so only if the code is there as a whole', (_name, errors, json, headers, expected) => {
+    const reader = new Shape(parseProfile({ profile: 1, errors }));
+
+    expect(reader.carries({ ...answer(402, json), responseHeaders: headers }, 'insufficient_credits')).toBe(expected);
+  });
+
+  it('when an error body is not JSON and the profile says anywhere, then the code is sought as a word in its text', () => {
+    const reader = new Shape(parseProfile({ profile: 1, errors: { code: null } }));
+    const text = (bodyText: string) => ({ ...answer(402, undefined), bodyText, json: undefined });
+
+    expect(reader.carries(text('402 insufficient_credits: top up'), 'insufficient_credits')).toBe(true);
+    expect(reader.carries(text('402 insufficient_credits_total'), 'insufficient_credits')).toBe(false);
+  });
+
+  it('when /v1/me shows only some balances by the profile, then those are read, and none when one of them is missing', () => {
+    const reader = new Shape(parseProfile({ profile: 1, account: { credits: { available: '/credits/available', reserved: '/credits/reserved' } } }));
+
+    expect(reader.balance(answer(200, { credits: { available: 5, reserved: 2, used: 9 } }))).toEqual({ available: 5, reserved: 2 });
+    expect(reader.balance(answer(200, { credits: { available: 5 } }))).toBeUndefined();
+    expect([reader.shows('available'), reader.shows('reserved'), reader.shows('used')]).toEqual([true, true, false]);
   });
 
   it('when /v1/me shows no balance by the profile, then no balance is read from it', () => {

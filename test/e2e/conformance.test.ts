@@ -2,8 +2,9 @@
 // the core and the contract profiles: every required check passes, and with the server's
 // sandbox clock the daily windows, the month and the whole retry schedule pass too. The two
 // runs share one server and use separate accounts, so their limits do not meet.
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runConformance } from '../../conformance/src/run.ts';
+import { periodOf } from '../../server/src/domain/credits.ts';
 import { startTestService, type TestService } from '../../server/test/support/harness.ts';
 import { expectClockChecked, expectPass, keysForRun } from './support.ts';
 
@@ -23,4 +24,17 @@ describe.concurrent('the conformance runner against the server on the embedded s
     expectPass(report);
     expectClockChecked(report);
   }, 240_000);
+
+  it('passes the monthly quota when the account had a one-off grant for the month of the run', async () => {
+    const keys = await keysForRun(svc.store, svc.domain.clock);
+    const me = await svc.request('GET', '/v1/me', { key: keys.apiKey });
+    // An operator's bonus for this month alone, as `npm run admin -- grant-credits` gives it.
+    await svc.store.accounts.grantCredits(me.body.account_id, periodOf(svc.domain.clock.now()), 100);
+    expect((await svc.request('GET', '/v1/me', { key: keys.apiKey })).body.credits.available).toBe(1100);
+
+    const report = await runConformance({ baseUrl: svc.url, ...keys, profile: 'core', only: ['credits.monthly-quota'] });
+
+    const result = report.results.find((r) => r.id === 'credits.monthly-quota');
+    expect(`${result?.outcome} ${result?.failure?.received ?? result?.reason ?? ''}`.trim()).toBe('passed');
+  }, 120_000);
 });

@@ -5,7 +5,6 @@
 import fc from 'fast-check';
 import type { CheckContext } from '../context.ts';
 import type { Exchange } from '../http.ts';
-import { retryAfterSeconds } from '../../../client/src/index.ts';
 import { fail } from '../outcome.ts';
 import { counted } from '../report/text.ts';
 import { judge, type Judgement } from './oracle.ts';
@@ -69,28 +68,16 @@ export async function sendGenerated(ctx: CheckContext, requests: fc.Arbitrary<Ge
 /**
  * Sends one request on the key without credits. The pacer plans within the windows the
  * headers show, but a request can still meet a 429 where a longer window (the day) runs
- * out first; that window is moved over with the sandbox clock, or waited out when it is
- * short, and the request sent again.
+ * out first; the HTTP layer moves the key's sandbox clock over it, or waits it out when it
+ * is short, and sends the request again.
  */
-async function sendPaced(ctx: CheckContext, request: GeneratedRequest): Promise<Exchange> {
-  const send = () =>
-    ctx.http.send({
-      key: 'empty',
-      method: request.method,
-      path: request.path,
-      ...(request.body === undefined ? {} : { body: request.body }),
-      ...(request.contentType === undefined ? {} : { headers: { 'content-type': request.contentType } }),
-      on429: 'return',
-      note: `generated (${request.expect}${request.member ? `: ${request.member} ${request.rule}` : ''})`,
-    });
-  let exchange = await send();
-  for (let attempt = 0; exchange.status === 429 && attempt < 3; attempt++) {
-    const seconds = retryAfterSeconds(new Headers(exchange.responseHeaders), ctx.now()) ?? 1;
-    if (!(await ctx.clock.moveOver('empty', seconds + 1))) {
-      if (seconds > ctx.options.maxRateLimitWaitSeconds) return exchange;
-      await ctx.sleep(seconds * 1000);
-    }
-    exchange = await send();
-  }
-  return exchange;
+function sendPaced(ctx: CheckContext, request: GeneratedRequest): Promise<Exchange> {
+  return ctx.http.send({
+    key: 'empty',
+    method: request.method,
+    path: request.path,
+    ...(request.body === undefined ? {} : { body: request.body }),
+    ...(request.contentType === undefined ? {} : { headers: { 'content-type': request.contentType } }),
+    note: `generated (${request.expect}${request.member ? `: ${request.member} ${request.rule}` : ''})`,
+  });
 }

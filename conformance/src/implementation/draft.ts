@@ -6,7 +6,7 @@
 // and becomes a note, so a person reviews exactly those members before a run.
 import { Document, isMap, isScalar, visit, type Pair } from 'yaml';
 import { DocumentError, escape, isObject, normalizePath, OpenApi, type Member, type Schema } from './openapi-document.ts';
-import { at, CONTRACT_PROFILE, parseProfile, type Json } from './profile.ts';
+import { at, BALANCE_MEMBERS, CONTRACT_PROFILE, parseProfile, type Json } from './profile.ts';
 
 export interface Draft {
   /** The profile in the file format (snake_case members); it always passes parseProfile. */
@@ -228,31 +228,64 @@ function schemasNamed(api: OpenApi, pattern: RegExp): Schema[] {
 }
 
 const CODE_NAMES = ['code', 'type', 'error_code', 'reason'];
+/** A header that names an error's code or problem type. */
+const CODE_HEADER = /^(x-)?(error|problem)[-_]?(code|type)$/i;
 
-/** The error code's pointer in one error body, top level first, then inside an `error` object. */
-function codeIn(api: OpenApi, schema: Schema): string | undefined {
-  // A URI (RFC 9457's type) names a problem page, not a code the runner could compare.
-  const isCode = (value: Schema | undefined) => value !== undefined && api.isString(value) && !(typeof value.format === 'string' && value.format.startsWith('uri'));
+/** Where one error body carries its code, in the profile's file format; undefined when not found. */
+function codeIn(api: OpenApi, schema: Schema): Json | string | undefined {
+  // A URI (RFC 9457's type) names a problem page: its last segment is the code.
+  const isUri = (value: Schema) => typeof value.format === 'string' && value.format.startsWith('uri');
+  const isCode = (value: Schema | undefined) => value !== undefined && api.isString(value) && !isUri(value);
   const top = api.properties(schema);
-  for (const name of CODE_NAMES) if (isCode(top.get(name))) return `/${name}`;
   const [wrapper, inner] = [...top].find(([name]) => /^error$/i.test(name)) ?? [];
-  if (!wrapper) return undefined;
-  const nested = api.properties(inner);
-  for (const name of CODE_NAMES) if (isCode(nested.get(name))) return `/${escape(wrapper)}/${name}`;
+  const nested = wrapper ? api.properties(inner) : new Map<string, Schema>();
+  const at = (prefix: string, members: Map<string, Schema>, test: (value: Schema | undefined) => boolean) => {
+    const name = CODE_NAMES.find((candidate) => test(members.get(candidate)));
+    return name === undefined ? undefined : `${prefix}/${name}`;
+  };
+  // The code itself first, top level before inside an `error` object; a URI only then.
+  const plain = at('', top, isCode) ?? (wrapper ? at(`/${escape(wrapper)}`, nested, isCode) : undefined);
+  if (plain) return plain;
+  const uri = (value: Schema | undefined) => value !== undefined && isUri(value);
+  const pointer = at('', top, uri) ?? (wrapper ? at(`/${escape(wrapper)}`, nested, uri) : undefined);
+  return pointer ? { pointer, form: 'uri' } : undefined;
+}
+
+/** A response header of an error answer that names its code or problem type. */
+function codeHeader(api: OpenApi): Json | undefined {
+  for (const item of Object.values(api.resolve(api.doc.paths) ?? {})) {
+    for (const operation of Object.values(api.resolve(item) ?? {})) {
+      for (const [code, response] of api.responses(api.resolve(operation))) {
+        if (!/^4(\d\d|XX)$/i.test(code)) continue;
+        for (const [name, header] of Object.entries(api.resolve(response.headers) ?? {})) {
+          if (!CODE_HEADER.test(name)) continue;
+          const schema = api.resolve(api.resolve(header)?.schema) ?? {};
+          return { header: name, form: typeof schema.format === 'string' && schema.format.startsWith('uri') ? 'uri' : 'value' };
+        }
+      }
+    }
+  }
   return undefined;
 }
 
 function draftErrors(api: OpenApi, review: Review): Json {
-  const codes = [...new Set(errorSchemas(api).map((schema) => codeIn(api, schema)).filter((code) => code !== undefined))];
-  if (codes.length === 0) review.note('errors.code', 'no code, type, error_code or reason member in the documented error bodies; null: the runner looks for a code anywhere in the body');
-  if (codes.length > 1) review.note('errors.code', `the error bodies carry their code in different places (${codes.join(', ')}); drafted the first`);
+  const found = dedupe(errorSchemas(api).map((schema) => codeIn(api, schema)).filter((code) => code !== undefined));
+  // The body first: a header is where a code is sought only when no body carries one.
+  const codes = found.length > 0 ? found : [codeHeader(api)].filter((code) => code !== undefined);
+  const describe = (code: Json | string) => (typeof code === 'string' ? code : 'header' in code ? `header ${String(code.header)}` : `the URI at ${String(code.pointer)}`);
+  if (codes.length === 0) review.note('errors.code', 'no code, type, error_code or reason member in the documented error bodies, and no error-code header; null: the runner looks for the code as a whole word anywhere in the body');
+  if (codes.length > 1) review.note('errors.code', `the error bodies carry their code in different places (${codes.map(describe).join(', ')}); drafted the first`);
+  const [first] = codes;
+  if (first !== undefined && typeof first !== 'string') {
+    review.note('errors.code', 'header' in first ? `the code is read from the ${String(first.header)} header of error answers; check that it holds the code${first.form === 'uri' ? ' as the last segment of a URI' : ''}` : `${String(first.pointer)} is a URI (RFC 9457's type): its last segment is taken as the code, e.g. https://errors.example/insufficient_credits; check that it ends in the code`);
+  }
   const documented = api.responses(api.operation('post', '/v1/avatars')).map(([code]) => Number(code));
   let validation = [400, 422].filter((status) => documented.includes(status));
   if (validation.length === 0) {
     review.note('errors.validation', 'POST /v1/avatars documents neither 400 nor 422; kept [400, 422]');
     validation = CONTRACT_PROFILE.errors.validation;
   }
-  return { code: codes[0] ?? null, validation };
+  return { code: first ?? null, validation };
 }
 
 function hasNumbers(api: OpenApi, schema: Schema, names: string[]): boolean {
@@ -277,15 +310,22 @@ function draftAccount(api: OpenApi, review: Review): Json {
   if (id) idPointer = api.isString(id.schema) ? id.pointer : api.properties(id.schema).has('id') ? `${id.pointer}/id` : null;
   if (!idPointer) review.note('account.id', 'no account or workspace ID found in GET /v1/me; null: checks that tell two accounts apart are skipped');
 
-  const balance = everything.find((member) => hasNumbers(api, member.schema, ['available', 'reserved', 'used']));
-  if (!balance) review.note('account.credits', 'GET /v1/me shows no balance with available, reserved and used; null: the credit checks that need one are skipped');
+  // The object showing the most of available, reserved and used; a balance shown in part
+  // is still judged in that part.
+  const shownIn = (member: Member) => BALANCE_MEMBERS.filter((name) => hasNumbers(api, member.schema, [name]));
+  const balance = everything.map((member) => ({ member, shown: shownIn(member) })).reduce<{ member: Member; shown: string[] } | undefined>((best, candidate) => (candidate.shown.length > (best?.shown.length ?? 0) ? candidate : best), undefined);
+  if (!balance) review.note('account.credits', 'GET /v1/me shows no balance with available, reserved or used; null: the credit checks that need one are not applicable');
+  else if (balance.shown.length < BALANCE_MEMBERS.length) {
+    const missing = BALANCE_MEMBERS.filter((name) => !balance.shown.includes(name));
+    review.note('account.credits', `GET /v1/me shows ${balance.shown.join(' and ')} but not ${missing.join(' or ')}: the credit checks judge what is shown, and those that need ${missing.join(' or ')} are not applicable`);
+  }
 
   const windows = everything
     .filter((member) => /generat/i.test(member.name))
     .flatMap((generation) => [generation, ...api.members(generation.schema, 2).map((inner) => ({ ...inner, pointer: `${generation.pointer}${inner.pointer}` }))])
     .filter((member) => hasNumbers(api, member.schema, ['limit', 'remaining', 'reset']))
     .map((member) => pointers(member.pointer, ['limit', 'remaining', 'reset']));
-  return { id: idPointer, credits: balance ? pointers(balance.pointer, ['available', 'reserved', 'used']) : null, generation_windows: dedupe(windows) };
+  return { id: idPointer, credits: balance ? pointers(balance.member.pointer, balance.shown) : null, generation_windows: dedupe(windows) };
 }
 
 /** Distinct by content: a window found both as itself and inside its parent counts once. */

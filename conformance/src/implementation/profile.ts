@@ -14,6 +14,15 @@ import { parse as parseYaml } from 'yaml';
 
 export type Json = Record<string, unknown>;
 export type JobKind = 'avatar' | 'avatar_video';
+export type BalanceMember = 'available' | 'reserved' | 'used';
+export const BALANCE_MEMBERS: readonly BalanceMember[] = ['available', 'reserved', 'used'];
+
+/**
+ * Where an error answer carries its code: in a body member (a JSON Pointer) or a
+ * header, either as the code itself (`value`) or as the last segment of a URI (`uri`:
+ * RFC 9457's `type`, e.g. https://errors.example/insufficient_credits).
+ */
+export type CodeLocation = ({ pointer: string } | { header: string }) & { form: 'value' | 'uri' };
 
 export interface ImplementationProfile {
   /** Shown in reports: "this project's API (the default)" for the default. */
@@ -30,10 +39,12 @@ export interface ImplementationProfile {
     states: { pending: string[]; ready: string; failed: string };
     credits: string | null;
   };
-  errors: { code: string | null; validation: number[] };
+  /** Where an error carries its code; null: anywhere in the body, as a whole word. */
+  errors: { code: CodeLocation | null; validation: number[] };
   account: {
     id: string | null;
-    credits: { available: string; reserved: string; used: string } | null;
+    /** Pointers to the balances GET /v1/me shows, each only where it shows it; null: none. */
+    credits: Partial<Record<BalanceMember, string>> | null;
     generationWindows: { limit: string; remaining: string; reset: string }[];
   };
   events: { type: { pointer: string } | { header: string } };
@@ -110,7 +121,7 @@ export const CONTRACT_PROFILE: ImplementationProfile = {
     video: { statuses: [202], id: '/id', body: { avatar_id: '{{avatar_id}}', script: '{{script}}' } },
   },
   records: { status: '/status', states: { pending: ['queued', 'processing'], ready: 'ready', failed: 'failed' }, credits: '/credits' },
-  errors: { code: '/code', validation: [400, 422] },
+  errors: { code: { pointer: '/code', form: 'value' }, validation: [400, 422] },
   account: {
     id: '/account_id',
     credits: { available: '/credits/available', reserved: '/credits/reserved', used: '/credits/used' },
@@ -160,7 +171,9 @@ let validator: ReturnType<Ajv2020['compile']> | undefined;
 function validate(value: unknown): ErrorObject[] {
   if (!validator) {
     const schema = JSON.parse(readFileSync(PROFILE_SCHEMA_PATH, 'utf8')) as Json;
-    validator = new Ajv2020({ allErrors: true, strict: true }).compile(schema);
+    // Union types: a member such as errors.code is a pointer, an object or null, and one
+    // `type` keyword names all three in one error instead of a oneOf's three.
+    validator = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true }).compile(schema);
   }
   return validator(value) ? [] : [...(validator.errors ?? [])];
 }
@@ -210,7 +223,7 @@ export function parseProfile(value: unknown, file = 'the profile'): Implementati
       credits: raw.records?.credits === undefined ? base.records.credits : raw.records.credits,
     },
     errors: {
-      code: raw.errors?.code === undefined ? base.errors.code : raw.errors.code,
+      code: raw.errors?.code === undefined ? base.errors.code : codeLocationOf(raw.errors.code),
       validation: raw.errors?.validation ?? base.errors.validation,
     },
     account: {
@@ -238,6 +251,10 @@ export function parseProfile(value: unknown, file = 'the profile'): Implementati
     },
   };
   const problems = placeholderProblems(profile);
+  const code = raw.errors?.code;
+  if (isPlainObject(code) && ('pointer' in code) === ('header' in code)) {
+    problems.push(`errors.code: ${'pointer' in code ? 'give pointer or header, not both' : 'give pointer (a member of the body) or header'}: where the code is (one location)`);
+  }
   const { states } = profile.records;
   if (states.pending.includes(states.ready) || states.pending.includes(states.failed) || states.ready === states.failed) {
     problems.push('records.states: ready, failed and the pending states must all be different names (distinct)');
@@ -260,7 +277,7 @@ interface RawProfile {
     video?: { statuses?: number[]; id?: string; body?: Json };
   };
   records?: { status?: string; states?: Partial<ImplementationProfile['records']['states']>; credits?: string | null };
-  errors?: { code?: string | null; validation?: number[] };
+  errors?: { code?: RawCodeLocation; validation?: number[] };
   account?: { id?: string | null; credits?: ImplementationProfile['account']['credits']; generation_windows?: ImplementationProfile['account']['generationWindows'] };
   events?: { type?: string | { header: string } };
   prices?: ImplementationProfile['prices'];
@@ -271,6 +288,17 @@ interface RawProfile {
   lists?: { limit?: string; cursor?: string; data?: string; next: string } | null;
   webhook_log?: RawWebhookLog | null;
   webhook_format?: { headers?: { event_id?: string; timestamp?: string; signature?: string }; signature_prefix?: string; envelope?: Json };
+}
+
+type RawCodeLocation = string | null | { pointer?: string; header?: string; form?: 'value' | 'uri' };
+
+/** A pointer alone is a member holding the code itself. */
+function codeLocationOf(raw: RawCodeLocation): CodeLocation | null {
+  if (raw === null) return null;
+  if (typeof raw === 'string') return { pointer: raw, form: 'value' };
+  const form = raw.form ?? 'value';
+  // Exactly one of the two is there: parseProfile reports the file otherwise.
+  return raw.header !== undefined ? { header: raw.header, form } : { pointer: raw.pointer ?? '', form };
 }
 
 interface RawWebhookLog {
@@ -308,7 +336,7 @@ function describeErrors(errors: ErrorObject[]): string[] {
     const extra = error.keyword === 'additionalProperties' ? (error.params as { additionalProperty: string }).additionalProperty : error.keyword === 'required' ? (error.params as { missingProperty: string }).missingProperty : undefined;
     return [path, extra].filter(Boolean).join('.') || '(the file)';
   };
-  const specific = errors.filter((error) => error.keyword !== 'oneOf' && !(error.keyword === 'type' && (error.params as { type?: unknown }).type === 'null'));
+  const specific = errors.filter((error) => error.keyword !== 'oneOf' && error.keyword !== 'if' && !(error.keyword === 'type' && (error.params as { type?: unknown }).type === 'null'));
   const chosen = specific.length > 0 ? specific : errors;
   const lines = chosen.map((error) => {
     const rule = error.keyword === 'additionalProperties' ? 'is not a member of the profile format' : error.keyword === 'required' ? 'is required' : error.message ?? 'is invalid';

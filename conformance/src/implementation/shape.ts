@@ -4,13 +4,10 @@
 // here and never assume this project's own choices; the source's own names (id,
 // video_url, error, data.object, the event type values) are read as they are.
 import type { Exchange } from '../http.ts';
-import { at, merge, render, usesPlaceholder, type ImplementationProfile, type JobKind, type Json } from './profile.ts';
+import { at, BALANCE_MEMBERS, merge, render, usesPlaceholder, type BalanceMember, type ImplementationProfile, type JobKind, type Json } from './profile.ts';
 
-export interface Balance {
-  available: number;
-  reserved: number;
-  used: number;
-}
+/** The balances GET /v1/me shows: only the members the profile names (account.credits). */
+export type Balance = Partial<Record<BalanceMember, number>>;
 
 export interface WindowView {
   limit: number;
@@ -105,18 +102,40 @@ export class Shape {
     return this.profile.prices?.[kind] ?? (record === undefined ? undefined : this.creditsOf(record));
   }
 
-  /** The error code of an answer, where the profile says errors carry it. */
+  /** The error code of an answer, where the profile says errors carry it (undefined when it says "anywhere"). */
   errorCode(exchange: Exchange): string | undefined {
-    const pointer = this.profile.errors.code;
-    return pointer === null ? undefined : text(at(exchange.json, pointer));
+    const where = this.profile.errors.code;
+    if (where === null) return undefined;
+    const value = text('header' in where ? exchange.responseHeaders[where.header.toLowerCase()]?.trim() : at(exchange.json, where.pointer));
+    return value === undefined || where.form === 'value' ? value : lastSegment(value);
   }
 
-  /** Whether an error answer carries `code`: at its pointer, or anywhere when the profile has none. */
+  /**
+   * Whether an error answer carries `code`: where the profile says, or, when it says
+   * "anywhere", as a whole word in any string of the body (a member's value or name, or
+   * the text of a body that is not JSON): a URI ending in the code carries it, a longer
+   * word that merely contains it does not.
+   */
   carries(exchange: Exchange, code: string): boolean {
     if (this.profile.errors.code !== null) return this.errorCode(exchange) === code;
+    const word = new RegExp(`(?<![A-Za-z0-9_])${code.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![A-Za-z0-9_])`);
     const seen = (value: unknown): boolean =>
-      value === code || (Array.isArray(value) ? value.some(seen) : value !== null && typeof value === 'object' ? Object.values(value).some(seen) : false);
-    return exchange.json !== undefined ? seen(exchange.json) : exchange.bodyText.includes(code);
+      typeof value === 'string'
+        ? word.test(value)
+        : Array.isArray(value)
+          ? value.some(seen)
+          : value !== null && typeof value === 'object'
+            ? Object.entries(value).some(([name, member]) => word.test(name) || seen(member))
+            : false;
+    return exchange.json !== undefined ? seen(exchange.json) : word.test(exchange.bodyText);
+  }
+
+  /** Where an error's code is expected, for messages. */
+  describeErrorCode(code: string): string {
+    const where = this.profile.errors.code;
+    if (where === null) return `${code} as a whole word somewhere in the body`;
+    const place = 'header' in where ? `header ${where.header}` : where.pointer;
+    return where.form === 'uri' ? `a URI ending in /${code} at ${place}` : `${code} at ${place}`;
   }
 
   /** Statuses that say "this request is invalid". */
@@ -129,13 +148,27 @@ export class Shape {
     return pointer === null ? undefined : text(at(json, pointer));
   }
 
-  /** The balance GET /v1/me shows, where the profile says it shows one. */
+  /** Whether GET /v1/me shows this balance, by the profile. */
+  shows(member: BalanceMember): boolean {
+    return this.profile.account.credits?.[member] !== undefined;
+  }
+
+  /**
+   * The balances GET /v1/me shows, where the profile says it shows them: each member it
+   * names, and undefined when it names none or the answer lacks one of them.
+   */
   balance(exchange: Exchange | undefined): Balance | undefined {
     const pointers = this.profile.account.credits;
     if (!pointers || !exchange || exchange.status !== 200) return undefined;
-    const values = { available: at(exchange.json, pointers.available), reserved: at(exchange.json, pointers.reserved), used: at(exchange.json, pointers.used) };
-    if (!Object.values(values).every((value) => typeof value === 'number')) return undefined;
-    return values as Balance;
+    const out: Balance = {};
+    for (const member of BALANCE_MEMBERS) {
+      const pointer = pointers[member];
+      if (pointer === undefined) continue;
+      const value = at(exchange.json, pointer);
+      if (typeof value !== 'number') return undefined;
+      out[member] = value;
+    }
+    return out;
   }
 
   /** The generation windows GET /v1/me shows, where the profile says it shows them. */
@@ -168,6 +201,17 @@ export class Shape {
   describeEventType(): string {
     const where = this.profile.events.type;
     return 'header' in where ? `header ${where.header}` : `body member ${where.pointer}`;
+  }
+}
+
+/** The last segment of a URI's path (or of a URN), without its query or fragment. */
+function lastSegment(uri: string): string | undefined {
+  const path = uri.split(/[?#]/)[0]!.replace(/\/+$/, '');
+  const segment = path.slice(Math.max(path.lastIndexOf('/'), path.lastIndexOf(':')) + 1);
+  try {
+    return text(decodeURIComponent(segment));
+  } catch {
+    return text(segment);
   }
 }
 

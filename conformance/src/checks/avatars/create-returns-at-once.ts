@@ -35,6 +35,13 @@ export default defineCheck({
     judgeAnswer(ctx, 'avatar_video', video.create);
     // Judged by time: what GET showed right after each create answer.
     const jobs = await ctx.world.allSettled();
+    if (ctx.contract) {
+      // Every other create answer of the run states a new record as well (ND-CREATE-RESPONSE: queued).
+      for (const job of jobs.filter((j) => j.key === 'main' && j.createdRecord && !j.label.startsWith('unexpected'))) {
+        const status = ctx.shape.state(job.createdRecord);
+        if (status !== 'queued') fail({ clause: 'ND-CREATE-RESPONSE', message: `the create answer of ${job.label} ${job.id} shows status ${String(status)}`, expected: 'status "queued"', received: String(status), fix: 'Answer 202 with the new record at once, in status queued (openapi/README.md, ND-CREATE-RESPONSE).', exchanges: [job.create] });
+      }
+    }
     for (const kind of ['avatar', 'avatar_video'] as const) judgeTiming(ctx, kind, jobs.filter((job) => job.kind === kind && job.key === 'main' && job.polls.length > 0 && !job.label.startsWith('unexpected')));
   },
 });

@@ -31,11 +31,18 @@ export default defineCheck({
     const after = ctx.shape.balance(ctx.world.snapshots.get('main:after'));
     if (!before || !after) return;
     const charged = chargedFor(ctx.shape, jobs, 'main');
-    if (after.reserved !== before.reserved || (charged.known && after.used - before.used < charged.total)) {
+    const spent = (member: 'available' | 'used') => {
+      const [from, to] = [before[member], after[member]];
+      if (from === undefined || to === undefined) return undefined;
+      return member === 'used' ? to - from : from - to;
+    };
+    // Each member where shown: nothing held once all is settled, every ready job paid for.
+    const short = (['used', 'available'] as const).find((member) => charged.known && (spent(member) ?? Infinity) < charged.total);
+    if ((after.reserved !== undefined && after.reserved !== before.reserved) || short) {
       fail({
         clause: 'CR-WEBHOOK-INDEPENDENT',
-        message: `with every job settled, the account shows ${after.used - before.used} credits used for ${charged.count} ready jobs costing ${charged.total}; one of them only ever had failing deliveries`,
-        expected: `used up by at least ${charged.total}, reserved back to ${before.reserved}`,
+        message: `with every job settled, the account shows ${short ? `${spent(short)} credits ${short === 'used' ? 'used' : 'spent'}` : `${after.reserved} credits still reserved`} for ${charged.count} ready jobs costing ${charged.total}; one of them only ever had failing deliveries`,
+        expected: [before.used !== undefined ? `used up by at least ${charged.total}` : '', before.available !== undefined ? `available down by at least ${charged.total}` : '', before.reserved !== undefined ? `reserved back to ${before.reserved}` : ''].filter(Boolean).join(', '),
         received: `before: ${show(before)}; after: ${show(after)}`,
         fix: 'Capture credits when the job is ready and release them when it fails, whatever happens to its webhook.',
       });

@@ -27,7 +27,7 @@ export default defineCheck({
     const after = ctx.shape.balance(afterExchange);
     // With a sandbox clock the account's time moved days ahead, perhaps into another credit
     // period that starts from nothing: only a rise says something was held or charged.
-    if (before && after && (after.reserved > before.reserved || after.used > before.used)) {
+    if (before && after && ((after.reserved ?? 0) > (before.reserved ?? 0) || (after.used ?? 0) > (before.used ?? 0))) {
       fail({ clause: 'CR-402-NO-JOB', message: 'the account without credits shows credits held or charged after the generated creates', expected: `reserved ${before.reserved} and used ${before.used}, no more`, received: `before: ${show(before)}; after: ${show(after)}`, fix: 'Reserve nothing for a refused request.', exchanges: [afterExchange] });
     }
   },

@@ -15,7 +15,7 @@ export default defineCheck({
   id: 'rate-limits.daily-windows',
   title: 'Each bucket refuses a key for the day after its daily limit, with the day window in the headers, and admits it again when the day is over',
   asserts:
-    "With a sandbox clock, on a key without jobs, for the generation and the read bucket: a day after the key's last request (so nothing earlier counts), the key is admitted exactly the daily limit of requests in its day window (the minute windows moved over with the clock as each 429 says), then refused with a 429 whose RateLimit-Limit is the daily limit, RateLimit-Remaining 0, and Reset and Retry-After no longer than a day; moving the clock by that Retry-After admits it again.",
+    "With a sandbox clock, on a key without jobs, for the generation and the read bucket: a day after the key's last request (so nothing earlier counts), the key is admitted exactly the daily limit of requests in its day window (the minute windows moved over with the clock as each 429 says), then refused with a 429 whose RateLimit-Limit is the daily limit, RateLimit-Remaining 0, and Reset and Retry-After no longer than a day; moving the clock by that Retry-After admits it again. Reset may read as the time until the window admits again (a fixed window, or a sliding one's oldest request leaving it) or, for a sliding window, until it is whole again: the count is judged in the window either reading describes, and Retry-After may come before Reset only in the second.",
   clauses: ['RL-BUCKETS', 'RL-HEADERS', 'RL-429'],
   decisions: ['ND-SANDBOX-CLOCK'],
   profiles: SANDBOX,
@@ -100,9 +100,10 @@ async function spendDay(ctx: CheckContext, key: KeyName, bucket: Bucket): Promis
   }
 
   judgeRefusal(key, bucket, refusal, dayLimit, dayWindow);
-  judgeCount(ctx, key, bucket, refusal, admitted, dayLimit, dayWindow);
+  const readings = judgeCount(ctx, key, bucket, refusal, admitted, dayLimit, dayWindow);
+  judgeRetryAfter(key, bucket, refusal, readings);
 
-  // Retry-After is the time until the day window admits the key again.
+  // Retry-After is the time to wait before retrying: after it the key is admitted again.
   const wait = retryAfterOf(refusal) ?? advertised(refusal)!.reset;
   if (!(await ctx.clock.advance(key, wait))) skip(`the sandbox clock of the ${key} key refused a move`);
   const again = await send(ctx, key, bucket, 'after the day window reset');
@@ -118,53 +119,101 @@ async function spendDay(ctx: CheckContext, key: KeyName, bucket: Bucket): Promis
   }
 }
 
+function describeRefusal(refusal: Exchange): string {
+  const header = (name: string) => refusal.responseHeaders[name] ?? '(absent)';
+  return `RateLimit-Limit ${header('ratelimit-limit')}, -Remaining ${header('ratelimit-remaining')}, -Reset ${header('ratelimit-reset')}, Retry-After ${header('retry-after')}`;
+}
+
 function judgeRefusal(key: KeyName, bucket: Bucket, refusal: Exchange, dayLimit: number, dayWindow: number): void {
   const values = advertised(refusal);
   const retryAfter = retryAfterOf(refusal);
-  const received = `RateLimit-Limit ${refusal.responseHeaders['ratelimit-limit'] ?? '(absent)'}, -Remaining ${refusal.responseHeaders['ratelimit-remaining'] ?? '(absent)'}, -Reset ${refusal.responseHeaders['ratelimit-reset'] ?? '(absent)'}, Retry-After ${refusal.responseHeaders['retry-after'] ?? '(absent)'}`;
   if (!values || values.limit !== dayLimit || values.remaining !== 0 || values.reset > dayWindow + 1) {
     fail({
       clause: 'RL-HEADERS',
       message: `the 429 that refused the ${key} key for the day in the ${bucket} bucket does not describe the day window`,
       expected: `RateLimit-Limit ${dayLimit}, RateLimit-Remaining 0, RateLimit-Reset of at most ${dayWindow} s: the window that refuses is the active one`,
-      received,
+      received: describeRefusal(refusal),
       fix: 'When the day window is the one that refuses, send its limit, 0 and the seconds until it resets.',
       exchanges: [refusal],
     });
   }
   // A missing Retry-After is rate-limits.over-limit-429's to report; the wait then is Reset.
-  if (retryAfter !== undefined && (retryAfter > dayWindow + 1 || retryAfter + 1 < values.reset)) {
+  if (retryAfter !== undefined && retryAfter > dayWindow + 1) {
     fail({
       clause: 'RL-429',
       message: `the 429 that refused the ${key} key for the day in the ${bucket} bucket announces Retry-After ${retryAfter}`,
-      expected: `Retry-After in seconds, at most ${dayWindow}, and not before the day window resets (Reset ${values.reset})`,
-      received,
-      fix: 'Send the seconds until the refusing window resets in Retry-After.',
+      expected: `Retry-After in seconds, at most ${dayWindow}`,
+      received: describeRefusal(refusal),
+      fix: 'Send the seconds until the refusing window admits the key again in Retry-After.',
       exchanges: [refusal],
     });
   }
 }
 
 /**
- * The day window, as the refusal describes it, started `dayWindow - Reset` seconds before
- * the refusal in the account's time; the key must have been admitted exactly the limit
- * in it. Requests within BOUNDARY_MS of its start may belong to either side.
+ * What the refusal's Reset can mean. The source says "seconds until the active window
+ * resets", which a fixed window reads one way (until it starts again, and admits) and a
+ * sliding window either way: until it admits again (its oldest request leaves it), or
+ * until it is whole again (its newest request leaves it). Either reading is accepted when
+ * the requests admitted agree with it.
  */
-function judgeCount(ctx: CheckContext, key: KeyName, bucket: Bucket, refusal: Exchange, admitted: Exchange[], dayLimit: number, dayWindow: number): void {
+type Reading = 'admits-again' | 'whole-again';
+
+/** Requests within BOUNDARY_MS of a moment may fall on either side of it. */
+function countSince(times: { earliest: number; latest: number }[], start: number): { surely: number; maybe: number } {
+  return { surely: times.filter((t) => t.earliest >= start + BOUNDARY_MS).length, maybe: times.filter((t) => t.latest >= start - BOUNDARY_MS).length };
+}
+
+/**
+ * The key must have been admitted exactly the daily limit in the day window that refused
+ * it, as its Reset describes that window, in the account's time:
+ * - read as "until it admits again", the window started `dayWindow - Reset` seconds before
+ *   the refusal (a fixed window's start, or a sliding window's oldest request);
+ * - read as "until it is whole again", the window is the day before the refusal (sliding),
+ *   and it is whole again only when the last request admitted has left it: Reset reaches
+ *   at least that far.
+ * Answers which readings the requests agree with; fails when neither.
+ */
+function judgeCount(ctx: CheckContext, key: KeyName, bucket: Bucket, refusal: Exchange, admitted: Exchange[], dayLimit: number, dayWindow: number): Reading[] {
   const reset = advertised(refusal)!.reset;
   const refusedAt = ctx.clock.accountTime(key, refusal.startedAt).latest;
-  const windowStart = refusedAt + reset * 1000 - dayWindow * 1000;
   const times = admitted.map((e) => ctx.clock.accountTime(key, e.startedAt));
-  const surely = times.filter((t) => t.earliest >= windowStart + BOUNDARY_MS).length;
-  const maybe = times.filter((t) => t.latest >= windowStart - BOUNDARY_MS).length;
-  if (dayLimit < surely || dayLimit > maybe) {
+  const fixedStart = refusedAt + reset * 1000 - dayWindow * 1000;
+  const slidingStart = refusedAt - dayWindow * 1000;
+  const lastAdmitted = Math.max(...times.map((t) => t.earliest));
+  const counts = { 'admits-again': countSince(times, fixedStart), 'whole-again': countSince(times, slidingStart) };
+  const holds = (reading: Reading) => counts[reading].surely <= dayLimit && dayLimit <= counts[reading].maybe;
+  const readings = (['admits-again', 'whole-again'] as const).filter((reading) => holds(reading) && (reading === 'admits-again' || refusedAt + reset * 1000 + BOUNDARY_MS >= lastAdmitted + dayWindow * 1000));
+  if (readings.length === 0) {
+    const seen = (reading: Reading) => (counts[reading].surely === counts[reading].maybe ? `${counts[reading].surely}` : `${counts[reading].surely} to ${counts[reading].maybe}`);
     fail({
       clause: 'RL-BUCKETS',
-      message: `the ${key} key was admitted ${surely === maybe ? surely : `${surely} to ${maybe}`} ${bucket} requests in the day window that then refused it`,
-      expected: `exactly ${dayLimit}, the daily limit of the ${bucket} bucket`,
-      received: `${admitted.length} admitted since the clock moved a day ahead; the refusal's Reset ${reset} s puts the window's start ${Math.round((refusedAt - windowStart) / 1000)} s before it`,
+      message: `the ${key} key was admitted ${seen('admits-again')} ${bucket} requests in the day window that then refused it, as its Reset describes it (${seen('whole-again')} in the day before the refusal)`,
+      expected: `exactly ${dayLimit}, the daily limit of the ${bucket} bucket, in the window Reset describes: until it admits again (its start ${Math.round((refusedAt - fixedStart) / 1000)} s before the refusal), or, for a sliding window, until it is whole again (the day before the refusal, Reset reaching the last request admitted)`,
+      received: `${admitted.length} admitted since the clock moved a day ahead; Reset ${reset} s`,
       fix: `Admit ${dayLimit} ${bucket} requests per key and day, then refuse until the day window resets.`,
       exchanges: [refusal],
     });
   }
+  return readings;
+}
+
+/**
+ * Retry-After is the wait before the key is admitted again. Where Reset reads only as
+ * "until it admits again", Retry-After cannot be shorter; where it reads as "until it is
+ * whole again", a sliding window admits sooner, and the move by Retry-After that follows
+ * shows whether it does.
+ */
+function judgeRetryAfter(key: KeyName, bucket: Bucket, refusal: Exchange, readings: Reading[]): void {
+  const retryAfter = retryAfterOf(refusal);
+  const reset = advertised(refusal)!.reset;
+  if (retryAfter === undefined || readings.includes('whole-again') || retryAfter + 1 >= reset) return;
+  fail({
+    clause: 'RL-429',
+    message: `the 429 that refused the ${key} key for the day in the ${bucket} bucket announces Retry-After ${retryAfter}, before the day window resets`,
+    expected: `Retry-After not before the day window resets (Reset ${reset}): the requests admitted show a window that admits again only then`,
+    received: describeRefusal(refusal),
+    fix: 'Send the seconds until the refusing window admits the key again in Retry-After.',
+    exchanges: [refusal],
+  });
 }
