@@ -129,8 +129,11 @@ describe('two API processes and two workers', () => {
     // Each job ran exactly once, on one of the workers.
     const jobs = await Promise.all(accepted.map((a) => waitTerminal(a.id)));
     expect(jobs.every((j) => j.status === 'ready' && j.attempts === 1)).toBe(true);
-    const finished = workers.flatMap((w) => w.logs.filter((l) => l.includes('job finished')).map((l) => JSON.parse(l).jobId as string));
-    for (const { id } of accepted) expect(finished.filter((f) => f === id)).toHaveLength(1);
+    // A worker's log line comes over its stdout pipe, which can lag behind the record
+    // the API already shows finished (a loaded run read the logs before one arrived).
+    const finished = () => workers.flatMap((w) => w.logs.filter((l) => l.includes('job finished')).map((l) => JSON.parse(l).jobId as string));
+    await expect.poll(() => accepted.every(({ id }) => finished().includes(id)), { timeout: 10_000 }).toBe(true);
+    for (const { id } of accepted) expect(finished().filter((f) => f === id)).toHaveLength(1);
     const accountId = (await store.jobs.getJob(accepted[0]!.id))!.accountId;
     expect(await store.jobs.creditBalance(accountId, jobs[0]!.period)).toMatchObject({ used: K * 10, reserved: 0 });
 
