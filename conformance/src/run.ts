@@ -11,14 +11,14 @@ import type { CheckContext } from './context.ts';
 import { SandboxClock } from './clock.ts';
 import { ContractValidator, DEFAULT_OPENAPI_PATH } from './contract.ts';
 import { type Deadline, deadline, LimitReached, reached, RUN_SCOPE, sleepWithin, within } from './deadline.ts';
-import { excerpt, Http, type KeyName, redact, UnreachableError } from './http.ts';
+import { Http, type KeyName, redact, UnreachableError } from './http.ts';
 import { Shape } from './implementation/shape.ts';
 import { resolveOptions, type ResolvedOptions, type RunOptions } from './options.ts';
 import { CheckFailure, CheckSkip, PrerequisiteError, type Phase } from './outcome.ts';
 import { windowFor } from './observe/rate-limit-headers.ts';
 import { preflight } from './preflight.ts';
 import { WebhookReceiver } from './receiver/server.ts';
-import { aborted, buildReport } from './report/build.ts';
+import { aborted, buildReport, reportedFailure } from './report/build.ts';
 import type { AbortKind, CheckResult, Report } from './report/model.ts';
 import { areaOf, isRequired, selectChecks } from './selection.ts';
 import { World } from './world.ts';
@@ -209,6 +209,17 @@ export async function runConformance(input: RunOptions): Promise<Report> {
 
 /** A check the run did not get to: not run, which fails the verdict when it is required. */
 function notReached(check: Check, options: ResolvedOptions, why: string): CheckResult {
+  const inProfile = check.profiles.includes(options.profile);
+  return {
+    ...resultOf(check, options),
+    outcome: inProfile ? 'skipped' : 'not_applicable',
+    reason: inProfile ? `not reached: ${why}` : `not part of the ${options.profile} profile`,
+    durationMs: 0,
+  };
+}
+
+/** What every result of a check says of it, however it ended. */
+function resultOf(check: Check, options: ResolvedOptions): Omit<CheckResult, 'outcome' | 'durationMs'> {
   return {
     id: check.id,
     title: check.title,
@@ -217,24 +228,12 @@ function notReached(check: Check, options: ResolvedOptions, why: string): CheckR
     decisions: [...(check.decisions ?? [])],
     phase: check.phase ?? 'main',
     required: isRequired(check, options),
-    outcome: check.profiles.includes(options.profile) ? 'skipped' : 'not_applicable',
-    reason: check.profiles.includes(options.profile) ? `not reached: ${why}` : `not part of the ${options.profile} profile`,
-    durationMs: 0,
   };
 }
 
 async function runOne(check: Check, ctx: CheckContext, options: ResolvedOptions, receiver: WebhookReceiver | undefined): Promise<CheckResult> {
   const started = options.now();
-  const base: Omit<CheckResult, 'outcome' | 'durationMs'> = {
-    id: check.id,
-    title: check.title,
-    area: areaOf(check),
-    clauses: [...check.clauses],
-    decisions: [...(check.decisions ?? [])],
-    phase: check.phase ?? 'main',
-    required: isRequired(check, options),
-    limitSeconds: ctx.deadline.limitSeconds,
-  };
+  const base = { ...resultOf(check, options), limitSeconds: ctx.deadline.limitSeconds };
   const done = (rest: Pick<CheckResult, 'outcome'> & Partial<CheckResult>): CheckResult => ({ ...base, ...rest, durationMs: options.now() - started });
   const secrets = [...ctx.http.secrets, ...(options.signingSecret ? [options.signingSecret] : [])];
 
@@ -256,24 +255,11 @@ async function runOne(check: Check, ctx: CheckContext, options: ResolvedOptions,
   } catch (error) {
     // Not run to its end: reported as not run, with the limit and the wait it was in.
     if (error instanceof LimitReached) return done({ outcome: 'skipped', reason: error.scope === check.id ? `reached its limit of ${error.limitSeconds} s${error.waitingFor ? `, ${error.waitingFor}` : ''}` : error.message });
-    if (error instanceof CheckFailure) {
-      const { clause, message, expected, received, fix, exchanges, evidence } = error.detail;
-      return done({
-        outcome: 'failed',
-        failure: {
-          clause,
-          message: redact(message, secrets),
-          ...(expected === undefined ? {} : { expected: redact(expected, secrets) }),
-          ...(received === undefined ? {} : { received: redact(received, secrets) }),
-          ...(fix === undefined ? {} : { fix }),
-          exchanges: [...(exchanges ?? []).slice(0, 3).map((exchange) => excerpt(exchange, secrets)), ...(evidence ?? []).slice(0, 3).map((text) => redact(text, secrets))],
-        },
-      });
-    }
+    if (error instanceof CheckFailure) return done({ outcome: 'failed', failure: reportedFailure(error.detail, secrets) });
     if (error instanceof CheckSkip) return done({ outcome: error.outcome, reason: error.message });
     if (error instanceof PrerequisiteError) return done({ outcome: 'skipped', reason: `prerequisite: ${error.message}` });
     const message = error instanceof UnreachableError ? `the service stopped answering: ${error.message}` : `the check could not complete: ${error instanceof Error ? error.message : String(error)}`;
-    return done({ outcome: 'failed', failure: { clause: check.clauses[0] ?? check.decisions?.[0] ?? '', message, exchanges: [] } });
+    return done({ outcome: 'failed', failure: { clause: check.clauses[0] ?? check.decisions?.[0] ?? '', message: redact(message, secrets), exchanges: [] } });
   } finally {
     signal.removeEventListener('abort', stop);
   }

@@ -8,7 +8,7 @@ import { redact } from '../http.ts';
 import { CONTRACT_PROFILE, type ImplementationProfile } from '../implementation/profile.ts';
 import type { ProgressEvent } from '../options.ts';
 import { CheckFailure, CheckSkip, type CheckResult } from '../outcome.ts';
-import { clauseMatrix, TOOL, VERSION } from '../report/build.ts';
+import { clauseMatrix, reportedFailure, TOOL, VERSION } from '../report/build.ts';
 import { EXIT_CODES, type AbortKind, type Report } from '../report/model.ts';
 import type { ReceiverCheck, ReceiverContext } from './check.ts';
 import { EventFactory } from './events.ts';
@@ -176,20 +176,7 @@ async function runOne(check: ReceiverCheck, ctx: ReceiverContext, budgetMs: numb
     await Promise.race([check.run(ctx), deadline]);
     return done({ outcome: 'passed' });
   } catch (error) {
-    if (error instanceof CheckFailure) {
-      const { clause, message, expected, received, fix, evidence } = error.detail;
-      return done({
-        outcome: 'failed',
-        failure: {
-          clause,
-          message: redact(message, secrets),
-          ...(expected === undefined ? {} : { expected: redact(expected, secrets) }),
-          ...(received === undefined ? {} : { received: redact(received, secrets) }),
-          ...(fix === undefined ? {} : { fix }),
-          exchanges: (evidence ?? []).slice(0, 3).map((text) => redact(text, secrets)),
-        },
-      });
-    }
+    if (error instanceof CheckFailure) return done({ outcome: 'failed', failure: reportedFailure(error.detail, secrets) });
     if (error instanceof CheckSkip) return done({ outcome: error.outcome, reason: error.message });
     const message = `the check could not complete: ${error instanceof Error ? error.message : String(error)}`;
     return done({ outcome: 'failed', failure: { clause: check.clauses[0] ?? '', message: redact(message, secrets), exchanges: [] } });

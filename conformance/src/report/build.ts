@@ -2,7 +2,9 @@
 // matrix; and the report of a run that could not start.
 import { CHECKS } from '../checks/index.ts';
 import { CLAUSES, DECISIONS } from '../clauses.ts';
+import { excerpt, redact } from '../http.ts';
 import type { ResolvedOptions } from '../options.ts';
+import type { FailureDetail, FailureReport } from '../outcome.ts';
 import { EXIT_CODES, type AbortKind, type CheckResult, type ClauseRow, type Report } from './model.ts';
 
 export const TOOL = 'avatar-api-conformance';
@@ -105,5 +107,21 @@ export function aborted(options: ResolvedOptions, startedAt: number, kind: Abort
     requests,
     deliveries: 0,
     ...(bound ? { bound: withoutChecks(bound) } : {}),
+  };
+}
+
+/**
+ * A failed check as every report shows it, a service's or a receiver's: each secret taken
+ * out of its words, and at most three exchanges and three pieces of other evidence.
+ */
+export function reportedFailure(detail: FailureDetail, secrets: readonly string[]): FailureReport {
+  const { clause, message, expected, received, fix, exchanges, evidence } = detail;
+  return {
+    clause,
+    message: redact(message, secrets),
+    ...(expected === undefined ? {} : { expected: redact(expected, secrets) }),
+    ...(received === undefined ? {} : { received: redact(received, secrets) }),
+    ...(fix === undefined ? {} : { fix }),
+    exchanges: [...(exchanges ?? []).slice(0, 3).map((exchange) => excerpt(exchange, secrets)), ...(evidence ?? []).slice(0, 3).map((text) => redact(text, secrets))],
   };
 }
