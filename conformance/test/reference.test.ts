@@ -33,6 +33,32 @@ describe('the runner against a correct implementation', () => {
     }
   }, 60_000);
 
+  it('when the answers of the run’s creates come back after their jobs ended (a slow path), then more creates are made until one is seen pending, and every check passes', async () => {
+    // The run makes four avatars and three videos on the main key before this check judges
+    // (the one asked of an avatar not ready yet is accepted: by its late answer the avatar
+    // was ready): all of them, and the first extra avatar, are answered late; the next
+    // ones at once.
+    const fixture = await startFixture({ config: { lateAnswers: { avatar: 5, avatar_video: 3 } } });
+    try {
+      const notes: string[] = [];
+      const report = await run(fixture, 'contract', { onProgress: (event) => void (event.type === 'note' && notes.push(event.message)) });
+      expect(failures(report)).toEqual([]);
+      expect(outcomes(report, 'skipped')).toEqual([]);
+      const judged = notes.filter((note) => note.startsWith('avatars.create-returns-at-once:'));
+      // The two kinds are judged at once: their notes come in either order.
+      expect(judged, judged.join('\n')).toHaveLength(2);
+      expect(judged).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/every avatar of the run was done at its first read; the extra extra-avatar-2 was (queued|processing) at its first read/),
+          expect.stringMatching(/every avatar_video of the run was done at its first read; the extra extra-video-1 was (queued|processing) at its first read/),
+        ]),
+      );
+      expect(report.verdict).toBe('pass');
+    } finally {
+      await fixture.close();
+    }
+  }, 60_000);
+
   it('when run in the mock profile, then the stateless checks pass and the stateful ones are not applicable', async () => {
     const report = await run(sandbox, 'mock');
     expect(failures(report)).toEqual([]);
