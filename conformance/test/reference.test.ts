@@ -59,6 +59,22 @@ describe('the runner against a correct implementation', () => {
     }
   }, 60_000);
 
+  it('when every create answer comes back late and the account has no credits for one more, then the check is not run, saying why, rather than failed', async () => {
+    // Every create of the main account is answered after its job ended, and 80 credits
+    // (what preflight asks for) are spent by the run's own jobs before an extra video.
+    const fixture = await startFixture({ config: { lateAnswers: { avatar: 99, avatar_video: 99 }, mainQuota: 80 } });
+    try {
+      const report = await run(fixture, 'contract', { only: ['avatars.create-returns-at-once'] });
+      expect(failures(report)).toEqual([]);
+      expect(outcomes(report, 'skipped')).toEqual([
+        expect.stringMatching(/^avatars\.create-returns-at-once: every avatar(_video)? of the run was already done at its first read, and (no further one|only \d more) could be made to tell a slow way to the service from an answer that waits for generation: POST \/v1\/avatar(s|-videos) answered 402/),
+      ]);
+      expect(report.verdict).toBe('fail');
+    } finally {
+      await fixture.close();
+    }
+  }, 60_000);
+
   it('when run in the mock profile, then the stateless checks pass and the stateful ones are not applicable', async () => {
     const report = await run(sandbox, 'mock');
     expect(failures(report)).toEqual([]);
