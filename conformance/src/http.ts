@@ -4,6 +4,7 @@
 // the contract states for its operation (x-rate-limit-bucket). A client made `within` a
 // deadline's signal ends every wait and request with LimitReached when it aborts.
 import { retryAfterSeconds } from '../../client/src/index.ts';
+import { failedConnection, watchConnections } from './connections.ts';
 import { reached, sleepWithin } from './deadline.ts';
 import { type Bucket, Pacer, type WindowFor } from './pacer.ts';
 
@@ -47,6 +48,12 @@ export interface SendRequest {
   /** false: send even when the key's window looks used up (to observe a 429). Default true. */
   pace?: boolean;
   note?: string;
+  /**
+   * true: the caller knows the request is safe to send twice (sent with the key without
+   * credits, where a conforming service creates nothing), so a reset on a reused
+   * connection before any byte of the answer sends it again, as for a GET.
+   */
+  resend?: boolean;
 }
 
 export class UnreachableError extends Error {
@@ -83,6 +90,7 @@ export class Http {
   readonly #signal: AbortSignal | undefined;
 
   constructor(options: HttpOptions, shared?: { log: Exchange[]; pacer: Pacer; signal: AbortSignal }) {
+    watchConnections();
     this.#options = options;
     this.log = shared?.log ?? [];
     this.pacer = shared?.pacer ?? new Pacer(options.now, options.sleep, options.windowFor);
@@ -135,7 +143,9 @@ export class Http {
       credentialHeader = name.toLowerCase();
       headers[credentialHeader] = value;
     }
-    return this.#perform(key, request.method, request.path, headers, credentialHeader, body, request.on429 ?? 'wait', request.note, request.pace ?? true);
+    // Go's net/http Transport's rule: a method without effects, or a request the server can tell from its first sending.
+    const resend = request.resend === true || IDEMPOTENT_METHODS.has(request.method) || 'idempotency-key' in headers || 'x-idempotency-key' in headers;
+    return this.#perform(key, request.method, request.path, headers, credentialHeader, body, request.on429 ?? 'wait', request.note, request.pace ?? true, resend);
   }
 
   async #perform(
@@ -148,6 +158,7 @@ export class Http {
     on429: 'wait' | 'return',
     note: string | undefined,
     pace: boolean,
+    resend: boolean,
   ): Promise<Exchange> {
     const bucket = this.#options.bucketOf(method, path);
     // Unauthenticated and made-up-key requests are refused before any limit is counted.
@@ -160,7 +171,7 @@ export class Http {
       if (pace) await gate?.acquire((ms) => this.#options.onWait?.(`waiting ${(ms / 1000).toFixed(1)} s for the ${key} key's ${bucket} window`), signal, `the ${key} key's ${bucket} window`);
       let exchange: Exchange;
       try {
-        exchange = await this.#once(key, method, path, headers, credentialHeader, body, bucket, note);
+        exchange = await this.#once(key, method, path, headers, credentialHeader, body, bucket, note, resend);
       } finally {
         if (pace) gate?.release();
       }
@@ -202,25 +213,37 @@ export class Http {
     body: string | undefined,
     bucket: Bucket | undefined,
     note: string | undefined,
+    resend: boolean,
   ): Promise<Exchange> {
     const startedAt = this.#options.now();
     const fetchImpl = this.#options.fetch ?? globalThis.fetch;
     const signal = this.#signal;
     const timeout = AbortSignal.timeout(this.#options.requestTimeoutMs);
-    let response: Response;
+    let response: Response | undefined;
     let bodyText: string;
-    try {
-      response = await fetchImpl(this.#options.baseUrl + path, {
-        method,
-        headers,
-        ...(body === undefined ? {} : { body }),
-        redirect: 'manual',
-        signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
-      });
-    } catch (error) {
-      // The deadline's end is not the service's: it is no reason to call it unreachable.
-      if (signal?.aborted) throw reached(signal, `waiting for the answer to ${method} ${path}`);
-      throw new UnreachableError(`${method} ${path}: ${describeNetworkError(error)}`);
+    /** Why the request was sent a second time, if it was. */
+    let resent: string | undefined;
+    while (!response) {
+      try {
+        response = await fetchImpl(this.#options.baseUrl + path, {
+          method,
+          headers,
+          ...(body === undefined ? {} : { body }),
+          redirect: 'manual',
+          signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
+        });
+      } catch (error) {
+        // The deadline's end is not the service's: it is no reason to call it unreachable.
+        if (signal?.aborted) throw reached(signal, `waiting for the answer to ${method} ${path}`);
+        const connection = failedConnection(error);
+        // A connection the server closed as the request went out on it, not a service that
+        // stopped answering: sent once more, on a new connection (the failed one is gone).
+        if (resent === undefined && resend && !timeout.aborted && connection?.reused && !connection.answerBegun) {
+          resent = describeNetworkError(error);
+          continue;
+        }
+        throw new UnreachableError(`${method} ${path}: ${describeNetworkError(error)}${resent ? `, after ${resent} on a reused connection` : ''}`);
+      }
     }
     try {
       bodyText = await response.text();
@@ -255,7 +278,7 @@ export class Http {
       durationMs: this.#options.now() - startedAt,
       bucket,
       retriedAfter429: 0,
-      note,
+      note: resent ? `${note ? `${note}; ` : ''}sent again on a new connection after ${resent} on a reused one, before any byte of the answer` : note,
     };
     this.log.push(exchange);
     return exchange;
@@ -272,6 +295,9 @@ export function describeNetworkError(error: unknown): string {
   if (error.name === 'TimeoutError') return 'no answer within the request timeout';
   return error.message;
 }
+
+/** The methods Go's Transport sends again after a reset: they change nothing on the server. */
+const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 function lower(headers: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));

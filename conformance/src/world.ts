@@ -201,6 +201,27 @@ export class World {
     });
   }
 
+  /**
+   * One more job of `kind` on the main key, without a webhook, for a check that needs
+   * another observation than the run's own jobs gave (AV-ASYNC, when every job of a kind
+   * was already done at its first read). It is tracked like the run's own jobs, so the
+   * checks that count jobs and credits count it too: the next allSettled() awaits it and
+   * takes the after-snapshots again. Undefined, with the answer, when it was refused.
+   */
+  async extraJob(kind: JobKind, label: string): Promise<{ create: Exchange; job: TrackedJob | undefined }> {
+    const { shape } = this.#deps;
+    const body =
+      kind === 'avatar'
+        ? shape.avatarBody({ type: 'prompt', name: 'Conformance extra', prompt: 'A presenter made to observe a create answer once more.' })
+        : shape.videoBody((await this.readyAvatar()).id!, SCRIPT);
+    const path = kind === 'avatar' ? '/v1/avatars' : '/v1/avatar-videos';
+    const create = await this.#send('main', 'POST', path, body, label);
+    if (!(create.status >= 200 && create.status < 300 && shape.createdId(kind, create.json))) return { create, job: undefined };
+    // Before the job is tracked: a snapshot taken from here on waits for it.
+    this.#memo.delete('all-settled');
+    return { create, job: this.#track(label, kind, 'main', 'ready', undefined, undefined, body, create) };
+  }
+
   /** Every job of the run at rest, videos made, and the after-snapshots taken. */
   allSettled(): Promise<TrackedJob[]> {
     return this.#once('all-settled', async () => {

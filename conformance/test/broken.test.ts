@@ -30,4 +30,18 @@ describe('the runner against broken implementations', () => {
       await fixture.close();
     }
   }, 90_000);
+
+  it('when every create answer waits for generation, then three more of each kind were made one at a time, all done at their first read, before it fails', async () => {
+    const fixture = await startFixture({ flaws: { synchronousCreate: true } });
+    try {
+      const report = await run(fixture, 'core', { only: ['avatars.create-returns-at-once'] });
+      const failure = report.results.find((r) => r.id === 'avatars.create-returns-at-once')?.failure;
+      expect(failure?.clause).toBe('AV-ASYNC');
+      expect(failure?.message).toMatch(/the run's \d+ and 3 more made one at a time: generation ran before the answer/);
+      // Both kinds fail; the failure shows one of them, with its three extra creates.
+      expect(failure?.received).toMatch(/extra-(avatar|video)-1: answered .*extra-\1-2: answered .*extra-\1-3: answered after \d+ ms; read \d+ ms later: (ready|failed)$/);
+    } finally {
+      await fixture.close();
+    }
+  }, 90_000);
 });

@@ -1,10 +1,10 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHECKS } from '../src/checks/index.ts';
 import { ContractValidator } from '../src/contract.ts';
 import { SandboxClock } from '../src/clock.ts';
-import { excerpt, Http } from '../src/http.ts';
+import { excerpt, Http, type SendRequest, UnreachableError } from '../src/http.ts';
 import { CONTRACT_PROFILE } from '../src/implementation/profile.ts';
 import { Shape } from '../src/implementation/shape.ts';
 import { selectChecks } from '../src/selection.ts';
@@ -138,6 +138,81 @@ describe('Http with a sandbox clock', () => {
     expect(exchange.status).toBe(429);
     expect(exchange.retriedAfter429).toBe(0);
     expect(slept).toEqual([]);
+  });
+});
+
+describe('Http when a reused connection is reset before the answer', () => {
+  const validator = ContractValidator.load();
+  /** How many requests each connection has carried. */
+  const carried = new WeakMap<Socket, number>();
+  /** Set by a test: how many requests to reset, from the next one that comes on a connection that carried one before. */
+  let resets = 0;
+  let resetting = false;
+  const arrived: string[] = [];
+  const server = createServer((req, res) => {
+    const before = carried.get(req.socket) ?? 0;
+    carried.set(req.socket, before + 1);
+    arrived.push(`${req.method} ${req.url} on a ${before > 0 ? 'reused' : 'new'} connection`);
+    if (resets > 0 && (before > 0 || resetting)) {
+      resets--;
+      resetting = resets > 0;
+      // What a client sees when the server closed the connection as the request went out.
+      req.socket.resetAndDestroy();
+      return;
+    }
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ ok: true }));
+    });
+  });
+  let http: Http;
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    http = new Http({
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      keys: { main: 'sk_test_secretvalue123' },
+      requestTimeoutMs: 5000,
+      maxRateLimitWaitSeconds: 10,
+      now: Date.now,
+      sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
+      bucketOf: (method: string, path: string) => validator.match(method, path)?.bucket,
+    });
+  });
+  afterAll(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  /** A first request, then the one under test on the connection it leaves open, armed to be reset. */
+  async function onReusedConnection(request: Omit<SendRequest, 'key'>, resetCount = 1) {
+    await http.send({ key: 'main', method: 'GET', path: '/v1/me' });
+    // The client puts the connection back among the idle ones on a later turn of the event loop.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    arrived.length = 0;
+    resets = resetCount;
+    return http.send({ key: 'main', ...request });
+  }
+
+  it.each([
+    ['a GET', { method: 'GET', path: '/v1/me' }],
+    ['a POST with an Idempotency-Key', { method: 'POST', path: '/v1/avatars', json: { name: 'x' }, headers: { 'Idempotency-Key': 'k-1' } }],
+    ['a POST its caller marks safe to resend', { method: 'POST', path: '/v1/avatars', json: { name: 'x' }, resend: true }],
+  ] as const)('when %s is reset, then it is sent once more on a new connection and the exchange says so', async (_name, request) => {
+    const exchange = await onReusedConnection(request);
+    expect(exchange.status).toBe(200);
+    expect(arrived).toEqual([`${request.method} ${request.path} on a reused connection`, `${request.method} ${request.path} on a new connection`]);
+    expect(exchange.note).toMatch(/^sent again on a new connection after ECONNRESET \(.*\) on a reused one, before any byte of the answer$/);
+  });
+
+  it('when a plain POST is reset, then it is not sent again: the service stopped answering', async () => {
+    await expect(onReusedConnection({ method: 'POST', path: '/v1/avatars', json: { name: 'x' } })).rejects.toThrow(new UnreachableError('POST /v1/avatars: ECONNRESET (read ECONNRESET)'));
+    expect(arrived).toEqual(['POST /v1/avatars on a reused connection']);
+  });
+
+  it('when the GET sent again is reset too, then the service stopped answering, and both resets are named', async () => {
+    await expect(onReusedConnection({ method: 'GET', path: '/v1/me' }, 2)).rejects.toThrow(/^GET \/v1\/me: ECONNRESET \(read ECONNRESET\), after ECONNRESET \(read ECONNRESET\) on a reused connection$/);
+    expect(arrived).toEqual(['GET /v1/me on a reused connection', 'GET /v1/me on a new connection']);
   });
 });
 

@@ -33,6 +33,48 @@ describe('the runner against a correct implementation', () => {
     }
   }, 60_000);
 
+  it('when the answers of the run’s creates come back after their jobs ended (a slow path), then more creates are made until one is seen pending, and every check passes', async () => {
+    // The run makes four avatars and three videos on the main key before this check judges
+    // (the one asked of an avatar not ready yet is accepted: by its late answer the avatar
+    // was ready): all of them, and the first extra avatar, are answered late; the next
+    // ones at once.
+    const fixture = await startFixture({ config: { lateAnswers: { avatar: 5, avatar_video: 3 } } });
+    try {
+      const notes: string[] = [];
+      const report = await run(fixture, 'contract', { onProgress: (event) => void (event.type === 'note' && notes.push(event.message)) });
+      expect(failures(report)).toEqual([]);
+      expect(outcomes(report, 'skipped')).toEqual([]);
+      const judged = notes.filter((note) => note.startsWith('avatars.create-returns-at-once:'));
+      // The two kinds are judged at once: their notes come in either order.
+      expect(judged, judged.join('\n')).toHaveLength(2);
+      expect(judged).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/every avatar of the run was done at its first read; the extra extra-avatar-2 was (queued|processing) at its first read/),
+          expect.stringMatching(/every avatar_video of the run was done at its first read; the extra extra-video-1 was (queued|processing) at its first read/),
+        ]),
+      );
+      expect(report.verdict).toBe('pass');
+    } finally {
+      await fixture.close();
+    }
+  }, 60_000);
+
+  it('when every create answer comes back late and the account has no credits for one more, then the check is not run, saying why, rather than failed', async () => {
+    // Every create of the main account is answered after its job ended, and 80 credits
+    // (what preflight asks for) are spent by the run's own jobs before an extra video.
+    const fixture = await startFixture({ config: { lateAnswers: { avatar: 99, avatar_video: 99 }, mainQuota: 80 } });
+    try {
+      const report = await run(fixture, 'contract', { only: ['avatars.create-returns-at-once'] });
+      expect(failures(report)).toEqual([]);
+      expect(outcomes(report, 'skipped')).toEqual([
+        expect.stringMatching(/^avatars\.create-returns-at-once: every avatar(_video)? of the run was already done at its first read, and (no further one|only \d more) could be made to tell a slow way to the service from an answer that waits for generation: POST \/v1\/avatar(s|-videos) answered 402/),
+      ]);
+      expect(report.verdict).toBe('fail');
+    } finally {
+      await fixture.close();
+    }
+  }, 60_000);
+
   it('when run in the mock profile, then the stateless checks pass and the stateful ones are not applicable', async () => {
     const report = await run(sandbox, 'mock');
     expect(failures(report)).toEqual([]);

@@ -78,6 +78,9 @@ function sendPaced(ctx: CheckContext, request: GeneratedRequest): Promise<Exchan
     path: request.path,
     ...(request.body === undefined ? {} : { body: request.body }),
     ...(request.contentType === undefined ? {} : { headers: { 'content-type': request.contentType } }),
+    // The key without credits: a conforming service creates nothing, so a create sent
+    // twice after a reset cannot make two jobs (and one that was accepted fails anyway).
+    resend: true,
     note: `generated (${request.expect}${request.member ? `: ${request.member} ${request.rule}` : ''})`,
   });
 }

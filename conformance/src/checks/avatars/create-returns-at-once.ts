@@ -3,8 +3,15 @@ import type { CheckContext } from '../../context.ts';
 import { describe, isSuccess } from '../../expect.ts';
 import type { Exchange } from '../../http.ts';
 import type { JobKind } from '../../implementation/profile.ts';
-import { fail } from '../../outcome.ts';
+import { CheckFailure, fail, skip } from '../../outcome.ts';
 import { isJson, type TrackedJob } from '../../world.ts';
+
+/**
+ * Creates of a kind made when every job of it was done at its first read: each costs
+ * credits (a video 20 of the contract's 1,000 a month), and three in a row done at once
+ * is no slow moment of a loaded path any more.
+ */
+export const EXTRA_CREATES = 3;
 
 const FIX = 'Queue the job and answer at once with its ID; generation goes on in the background.';
 
@@ -12,10 +19,15 @@ export default defineCheck({
   id: 'avatars.create-returns-at-once',
   title: 'Creating an avatar (or video) answers with its ID before generation finishes',
   asserts:
-    'Each create answer is a success the implementation declares, with the new ID where its profile says; and it comes before the job ends: for avatars and for videos, some job of the run is still pending when read right after its create answer. A job already ready or failed at that first read, for every job of its kind, means generation ran inside the request, whatever the answer said.',
+    'Each create answer is a success the implementation declares, with the new ID where its profile says; and it comes before the job ends: for avatars and for videos, some job is still pending when read right after its create answer. When every job of a kind in the run was already ready or failed at that first read (a slow path can deliver an answer later than a short job takes), up to 3 more of that kind are created one at a time, each read the moment its answer arrives; a job of the kind seen pending passes, and all of them done at their first read means generation ran inside the request, whatever the answer said.',
   clauses: ['AV-ASYNC'],
   decisions: ['ND-CREATE-RESPONSE'],
   profiles: ALL,
+  // Only when every job of a kind was done at its first read: the extra creates, each at
+  // the request timeout (an answer that waits for generation is as slow as a job; the two
+  // kinds' go on at once), and the one seen pending awaited to its end and its last poll,
+  // so that the credit checks after this one see it settled.
+  waits: (a) => EXTRA_CREATES * a.request + a.options.jobTimeoutSeconds + a.options.pollMaxDelayMs / 1000,
   async run(ctx) {
     if (ctx.profile === 'mock') {
       const avatar = await ctx.http.send({ key: 'main', method: 'POST', path: '/v1/avatars', json: { type: 'prompt', name: 'Mock', prompt: 'A presenter.' } });
@@ -42,7 +54,14 @@ export default defineCheck({
         if (status !== 'queued') fail({ clause: 'ND-CREATE-RESPONSE', message: `the create answer of ${job.label} ${job.id} shows status ${String(status)}`, expected: 'status "queued"', received: String(status), fix: 'Answer 202 with the new record at once, in status queued (openapi/README.md, ND-CREATE-RESPONSE).', exchanges: [job.create] });
       }
     }
-    for (const kind of ['avatar', 'avatar_video'] as const) judgeTiming(ctx, kind, jobs.filter((job) => job.kind === kind && job.key === 'main' && job.polls.length > 0 && !job.label.startsWith('unexpected')));
+    const mine = (kind: JobKind) => jobs.filter((job) => job.kind === kind && job.key === 'main' && job.polls.length > 0 && !job.label.startsWith('unexpected'));
+    const judged = await Promise.allSettled((['avatar', 'avatar_video'] as const).map((kind) => judgeTiming(ctx, kind, mine(kind))));
+    // A failure says more than a kind that could not be judged.
+    const reasons = judged.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason as unknown] : []));
+    const first = reasons.find((reason) => reason instanceof CheckFailure) ?? reasons[0];
+    if (first !== undefined) throw first;
+    // The extra jobs count in the after-snapshots of the credit checks that follow.
+    await ctx.world.allSettled();
   },
 });
 
@@ -74,20 +93,45 @@ function judgeAnswer(ctx: CheckContext, kind: JobKind, exchange: Exchange): void
 
 /**
  * The first GET of every job is sent the moment its create answer arrives. If every job
- * of a kind was already terminal then, no job was ever seen pending after its answer:
- * the answer waited for generation.
+ * of a kind was already terminal then, either the answer waited for generation or the
+ * way to the service is slower than the job (a loaded machine, a proxy: an answer that
+ * took 554 ms to come back through Prism, for a 200 ms job, was measured). One
+ * observation cannot tell the two apart; more can: a service that answers after
+ * generation is done at every first read, a slow path only some of the time. So up to
+ * EXTRA_CREATES more jobs of the kind are made, one at a time, and the first seen
+ * pending settles it. They cost credits, so they are made only on this path.
  */
-function judgeTiming(ctx: CheckContext, kind: JobKind, jobs: TrackedJob[]): void {
-  if (jobs.length === 0 || jobs.some((job) => job.polls[0]!.terminal === undefined)) return;
-  const first = jobs[0]!;
-  const poll = first.polls[0]!;
+async function judgeTiming(ctx: CheckContext, kind: JobKind, jobs: TrackedJob[]): Promise<void> {
+  if (jobs.length === 0 || jobs.some(pendingAtFirstRead)) return;
   const path = kind === 'avatar' ? '/v1/avatars' : '/v1/avatar-videos';
+  const extra: TrackedJob[] = [];
+  for (let i = 1; i <= EXTRA_CREATES; i++) {
+    const made = await ctx.world.extraJob(kind, `extra-${kind === 'avatar' ? 'avatar' : 'video'}-${i}`);
+    if (!made.job) {
+      skip(
+        `every ${kind} of the run was already done at its first read, and ${i === 1 ? 'no further one' : `only ${i - 1} more`} could be made to tell a slow way to the service from an answer that waits for generation: POST ${path} answered ${describe(made.create)}`,
+      );
+    }
+    // Done at its first read: settled then. Pending: awaited to its end, for the credit checks.
+    await made.job.settled.catch(() => undefined);
+    if (made.job.polls.length === 0) skip(`the extra ${kind} ${made.job.id} could not be read: ${made.job.label} has no answer to its GET`);
+    if (pendingAtFirstRead(made.job)) {
+      ctx.note(`every ${kind} of the run was done at its first read; the extra ${made.job.label} was ${made.job.polls[0]!.status} at its first read, so the answers come before generation ends`);
+      return;
+    }
+    extra.push(made.job);
+  }
+  const all = [...jobs, ...extra];
   fail({
     clause: 'AV-ASYNC',
-    message: `every ${kind} of the run was already ${jobs.map((job) => job.polls[0]!.status).filter((s, i, all) => all.indexOf(s) === i).join(' or ')} when read right after its POST ${path} was answered: generation ran before the answer`,
+    message: `every ${kind} was already ${[...new Set(all.map((job) => job.polls[0]!.status))].join(' or ')} when read right after its POST ${path} was answered, the run's ${jobs.length} and ${extra.length} more made one at a time: generation ran before the answer`,
     expected: `a state other than ${ctx.shape.nameOf('ready')} or ${ctx.shape.nameOf('failed')} on the first read after the create answer, for at least one job`,
-    received: `${first.label}: answered after ${first.create.durationMs} ms; read ${poll.sentAt - first.answeredAt} ms later: ${poll.status}`,
+    received: all.map((job) => `${job.label}: answered after ${job.create.durationMs} ms; read ${job.polls[0]!.sentAt - job.answeredAt} ms later: ${job.polls[0]!.status}`).join('; '),
     fix: FIX,
-    exchanges: [first.create],
+    exchanges: [jobs[0]!.create, ...extra.slice(-1).map((job) => job.create)],
   });
+}
+
+function pendingAtFirstRead(job: TrackedJob): boolean {
+  return job.polls.length > 0 && job.polls[0]!.terminal === undefined;
 }
