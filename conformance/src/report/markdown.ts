@@ -20,9 +20,11 @@ function cell(text: string): string {
 
 export function toMarkdown(report: Report): string {
   const lines = [
-    report.subject === 'receiver' ? `# Receiver conformance report: ${report.baseUrl}` : `# Conformance report: ${report.baseUrl}`,
+    report.subject === 'receiver' ? `# Receiver conformance report: ${report.baseUrl}` : report.subject === 'proxy' ? `# Proxy conformance report: ${report.baseUrl}` : `# Conformance report: ${report.baseUrl}`,
     '',
-    report.subject === 'receiver'
+    report.subject === 'proxy'
+      ? `The proxy passed the traffic of clients to ${report.baseUrl} (read through ${report.implementation}) and judged both sides: ${report.startedAt}, ${(report.durationMs / 1000).toFixed(1)} s, ${counted(report.requests, 'request')} and ${counted(report.deliveries, 'webhook')} seen. Verdict: **${report.verdict.toUpperCase()}**.`
+      : report.subject === 'receiver'
       ? `The runner played the sender (${report.implementation}): ${report.startedAt}, ${(report.durationMs / 1000).toFixed(1)} s of at most ${report.boundSeconds ?? '?'} s, ${counted(report.deliveries, 'delivery', 'deliveries')}. Verdict: **${report.verdict.toUpperCase()}**.`
       : `Profile **${report.profile}**, implementation profile: ${report.implementation}, ${report.startedAt}, ${(report.durationMs / 1000).toFixed(1)} s, ${counted(report.requests, 'request')}. Verdict: **${report.verdict.toUpperCase()}**.`,
     '',
@@ -37,7 +39,7 @@ export function toMarkdown(report: Report): string {
     lines.push(`| ${row.id} | ${row.observe.join(', ')} | ${cell(row.rule)} | ${checks} | ${MARKDOWN_RESULTS[row.outcome]?.icon ?? row.outcome} |`);
   }
   // A receiver run is held to the source's receiver clauses; the contract's decisions are the service's.
-  if (report.subject !== 'receiver' && DECIDING_PROFILES.includes(report.profile)) {
+  if (report.subject === undefined && DECIDING_PROFILES.includes(report.profile)) {
     lines.push('', '## Contract decisions', '', "Where the service interface leaves a choice open, this project's contract decides it; the contract profile holds an implementation to each decision through the checks named here, whose results are above and below.", '', '| decision | rule | checks |', '|---|---|---|');
     for (const row of decisionMatrix()) lines.push(`| ${row.id} | ${cell(row.rule)} | ${row.checks.map((id) => `\`${id}\``).join('<br>') || '(not observable in one run)'} |`);
   }
@@ -60,6 +62,9 @@ export function toMarkdown(report: Report): string {
   if (skipped.length) {
     lines.push('', '## Skipped', '', ...skipped.map((r) => `- \`${r.id}\`${r.required ? ' (required)' : ''}: ${r.reason}`));
   }
+  // What the proxy could not judge depends on the traffic it saw: the reason says what would have let it.
+  const unjudged = report.subject === 'proxy' ? report.results.filter((r) => r.outcome === 'not_applicable') : [];
+  if (unjudged.length) lines.push('', '## Not judged', '', ...unjudged.map((r) => `- \`${r.id}\`: ${r.reason}`));
   return `${lines.join('\n')}\n`;
 }
 
