@@ -72,7 +72,8 @@ export async function proxyCommand(args: string[], io: ProxyIo): Promise<number>
   try {
     values = parse(args).values;
   } catch (error) {
-    return usage(error instanceof Error ? error.message : String(error));
+    // One line, as every usage error: parseArgs explains some errors over three.
+    return usage((error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' '));
   }
   if (values.help) {
     io.out(proxyHelp(io.command));

@@ -4,6 +4,8 @@
 // contract's decisions.
 import type { Check } from '../check.ts';
 import { CLAUSES } from '../clauses.ts';
+import type { ProxyCheck } from '../proxy/check.ts';
+import { PROXY_CHECKS } from '../proxy/index.ts';
 import type { ReceiverCheck } from '../receiver-checks/check.ts';
 import { RECEIVER_CHECKS } from '../receiver-checks/index.ts';
 import { isRequired } from '../selection.ts';
@@ -73,14 +75,16 @@ export function toMarkdown(report: Report): string {
  * when observed from outside); then which checks prove which clause and decision, and
  * each check's profiles.
  */
-export function listMatrix(checks: readonly Check[], receiverChecks: readonly ReceiverCheck[] = RECEIVER_CHECKS): string {
+export function listMatrix(checks: readonly Check[], receiverChecks: readonly ReceiverCheck[] = RECEIVER_CHECKS, proxyChecks: readonly ProxyCheck[] = PROXY_CHECKS): string {
   const lines = [
     '# What each check asserts, by clause',
     '',
-    'After each clause ID, who can see the rule hold: B a client over HTTP, as this runner; W only the implementation\'s own tests; C clients and webhook receivers (the typed client\'s tests prove them); R a webhook receiver, judged by this runner\'s receiver mode.',
+    'After each clause ID, who can see the rule hold: B a client over HTTP, as this runner; W only the implementation\'s own tests; C clients and webhook receivers (the typed client\'s tests prove them); R a webhook receiver, judged by this runner\'s receiver mode; P a client, judged from its live traffic by this runner\'s proxy mode.',
     '',
   ];
   const judgingReceivers = (id: string) => receiverChecks.filter((c) => (c.clauses as readonly string[]).includes(id));
+  // The proxy's client checks name the clauses a client is held to; its service checks repeat a run's passively.
+  const judgingClients = (id: string) => proxyChecks.filter((c) => c.party === 'client' && (c.clauses as readonly string[]).includes(id));
   for (const clause of CLAUSES) {
     lines.push(`## ${clause.id} (${clause.observe.join(', ')}): ${clause.rule}`, '');
     const proving = checks.filter((c) => (c.clauses as readonly string[]).includes(clause.id));
@@ -89,6 +93,9 @@ export function listMatrix(checks: readonly Check[], receiverChecks: readonly Re
     for (const check of proving) lines.push(`- \`${check.id}\`: ${check.asserts}`);
     if (receiving.length > 0) lines.push('', 'A receiver run (`receiver --url …`) judges a webhook receiver for it:');
     for (const check of receiving) lines.push(`- \`${check.id}\`: ${check.asserts}`);
+    const clients = judgingClients(clause.id);
+    if (clients.length > 0) lines.push('', 'A proxy run (`proxy --upstream …`) judges a client for it from its live traffic:');
+    for (const check of clients) lines.push(`- \`${check.id}\`: ${check.asserts}`);
     lines.push('');
   }
   lines.push('## Contract decisions (contract profile only)', '');
@@ -98,7 +105,8 @@ export function listMatrix(checks: readonly Check[], receiverChecks: readonly Re
     const ids = checks.filter((c) => (c.clauses as readonly string[]).includes(clause.id)).map((c) => c.id);
     const receiving = judgingReceivers(clause.id).map((c) => c.id);
     const proven = 'provenBy' in clause ? `(client: ${clause.provenBy})` : '(none)';
-    lines.push(`| ${clause.id} | ${clause.observe.join(', ')} | ${[ids.length ? ids.join(', ') : proven, ...(receiving.length ? [`receiver mode: ${receiving.join(', ')}`] : [])].join('; ')} |`);
+    const clients = judgingClients(clause.id).map((c) => c.id);
+    lines.push(`| ${clause.id} | ${clause.observe.join(', ')} | ${[ids.length ? ids.join(', ') : proven, ...(receiving.length ? [`receiver mode: ${receiving.join(', ')}`] : []), ...(clients.length ? [`proxy mode: ${clients.join(', ')}`] : [])].join('; ')} |`);
   }
   lines.push('', '| decision | rule | checks |', '|---|---|---|');
   for (const row of decisionMatrix()) lines.push(`| ${row.id} | ${cell(row.rule)} | ${row.checks.join(', ') || '(not observable in one run)'} |`);
