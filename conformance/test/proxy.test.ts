@@ -4,6 +4,8 @@
 // and catches five broken clients, each by exactly the check of its rule; in front of a
 // broken service with a correct client it fails the service, naming the clause.
 import { createHmac } from 'node:crypto';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GENEROUS_PLAN, startTestService, type TestService } from '../../server/test/support/harness.ts';
 import { createAvatarClient } from '../../client/src/index.ts';
@@ -203,7 +205,120 @@ describe('the proxy in front of the reference fixture', () => {
   }, 30_000);
 });
 
+/** An upstream that records what reached it and answers with headers a proxy must keep, and some it must drop. */
+async function startEchoUpstream() {
+  const seen: { method: string; url: string; rawHeaders: string[]; body: Buffer }[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      seen.push({ method: req.method!, url: req.url!, rawHeaders: req.rawHeaders, body: Buffer.concat(chunks) });
+      if (req.url === '/v1/big') {
+        res.writeHead(200, { 'content-type': 'application/octet-stream' });
+        for (let i = 0; i < 48; i++) res.write(Buffer.alloc(65_536, i));
+        return void res.end();
+      }
+      res.writeHead(200, [
+        ['Content-Type', 'application/json'],
+        ['Set-Cookie', 'a=1'],
+        ['Set-Cookie', 'b=2'],
+        ['X-Custom', 'kept'],
+        ['Connection', 'keep-alive, X-Hop'],
+        ['X-Hop', 'dropped'],
+        ['RateLimit-Limit', '77'],
+        ['RateLimit-Remaining', '76'],
+        ['RateLimit-Reset', '30'],
+      ].flat());
+      // Three writes: the answer streams through, chunked, as it was sent.
+      res.write('{"id":');
+      res.write('"acct_1",');
+      res.end('"ok":true}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url, seen, close: () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections())) };
+}
+
+function raw(url: string, options: { method: string; path: string; headers: string[]; body?: Buffer }): Promise<{ status: number; rawHeaders: string[]; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    // Raw headers, in order: Node then sends exactly these, so Host is ours to add.
+    const headers = ['Host', target.host, ...options.headers];
+    const req = httpRequest({ hostname: target.hostname, port: target.port, method: options.method, path: options.path, headers: headers as unknown as Record<string, string> }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, rawHeaders: res.rawHeaders, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+
 describe('what the proxy does to a request', () => {
+  it('when a request and its answer pass through, then both arrive as they were sent but for the hop-by-hop headers, and a create changes only its webhook_url', async () => {
+    const upstream = await startEchoUpstream();
+    const proxy = await startProxy({ upstream: upstream.url, port: 0, shape, validator, publicUrl: 'https://proxy.example.net/' });
+    try {
+      const answer = await raw(proxy.url, { method: 'GET', path: '/v1/me?x=1', headers: ['Authorization', 'Bearer sk_test_echo0000000000', 'X-Trace', 'abc', 'Connection', 'X-Drop', 'X-Drop', '1', 'Proxy-Authorization', 'Basic eg=='] });
+      expect(answer.status).toBe(200);
+      expect(answer.body.toString()).toBe('{"id":"acct_1","ok":true}');
+      const names = answer.rawHeaders.filter((_, i) => i % 2 === 0).map((n) => n.toLowerCase());
+      expect(names.filter((n) => n === 'set-cookie')).toHaveLength(2);
+      expect(names).toContain('x-custom');
+      expect(names).not.toContain('x-hop');
+      const got = upstream.seen[0]!;
+      expect(got.url).toBe('/v1/me?x=1');
+      const sent = Object.fromEntries(got.rawHeaders.flatMap((v, i, a) => (i % 2 === 0 ? [[v.toLowerCase(), a[i + 1]!]] : [])));
+      expect(sent).toMatchObject({ authorization: 'Bearer sk_test_echo0000000000', 'x-trace': 'abc', host: new URL(upstream.url).host });
+      expect(sent['x-drop']).toBeUndefined();
+      expect(sent['proxy-authorization']).toBeUndefined();
+
+      const create = Buffer.from('{"type":"prompt" ,"name":"É",\n "webhook_url":"http://127.0.0.1:9/h"}');
+      await raw(proxy.url, { method: 'POST', path: '/v1/avatars', headers: ['Authorization', 'Bearer sk_test_echo0000000000', 'Content-Type', 'application/json', 'Content-Length', String(create.length)], body: create });
+      const rewritten = upstream.seen[1]!.body.toString();
+      expect(rewritten).toMatch(/^\{"type":"prompt" ,"name":"É",\n "webhook_url":"https:\/\/proxy\.example\.net\/__conformance\/webhooks\/[0-9a-f]{24}"\}$/);
+      expect(proxy.webhookBase).toBe('https://proxy.example.net/__conformance/webhooks/');
+
+      // 3 MB each way, streamed: neither side is held to the proxy's copy for judging.
+      const big = Buffer.alloc(3 << 20, 9);
+      const streamed = await raw(proxy.url, { method: 'POST', path: '/v1/big', headers: ['Content-Length', String(big.length)], body: big });
+      expect(upstream.seen[2]!.body.equals(big)).toBe(true);
+      expect(streamed.body.length).toBe(48 * 65_536);
+      expect(streamed.body.subarray(47 * 65_536).every((byte) => byte === 47)).toBe(true);
+      // The key is known by its label only.
+      expect(proxy.traffic.keys).toEqual(['key 1 (sk_test_…)']);
+      expect(JSON.stringify(proxy.traffic.exchanges)).not.toContain('sk_test_echo');
+    } finally {
+      await proxy.close();
+      await upstream.close();
+    }
+  });
+
+  it('when a share of 429s is injected, then those requests never reach the service and get a closed window of the key\'s own limit', async () => {
+    const upstream = await startEchoUpstream();
+    const proxy = await startProxy({ upstream: upstream.url, port: 0, shape, validator, inject429: 0.5 });
+    try {
+      const headers = ['Authorization', 'Bearer sk_test_echo0000000000'];
+      const first = await raw(proxy.url, { method: 'GET', path: '/v1/me', headers });
+      const second = await raw(proxy.url, { method: 'GET', path: '/v1/me', headers });
+      expect(first.status).toBe(200);
+      expect(second.status).toBe(429);
+      const values = Object.fromEntries(second.rawHeaders.flatMap((v, i, a) => (i % 2 === 0 ? [[v.toLowerCase(), a[i + 1]!]] : [])));
+      expect(values).toMatchObject({ 'retry-after': '1', 'ratelimit-limit': '77', 'ratelimit-remaining': '0', 'ratelimit-reset': '1', 'x-ratelimit-limit': '77', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1' });
+      expect(JSON.parse(second.body.toString())).toMatchObject({ status: 429, code: 'rate_limit_exceeded' });
+      expect(upstream.seen).toHaveLength(1);
+      // A request outside the rate-limited operations is never answered by the proxy.
+      await raw(proxy.url, { method: 'GET', path: '/v1/big', headers });
+      expect(upstream.seen).toHaveLength(2);
+      expect(proxy.traffic.exchanges.map((e) => e.injected)).toEqual([false, true, false]);
+    } finally {
+      await proxy.close();
+      await upstream.close();
+    }
+  });
+
   it('when a create names a webhook_url, then only that value changes, byte for byte around it', () => {
     const raw = Buffer.from('{ "type":"prompt",\n  "webhook_url" : "http://127.0.0.1:9/hooks?a=\\"b\\"", "name":"\\u00e9" }');
     const { body, json } = rewriteWebhookUrl(raw, () => 'http://127.0.0.1:1/__conformance/webhooks/abc');

@@ -130,7 +130,8 @@ export async function proxyCommand(args: string[], io: ProxyIo): Promise<number>
   io.out(
     `judging ${counted(PROXY_CHECKS.length, 'check')} per key (client and service) until SIGINT or SIGTERM${duration === undefined ? '' : ` or ${duration} s`}; ` +
       `webhooks routed through ${proxy.webhookBase}…; ` +
-      (inject > 0 ? `${+(inject * 100).toFixed(2)} % of each key's rate-limited requests answered 429 by the proxy (--inject-429), the rest passed on unchanged\n` : 'every request passed on unchanged\n'),
+      (inject > 0 ? `${+(inject * 100).toFixed(2)} % of each key's rate-limited requests answered 429 by the proxy (--inject-429), the rest passed on unchanged` : 'every request passed on unchanged') +
+      `; once stopped, exchanges under way get ${CLOSE_MS / 1000} s, then the verdict\n`,
   );
 
   let timer: NodeJS.Timeout | undefined;
