@@ -40,7 +40,7 @@ async function behindProxy<T>(upstream: string, drive: (proxy: RunningProxy) => 
 }
 
 /**
- * An avatar takes 3.6 s, so that a client backing off from 0.5 s (its third poll 3 s after
+ * An avatar takes 4 s, so that a client backing off from 0.5 s (its third poll 3 s after
  * the create at the latest) polls it four times before it is ready: the fourth poll is
  * where the backoff rules start. A video takes 0.3 s and its file is a few bytes: the
  * built-in engine's rendering, seven at once on a small machine, would only add waiting.
@@ -48,7 +48,7 @@ async function behindProxy<T>(upstream: string, drive: (proxy: RunningProxy) => 
 const SCRIPTED_ENGINE: GenerationEngine = {
   generate: (job, signal) =>
     new Promise((resolve, reject) => {
-      const timer = setTimeout(() => resolve({ status: 'ready', result: {} }), job.kind === 'avatar' ? 3600 : 300);
+      const timer = setTimeout(() => resolve({ status: 'ready', result: {} }), job.kind === 'avatar' ? 4000 : 300);
       signal.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
     }),
   artifact: async () => ({ contentType: 'video/mp4', body: new Uint8Array(64).fill(7) }),
