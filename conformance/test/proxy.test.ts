@@ -296,6 +296,38 @@ describe('what the proxy does to a request', () => {
     }
   });
 
+  it('when the service delivers to the address the proxy gave it, with or without the path of --public-url, then the delivery reaches the client\'s receiver byte for byte, and an address it never gave answers 404', async () => {
+    const upstream = await startEchoUpstream();
+    const receiver = await startRecordingReceiver();
+    const proxy = await startProxy({ upstream: upstream.url, port: 0, shape, validator, publicUrl: 'https://tunnel.example.net/proxy' });
+    try {
+      const create = Buffer.from(JSON.stringify({ type: 'prompt', name: 'Hook', prompt: 'A face', webhook_url: receiver.url }));
+      await raw(proxy.url, { method: 'POST', path: '/v1/avatars', headers: ['Authorization', 'Bearer sk_test_echo0000000000', 'Content-Type', 'application/json', 'Content-Length', String(create.length)], body: create });
+      const told = (JSON.parse(upstream.seen[0]!.body.toString()) as { webhook_url: string }).webhook_url;
+      expect(told).toMatch(/^https:\/\/tunnel\.example\.net\/proxy\/__conformance\/webhooks\/[0-9a-f]{24}$/);
+      const id = told.split('/').at(-1)!;
+      const body = Buffer.from('{"id":"evt_1", "data":{"object":{"id":"av_1"}}}');
+      const headers = ['Content-Type', 'application/json', 'X-Service-Timestamp', '1700000000', 'X-Service-Signature', 'v1=abc', 'Content-Length', String(body.length)];
+      const viaTunnelPath = await raw(proxy.url, { method: 'POST', path: `/proxy/__conformance/webhooks/${id}`, headers, body });
+      const direct = await raw(proxy.url, { method: 'POST', path: `/__conformance/webhooks/${id}`, headers, body });
+      const unknown = await raw(proxy.url, { method: 'POST', path: '/__conformance/webhooks/0123456789abcdef01234567', headers, body });
+      expect([viaTunnelPath.status, direct.status, unknown.status]).toEqual([200, 200, 404]);
+      expect(receiver.received).toHaveLength(2);
+      for (const got of receiver.received) {
+        expect(got.rawBody.equals(body)).toBe(true);
+        expect(got.headers).toMatchObject({ 'x-service-timestamp': '1700000000', 'x-service-signature': 'v1=abc', host: new URL(receiver.url).host });
+      }
+      expect(proxy.traffic.deliveries.map((d) => [d.key, d.receiver, d.receiverStatus])).toEqual([
+        ['key 1 (sk_test_…)', receiver.url, 200],
+        ['key 1 (sk_test_…)', receiver.url, 200],
+      ]);
+    } finally {
+      await proxy.close();
+      await receiver.close();
+      await upstream.close();
+    }
+  });
+
   it('when a share of 429s is injected, then those requests never reach the service and get a closed window of the key\'s own limit', async () => {
     const upstream = await startEchoUpstream();
     const proxy = await startProxy({ upstream: upstream.url, port: 0, shape, validator, inject429: 0.5 });

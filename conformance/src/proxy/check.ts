@@ -109,7 +109,7 @@ export function asExchange(seen: Seen): Exchange {
 }
 
 /** Every record the service showed: GET answers of one avatar or video, and the records its webhooks carried, in the order they were seen. */
-export function recordsShown(traffic: Traffic): { kind: 'avatar' | 'avatar_video'; id: string; record: Record<string, unknown>; at: number; from: string; seen?: Seen; delivery?: SeenDelivery }[] {
+export function recordsShown(traffic: Traffic, shape: Shape): { kind: 'avatar' | 'avatar_video'; id: string; record: Record<string, unknown>; at: number; from: string; seen?: Seen; delivery?: SeenDelivery }[] {
   const out: ReturnType<typeof recordsShown> = [];
   for (const seen of fromService(traffic)) {
     const read = recordRead(seen);
@@ -121,13 +121,12 @@ export function recordsShown(traffic: Traffic): { kind: 'avatar' | 'avatar_video
     const record = eventObject(delivery);
     const id = record?.id;
     if (!record || typeof id !== 'string') continue;
-    const kind = traffic.created.find((job) => job.id === id)?.kind ?? kindOfEvent(delivery);
+    const kind = traffic.created.find((job) => job.id === id)?.kind ?? kindOfEvent(shape.eventType(delivery));
     if (kind) out.push({ kind, id, record, at: delivery.arrivedAt, from: `webhook #${delivery.seq}`, delivery });
   }
   return out.sort((a, b) => a.at - b.at);
 }
 
-function kindOfEvent(delivery: SeenDelivery): 'avatar' | 'avatar_video' | undefined {
-  const type = (delivery.json as { type?: unknown } | undefined)?.type;
+function kindOfEvent(type: unknown): 'avatar' | 'avatar_video' | undefined {
   return typeof type === 'string' ? (type.startsWith('avatar_video.') ? 'avatar_video' : type.startsWith('avatar.') ? 'avatar' : undefined) : undefined;
 }

@@ -70,10 +70,15 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const { shape, validator } = options;
   let webhookBase = '';
 
+  // A tunnel in front of the proxy may keep the path of --public-url in what it passes on.
+  const publicPath = options.publicUrl ? new URL(options.publicUrl).pathname.replace(/\/+$/, '') : '';
+  const webhookPrefix = (url: string) => [WEBHOOK_PATH, `${publicPath}${WEBHOOK_PATH}`].find((prefix) => url.startsWith(prefix));
+
   const server = createServer((req, res) => {
     const arrivedAt = now();
     const url = req.url ?? '/';
-    const work = url.startsWith(WEBHOOK_PATH) ? deliver(req, res, url, arrivedAt) : forward(req, res, url, arrivedAt);
+    const prefix = webhookPrefix(url);
+    const work = prefix ? deliver(req, res, url.slice(prefix.length), arrivedAt) : forward(req, res, url, arrivedAt);
     work.catch((error: unknown) => {
       if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
       res.end(`conformance proxy: ${error instanceof Error ? error.message : String(error)}\n`);
@@ -211,8 +216,8 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     res.end(body);
   }
 
-  async function deliver(req: IncomingMessage, res: ServerResponse, url: string, arrivedAt: number): Promise<void> {
-    const hook = hooks.get(url.slice(WEBHOOK_PATH.length).split(/[/?#]/)[0] ?? '');
+  async function deliver(req: IncomingMessage, res: ServerResponse, rest: string, arrivedAt: number): Promise<void> {
+    const hook = hooks.get(rest.split(/[/?#]/)[0] ?? '');
     if (!hook) {
       req.resume();
       res.writeHead(404, { 'content-type': 'text/plain' });

@@ -8,7 +8,7 @@ export default defineProxyCheck({
   party: 'service',
   clauses: ['AV-FAILED-ERROR', 'VID-FAILED-ERROR'],
   run({ traffic, shape }) {
-    const failed = recordsShown(traffic).filter((shown) => shape.terminal(shape.state(shown.record)) === 'failed');
+    const failed = recordsShown(traffic, shape).filter((shown) => shape.terminal(shape.state(shown.record)) === 'failed');
     if (failed.length === 0) notApplicable('no avatar or video was seen failed');
     const lacking = failed.find((shown) => typeof shown.record.error !== 'object' || shown.record.error === null || Array.isArray(shown.record.error));
     if (!lacking) return;

@@ -8,7 +8,7 @@ export default defineProxyCheck({
   party: 'service',
   clauses: ['VID-READY-URL'],
   run({ traffic, shape }) {
-    const ready = recordsShown(traffic).filter((shown) => shown.kind === 'avatar_video' && shape.terminal(shape.state(shown.record)) === 'ready');
+    const ready = recordsShown(traffic, shape).filter((shown) => shown.kind === 'avatar_video' && shape.terminal(shape.state(shown.record)) === 'ready');
     if (ready.length === 0) notApplicable('no video was seen ready');
     const lacking = ready.find((shown) => typeof shown.record.video_url !== 'string' || shown.record.video_url === '');
     if (!lacking) return;

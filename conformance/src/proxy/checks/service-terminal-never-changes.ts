@@ -8,7 +8,7 @@ export default defineProxyCheck({
   party: 'service',
   clauses: ['ST-TERMINAL'],
   run({ traffic, shape }) {
-    const shown = recordsShown(traffic);
+    const shown = recordsShown(traffic, shape);
     const ended = new Map<string, { state: string; from: string }>();
     let judged = 0;
     for (const { kind, id, record, from } of shown) {
