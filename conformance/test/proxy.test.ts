@@ -15,6 +15,7 @@ import { CONTRACT_PROFILE } from '../src/implementation/profile.ts';
 import { Shape } from '../src/implementation/shape.ts';
 import { judgeTraffic } from '../src/proxy/judge.ts';
 import { Injector, rewriteWebhookUrl, startProxy, type RunningProxy } from '../src/proxy/server.ts';
+import { Traffic, type Seen } from '../src/proxy/traffic.ts';
 import type { Report } from '../src/report/model.ts';
 import { independentFlow, startRecordingReceiver, type ClientFlaws } from './fixtures/clients.ts';
 import { SECRET, startFixture, type Flaws } from './fixtures/reference.ts';
@@ -255,6 +256,28 @@ function raw(url: string, options: { method: string; path: string; headers: stri
   });
 }
 
+
+describe('judging a record of traffic', () => {
+  const seen = (over: Partial<Seen>): Seen => ({
+    seq: 1, key: 'key 1 (sk_test_…)', method: 'GET', path: '/v1/me', operationId: 'getMe', bucket: 'read', requestJson: undefined,
+    arrivedAt: 1000, answeredAt: 1010, status: 200, responseHeaders: {}, responseJson: undefined, responseText: '', injected: false, ...over,
+  });
+
+  it('when the service accepts a create without the new ID, then service.get-returns-record fails naming AV-GET', () => {
+    const traffic = new Traffic();
+    traffic.exchanges.push(seen({ method: 'POST', path: '/v1/avatars', operationId: 'createAvatar', bucket: 'generation', status: 202, responseJson: { status: 'queued' }, responseText: '{"status":"queued"}' }));
+    const result = judgeTraffic({ traffic, shape, upstream: 'http://127.0.0.1:9', startedAt: 0 }).results.find((r) => r.id === 'service.get-returns-record')!;
+    expect(result.outcome).toBe('failed');
+    expect(result.failure!.clause).toBe('AV-GET');
+  });
+
+  it('when nothing was seen, then every check is not applicable with its reason, and the verdict passes', () => {
+    const report = judgeTraffic({ traffic: new Traffic(), shape, upstream: 'http://127.0.0.1:9', startedAt: 0 });
+    expect(report.results.filter((r) => r.outcome !== 'not_applicable').map((r) => r.id)).toEqual([]);
+    for (const r of report.results) expect(r.reason?.length ?? 0, r.id).toBeGreaterThan(20);
+    expect(report.verdict).toBe('pass');
+  });
+});
 
 describe('what the proxy does to a request', () => {
   it('when a request and its answer pass through, then both arrive as they were sent but for the hop-by-hop headers, and a create changes only its webhook_url', async () => {
