@@ -1,9 +1,9 @@
 // The client and the runner as a user of the published packages meets them: packed into
 // tarballs, installed into an empty folder, and run there on the system's Node (not the
 // repository's pinned one, and without type stripping): the runner's --help, a run
-// against a fixture implementation and one against a webhook receiver, and a TypeScript script of the client type-checked
+// against a fixture implementation, one against a webhook receiver and one as a proxy, and a TypeScript script of the client type-checked
 // and executed.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -72,6 +72,27 @@ describe('the packed conformance runner', () => {
       expect(stdout.trimEnd().split('\n').at(-1)).toBe('6 passed, 0 failed, 0 skipped');
     } finally {
       await receiver.close();
+    }
+  }, 60_000);
+
+  it('stands between a client and a service with avatar-conformance proxy, and judges once --duration is over', async () => {
+    const child = spawn(USER_NODE, [join(project, 'node_modules', '.bin', 'avatar-conformance'), 'proxy', '--upstream', fixture.baseUrl, '--listen', '0', '--duration', '2'], { cwd: project, env: { ...process.env, NO_COLOR: '1' } });
+    let stdout = '';
+    const url = new Promise<string>((resolve) => child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const found = /^Conformance proxy: (http:\/\/127\.0\.0\.1:\d+) -> /.exec(stdout)?.[1];
+      if (found) resolve(found);
+    }));
+    const code = new Promise<number | null>((resolve) => child.on('close', resolve));
+    try {
+      const me = await fetch(`${await url}/v1/me`, { headers: { authorization: `Bearer ${KEYS.main}` } });
+
+      expect(me.status).toBe(200);
+      expect(await code).toBe(0);
+      expect(stdout).toContain('✓ service.rate-limit-headers');
+      expect(stdout.trimEnd().split('\n').at(-1)).toMatch(/^\d+ passed, 0 failed, 0 skipped$/);
+    } finally {
+      child.kill('SIGKILL');
     }
   }, 60_000);
 });

@@ -4,9 +4,11 @@
 // B = a black-box client over HTTP (this runner), W = only the server's own tests,
 // C = clients and receivers (client/ implements it and client/test proves it);
 // R = a webhook receiver over HTTP, judged by the runner's receiver mode, which plays
-// the sender (its checks are in receiver-checks/ and name these clauses).
+// the sender (its checks are in receiver-checks/ and name these clauses); P = a client
+// over HTTP, judged from its live traffic by the runner's proxy mode, which stands
+// between it and a service (its client checks are in proxy/checks/ and name these).
 
-export type Observe = 'B' | 'W' | 'C' | 'R';
+export type Observe = 'B' | 'W' | 'C' | 'R' | 'P';
 
 export interface Clause {
   id: string;
@@ -28,7 +30,7 @@ export const CLAUSES = [
   { id: 'AV-ASYNC', sections: '1.2, 4', observe: ['B'], rule: 'Creating an avatar answers with its ID at once, before generation is done.' },
   { id: 'AV-GET', sections: '2.2, 4', observe: ['B'], rule: 'GET /v1/avatars/{id} answers the avatar record, which has id.' },
   { id: 'AV-FAILED-ERROR', sections: '2.2', observe: ['B'], rule: 'An avatar that failed has an error object.' },
-  { id: 'AV-READY-BEFORE-VIDEO', sections: '4.1.6', observe: ['B'], rule: 'Only a ready avatar can be used to make a video.' },
+  { id: 'AV-READY-BEFORE-VIDEO', sections: '4.1.6', observe: ['B', 'P'], rule: 'Only a ready avatar can be used to make a video: the service refuses another, and a client asks only with one it has seen ready.' },
   { id: 'VID-GET', sections: '2.3, 4', observe: ['B'], rule: 'GET /v1/avatar-videos/{id} answers the video record, which has id.' },
   { id: 'VID-READY-URL', sections: '2.3, 3', observe: ['B'], rule: 'A ready video has video_url.' },
   { id: 'VID-FAILED-ERROR', sections: '2.3', observe: ['B'], rule: 'A video that failed has an error object.' },
@@ -53,8 +55,8 @@ export const CLAUSES = [
   { id: 'RL-HEADERS', sections: '8.1', observe: ['B'], rule: 'Successes and 429s carry RateLimit-Limit, -Remaining and -Reset for the active window.' },
   { id: 'RL-HEADERS-COMPAT', sections: '8.1', observe: ['B'], rule: 'X-RateLimit-Limit, -Remaining and -Reset repeat the RateLimit-* values.' },
   { id: 'RL-RETRY-AFTER-ONLY-429', sections: '8.1', observe: ['B'], rule: 'Retry-After appears on 429 answers and not on successes.' },
-  { id: 'RL-CLIENT-WAIT', sections: '7', observe: ['C'], rule: 'A client waits at least Retry-After before trying again.', provenBy: 'client/test/client.test.ts' },
-  { id: 'RL-CLIENT-BACKOFF', sections: '4.1.6', observe: ['C'], rule: 'A polling client backs off instead of looping tightly.', provenBy: 'client/test/client.test.ts' },
+  { id: 'RL-CLIENT-WAIT', sections: '7', observe: ['C', 'P'], rule: 'A client waits at least Retry-After before trying again.', provenBy: 'client/test/client.test.ts' },
+  { id: 'RL-CLIENT-BACKOFF', sections: '4.1.6', observe: ['C', 'P'], rule: 'A polling client backs off instead of looping tightly.', provenBy: 'client/test/client.test.ts' },
   // Webhooks
   { id: 'WH-OPTIONAL', sections: '1.3, 6', observe: ['B'], rule: 'Webhooks are opt-in per request, through webhook_url on either POST.' },
   { id: 'WH-HTTPS-PUBLIC', sections: '2.1, 4.1.5', observe: ['B', 'W'], rule: 'In production a webhook_url must be https:// on a public host.' },

@@ -15,6 +15,7 @@ import { draftCommand } from './implementation/draft-command.ts';
 import { loadProfile, ProfileError, type ImplementationProfile } from './implementation/profile.ts';
 import { resolveOptions, type RunOptions } from './options.ts';
 import { PROFILES, type Profile } from './outcome.ts';
+import { proxyCommand } from './proxy/command.ts';
 import { receiverCommand } from './receiver-checks/command.ts';
 import { consoleProgress, summary } from './report/console.ts';
 import { toJson } from './report/json.ts';
@@ -31,11 +32,13 @@ const COMMAND = import.meta.url.endsWith('.js') ? 'avatar-conformance' : 'node c
 const HELP = `Usage: ${COMMAND} --base-url <url> --api-key <key> [options]
        ${COMMAND} draft-profile <openapi file or URL> [--name <name>] [--output <file>]
        ${COMMAND} receiver --url <receiver URL> --signing-secret <secret> [options]
+       ${COMMAND} proxy --upstream <service URL> --listen <port> [options]
 
 Drives an implementation of the Avatar Service API over HTTP and reports, clause by
 clause, what holds. draft-profile drafts an implementation profile from the
 implementation's own OpenAPI document, for review. receiver plays the sender against a
-webhook receiver and judges it (receiver --help lists its options).
+webhook receiver and judges it (receiver --help lists its options). proxy stands
+between a client and a service and judges both from the live traffic (proxy --help).
 
 Keys and secrets (flags, or the environment variables in brackets):
   --base-url <url>              scheme, host and port, without /v1 [CONFORMANCE_BASE_URL]
@@ -175,6 +178,15 @@ async function main(): Promise<number> {
     const io = { out: (text: string) => void process.stdout.write(text), err: (text: string) => void process.stderr.write(text), command: COMMAND, env: process.env, color: Boolean(process.stdout.isTTY) && !process.env.NO_COLOR };
     // A receiver run ends once its reports are written, whatever a receiver still holds open.
     return receiverCommand(process.argv.slice(3), io).then((code) => process.exit(code));
+  }
+  if (process.argv[2] === 'proxy') {
+    const stopped = new Promise((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    const io = { out: (text: string) => void process.stdout.write(text), err: (text: string) => void process.stderr.write(text), command: COMMAND, env: process.env, color: Boolean(process.stdout.isTTY) && !process.env.NO_COLOR, stopped };
+    // exit() below ends the process once the reports are written, whatever a client still holds open.
+    return proxyCommand(process.argv.slice(3), io);
   }
   let parsed: ReturnType<typeof parse>;
   try {

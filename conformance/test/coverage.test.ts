@@ -3,6 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CHECKS } from '../src/checks/index.ts';
+import { PROXY_CHECKS } from '../src/proxy/index.ts';
 import { RECEIVER_CHECKS } from '../src/receiver-checks/index.ts';
 import { CLAUSES, DECISIONS } from '../src/clauses.ts';
 import { listMatrix } from '../src/report/markdown.ts';
@@ -110,5 +111,50 @@ describe('the receiver checks', () => {
         expect(section, id).toContain(`\`${check.id}\`: ${check.asserts}`);
       }
     }
+  });
+});
+
+describe('the proxy checks', () => {
+  it('when a clause binds clients and the proxy can see it (P), then a client check proves it, and every client check names only such clauses', () => {
+    const clientClauses = CLAUSES.filter((c) => (c.observe as readonly string[]).includes('P')).map((c) => c.id);
+    expect(clientClauses).toEqual(expect.arrayContaining(['RL-CLIENT-WAIT', 'RL-CLIENT-BACKOFF', 'AV-READY-BEFORE-VIDEO']));
+    const clientChecks = PROXY_CHECKS.filter((check) => check.party === 'client');
+    for (const id of clientClauses) expect(clientChecks.some((check) => (check.clauses as readonly string[]).includes(id)), id).toBe(true);
+    for (const check of clientChecks) for (const id of check.clauses) expect(clientClauses, `${check.id}: ${id}`).toContain(id);
+  });
+
+  it('when a clause is for clients only (C), then the proxy judges it too, or it is a receiver\'s', () => {
+    for (const clause of CLAUSES.filter((c) => (c.observe as readonly string[]).includes('C'))) {
+      expect((clause.observe as readonly string[]).some((o) => o === 'P' || o === 'R'), clause.id).toBe(true);
+    }
+  });
+
+  it('when a service check of the proxy names a clause, then a service run proves that clause too (the proxy repeats its rules passively)', () => {
+    for (const check of PROXY_CHECKS.filter((c) => c.party === 'service')) {
+      for (const id of check.clauses) expect(CHECKS.some((c) => (c.clauses as readonly string[]).includes(id)), `${check.id}: ${id}`).toBe(true);
+    }
+  });
+
+  it('when listed, then each has a unique ID <party>.<behaviour> in the file of that name, and says what holding means', () => {
+    const ids = PROXY_CHECKS.map((c) => c.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    const index = readFileSync(new URL('conformance/src/proxy/index.ts', root), 'utf8');
+    const files = [...index.matchAll(/from '\.\/checks\/(client|service)-([a-z0-9-]+)\.ts'/g)].map((match) => `${match[1]}.${match[2]}`);
+    expect(files.sort()).toEqual([...ids].sort());
+    for (const check of PROXY_CHECKS) {
+      expect(check.id.startsWith(`${check.party}.`), check.id).toBe(true);
+      expect(check.asserts.length, check.id).toBeGreaterThan(60);
+    }
+  });
+
+  it('when --list prints the clauses, then each client clause is followed by what its proxy checks assert', () => {
+    const text = listMatrix(CHECKS);
+    for (const check of PROXY_CHECKS.filter((c) => c.party === 'client')) {
+      for (const id of check.clauses) {
+        const section = text.split(`## ${id} `)[1]?.split('\n## ')[0] ?? '';
+        expect(section, id).toContain(`\`${check.id}\`: ${check.asserts}`);
+      }
+    }
+    expect(text).toContain('| RL-CLIENT-WAIT | C, P | (client: client/test/client.test.ts); proxy mode: client.waits-retry-after |');
   });
 });

@@ -86,10 +86,12 @@ export function summary(report: Report, color: boolean): string {
     const what =
       report.subject === 'receiver'
         ? `receiver ${report.baseUrl}, ${counted(report.deliveries, 'delivery', 'deliveries')} sent${warned ? `, ${counted(warned, 'check')} with warnings` : ''}`
-        : `profile ${report.profile}, ${counted(report.requests, 'request')}, ${counted(report.deliveries, 'webhook')} received`;
+        : report.subject === 'proxy'
+          ? `traffic to ${report.baseUrl}, ${counted(report.requests, 'request')} and ${counted(report.deliveries, 'webhook')} seen`
+          : `profile ${report.profile}, ${counted(report.requests, 'request')}, ${counted(report.deliveries, 'webhook')} received`;
     lines.push(
       `${report.verdict === 'pass' ? paint(color, 32, 'PASS') : paint(color, 31, 'FAIL')}: ${what}, ${(report.durationMs / 1000).toFixed(1)} s${report.bound ? ` of ${report.bound.seconds} s at most` : ''}` +
-        (report.counts.notApplicable ? `, ${counted(report.counts.notApplicable, 'check')} not applicable to this profile` : ''),
+        (report.counts.notApplicable ? `, ${counted(report.counts.notApplicable, 'check')} not applicable to ${report.subject === 'proxy' ? 'the traffic seen' : 'this profile'}` : ''),
     );
   }
   lines.push(`${report.counts.passed} passed, ${report.counts.failed} failed, ${report.counts.skipped} skipped`);

@@ -4,6 +4,8 @@
 // contract's decisions.
 import type { Check } from '../check.ts';
 import { CLAUSES } from '../clauses.ts';
+import type { ProxyCheck } from '../proxy/check.ts';
+import { PROXY_CHECKS } from '../proxy/index.ts';
 import type { ReceiverCheck } from '../receiver-checks/check.ts';
 import { RECEIVER_CHECKS } from '../receiver-checks/index.ts';
 import { isRequired } from '../selection.ts';
@@ -20,9 +22,11 @@ function cell(text: string): string {
 
 export function toMarkdown(report: Report): string {
   const lines = [
-    report.subject === 'receiver' ? `# Receiver conformance report: ${report.baseUrl}` : `# Conformance report: ${report.baseUrl}`,
+    report.subject === 'receiver' ? `# Receiver conformance report: ${report.baseUrl}` : report.subject === 'proxy' ? `# Proxy conformance report: ${report.baseUrl}` : `# Conformance report: ${report.baseUrl}`,
     '',
-    report.subject === 'receiver'
+    report.subject === 'proxy'
+      ? `The proxy passed the traffic of clients to ${report.baseUrl} (read through ${report.implementation}) and judged both sides: ${report.startedAt}, ${(report.durationMs / 1000).toFixed(1)} s, ${counted(report.requests, 'request')} and ${counted(report.deliveries, 'webhook')} seen. Verdict: **${report.verdict.toUpperCase()}**.`
+      : report.subject === 'receiver'
       ? `The runner played the sender (${report.implementation}): ${report.startedAt}, ${(report.durationMs / 1000).toFixed(1)} s of at most ${report.boundSeconds ?? '?'} s, ${counted(report.deliveries, 'delivery', 'deliveries')}. Verdict: **${report.verdict.toUpperCase()}**.`
       : `Profile **${report.profile}**, implementation profile: ${report.implementation}, ${report.startedAt}, ${(report.durationMs / 1000).toFixed(1)} s, ${counted(report.requests, 'request')}. Verdict: **${report.verdict.toUpperCase()}**.`,
     '',
@@ -37,7 +41,7 @@ export function toMarkdown(report: Report): string {
     lines.push(`| ${row.id} | ${row.observe.join(', ')} | ${cell(row.rule)} | ${checks} | ${MARKDOWN_RESULTS[row.outcome]?.icon ?? row.outcome} |`);
   }
   // A receiver run is held to the source's receiver clauses; the contract's decisions are the service's.
-  if (report.subject !== 'receiver' && DECIDING_PROFILES.includes(report.profile)) {
+  if (report.subject === undefined && DECIDING_PROFILES.includes(report.profile)) {
     lines.push('', '## Contract decisions', '', "Where the service interface leaves a choice open, this project's contract decides it; the contract profile holds an implementation to each decision through the checks named here, whose results are above and below.", '', '| decision | rule | checks |', '|---|---|---|');
     for (const row of decisionMatrix()) lines.push(`| ${row.id} | ${cell(row.rule)} | ${row.checks.map((id) => `\`${id}\``).join('<br>') || '(not observable in one run)'} |`);
   }
@@ -60,6 +64,9 @@ export function toMarkdown(report: Report): string {
   if (skipped.length) {
     lines.push('', '## Skipped', '', ...skipped.map((r) => `- \`${r.id}\`${r.required ? ' (required)' : ''}: ${r.reason}`));
   }
+  // What the proxy could not judge depends on the traffic it saw: the reason says what would have let it.
+  const unjudged = report.subject === 'proxy' ? report.results.filter((r) => r.outcome === 'not_applicable') : [];
+  if (unjudged.length) lines.push('', '## Not judged', '', ...unjudged.map((r) => `- \`${r.id}\`: ${r.reason}`));
   return `${lines.join('\n')}\n`;
 }
 
@@ -68,14 +75,16 @@ export function toMarkdown(report: Report): string {
  * when observed from outside); then which checks prove which clause and decision, and
  * each check's profiles.
  */
-export function listMatrix(checks: readonly Check[], receiverChecks: readonly ReceiverCheck[] = RECEIVER_CHECKS): string {
+export function listMatrix(checks: readonly Check[], receiverChecks: readonly ReceiverCheck[] = RECEIVER_CHECKS, proxyChecks: readonly ProxyCheck[] = PROXY_CHECKS): string {
   const lines = [
     '# What each check asserts, by clause',
     '',
-    'After each clause ID, who can see the rule hold: B a client over HTTP, as this runner; W only the implementation\'s own tests; C clients and webhook receivers (the typed client\'s tests prove them); R a webhook receiver, judged by this runner\'s receiver mode.',
+    'After each clause ID, who can see the rule hold: B a client over HTTP, as this runner; W only the implementation\'s own tests; C clients and webhook receivers (the typed client\'s tests prove them); R a webhook receiver, judged by this runner\'s receiver mode; P a client, judged from its live traffic by this runner\'s proxy mode.',
     '',
   ];
   const judgingReceivers = (id: string) => receiverChecks.filter((c) => (c.clauses as readonly string[]).includes(id));
+  // The proxy's client checks name the clauses a client is held to; its service checks repeat a run's passively.
+  const judgingClients = (id: string) => proxyChecks.filter((c) => c.party === 'client' && (c.clauses as readonly string[]).includes(id));
   for (const clause of CLAUSES) {
     lines.push(`## ${clause.id} (${clause.observe.join(', ')}): ${clause.rule}`, '');
     const proving = checks.filter((c) => (c.clauses as readonly string[]).includes(clause.id));
@@ -84,6 +93,9 @@ export function listMatrix(checks: readonly Check[], receiverChecks: readonly Re
     for (const check of proving) lines.push(`- \`${check.id}\`: ${check.asserts}`);
     if (receiving.length > 0) lines.push('', 'A receiver run (`receiver --url …`) judges a webhook receiver for it:');
     for (const check of receiving) lines.push(`- \`${check.id}\`: ${check.asserts}`);
+    const clients = judgingClients(clause.id);
+    if (clients.length > 0) lines.push('', 'A proxy run (`proxy --upstream …`) judges a client for it from its live traffic:');
+    for (const check of clients) lines.push(`- \`${check.id}\`: ${check.asserts}`);
     lines.push('');
   }
   lines.push('## Contract decisions (contract profile only)', '');
@@ -93,7 +105,8 @@ export function listMatrix(checks: readonly Check[], receiverChecks: readonly Re
     const ids = checks.filter((c) => (c.clauses as readonly string[]).includes(clause.id)).map((c) => c.id);
     const receiving = judgingReceivers(clause.id).map((c) => c.id);
     const proven = 'provenBy' in clause ? `(client: ${clause.provenBy})` : '(none)';
-    lines.push(`| ${clause.id} | ${clause.observe.join(', ')} | ${[ids.length ? ids.join(', ') : proven, ...(receiving.length ? [`receiver mode: ${receiving.join(', ')}`] : [])].join('; ')} |`);
+    const clients = judgingClients(clause.id).map((c) => c.id);
+    lines.push(`| ${clause.id} | ${clause.observe.join(', ')} | ${[ids.length ? ids.join(', ') : proven, ...(receiving.length ? [`receiver mode: ${receiving.join(', ')}`] : []), ...(clients.length ? [`proxy mode: ${clients.join(', ')}`] : [])].join('; ')} |`);
   }
   lines.push('', '| decision | rule | checks |', '|---|---|---|');
   for (const row of decisionMatrix()) lines.push(`| ${row.id} | ${cell(row.rule)} | ${row.checks.join(', ') || '(not observable in one run)'} |`);

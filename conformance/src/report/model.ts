@@ -19,8 +19,11 @@ export type AbortKind = 'usage' | 'unreachable' | 'rejected-key' | 'not-this-api
 export interface Report {
   tool: string;
   version: string;
-  /** What was judged: a service (absent, the default) or a webhook receiver, with the runner as its sender. */
-  subject?: 'receiver';
+  /**
+   * What was judged: a service (absent, the default), a webhook receiver with the runner
+   * as its sender, or the live traffic of a client and a service through the proxy.
+   */
+  subject?: 'receiver' | 'proxy';
   /** The longest the run could take, stated before it started (receiver runs). */
   boundSeconds?: number;
   profile: Profile;

@@ -33,7 +33,7 @@ export function markdownClauseLegend(): string {
     'Each clause of the service interface this runner knows, its rule quoted in this project\'s words (the runner\'s `--list` prints the same rules with what each check asserts).',
     '',
     '- **clause**: the clause ID; failures below name it.',
-    '- **observe**: who can see the rule hold. **B**: a client over HTTP, as this runner; **W**: only the implementation\'s own tests (its clock, its database); **C**: clients and webhook receivers, which must act on it; **R**: a webhook receiver, which the receiver mode (`receiver --url …`) judges.',
+    '- **observe**: who can see the rule hold. **B**: a client over HTTP, as this runner; **W**: only the implementation\'s own tests (its clock, its database); **C**: clients and webhook receivers, which must act on it; **R**: a webhook receiver, which the receiver mode (`receiver --url …`) judges; **P**: a client, which the proxy mode (`proxy --upstream …`) judges from its live traffic.',
     '- **rule**: what the clause requires.',
     '- **checks**: the checks of this runner that prove it, or for a C clause the client test that does.',
     `- **result**: how its checks came out in this run. ${results}.`,

@@ -1,0 +1,101 @@
+// judgeTraffic(traffic) -> Report: every proxy check over what the proxy saw, with the
+// report, verdict and exit codes of a service run. Judging sends nothing: it ends as
+// soon as the checks have read the record.
+import { redact } from '../http.ts';
+import type { Shape } from '../implementation/shape.ts';
+import { windowFor } from '../observe/rate-limit-headers.ts';
+import { CheckFailure, CheckSkip, type CheckResult } from '../outcome.ts';
+import { clauseMatrix, TOOL, VERSION } from '../report/build.ts';
+import { EXIT_CODES, type Report } from '../report/model.ts';
+import type { ProxyCheck, ProxyContext } from './check.ts';
+import { PROXY_CHECKS } from './index.ts';
+import type { Traffic } from './traffic.ts';
+
+/** The source's limits and their windows (section 8): what a RateLimit-Limit value can mean. */
+const SOURCE_LIMITS = { expectedLimits: { generation: [10, 300], read: [120, 10_000] }, windowSeconds: [60, 86_400] };
+
+export interface JudgeOptions {
+  traffic: Traffic;
+  shape: Shape;
+  upstream: string;
+  signingSecret?: string | undefined;
+  startedAt: number;
+  now?: () => number;
+  /** Limits the implementation documents, when not the source's. */
+  limits?: typeof SOURCE_LIMITS;
+  checks?: readonly ProxyCheck[];
+}
+
+export function judgeTraffic(options: JudgeOptions): Report {
+  const now = options.now ?? Date.now;
+  const limits = options.limits ?? SOURCE_LIMITS;
+  const ctx: ProxyContext = {
+    traffic: options.traffic,
+    shape: options.shape,
+    signingSecret: options.signingSecret || undefined,
+    windowFor: (bucket, limit) => windowFor(limits, bucket, limit),
+  };
+  const secrets = [...options.traffic.tokens, ...(options.signingSecret ? [options.signingSecret] : [])];
+  const results = (options.checks ?? PROXY_CHECKS).map((check) => judgeOne(check, ctx, secrets, now));
+  const finishedAt = now();
+  const count = (outcome: CheckResult['outcome']) => results.filter((r) => r.outcome === outcome).length;
+  const failed = count('failed');
+  const verdict = failed === 0 ? 'pass' : 'fail';
+  return {
+    tool: TOOL,
+    version: VERSION,
+    subject: 'proxy',
+    // The source's rules, as in a core run: they bind every client and every service.
+    profile: 'core',
+    implementation: options.shape.profile.name,
+    baseUrl: options.upstream,
+    startedAt: new Date(options.startedAt).toISOString(),
+    finishedAt: new Date(finishedAt).toISOString(),
+    durationMs: finishedAt - options.startedAt,
+    verdict,
+    exitCode: EXIT_CODES[verdict],
+    counts: { passed: count('passed'), failed, skipped: count('skipped'), notApplicable: count('not_applicable'), requiredNotRun: 0 },
+    results,
+    clauses: clauseMatrix(results, options.checks ?? PROXY_CHECKS).filter((row) => row.checks.length > 0),
+    requests: options.traffic.exchanges.length,
+    deliveries: options.traffic.deliveries.length,
+  };
+}
+
+function judgeOne(check: ProxyCheck, ctx: ProxyContext, secrets: string[], now: () => number): CheckResult {
+  const started = now();
+  const done = (rest: Pick<CheckResult, 'outcome'> & Partial<CheckResult>): CheckResult => ({
+    id: check.id,
+    title: check.title,
+    area: check.party,
+    clauses: [...check.clauses],
+    decisions: [],
+    phase: 'passive',
+    required: true,
+    ...rest,
+    durationMs: now() - started,
+  });
+  try {
+    check.run(ctx);
+    return done({ outcome: 'passed' });
+  } catch (error) {
+    if (error instanceof CheckFailure) {
+      const { clause, message, expected, received, fix, evidence } = error.detail;
+      return done({
+        outcome: 'failed',
+        failure: {
+          clause,
+          message: redact(message, secrets),
+          ...(expected === undefined ? {} : { expected: redact(expected, secrets) }),
+          ...(received === undefined ? {} : { received: redact(received, secrets) }),
+          ...(fix === undefined ? {} : { fix }),
+          exchanges: (evidence ?? []).slice(0, 3).map((text) => redact(text, secrets)),
+        },
+      });
+    }
+    // Too little traffic to judge: said with the reason, never a failure.
+    if (error instanceof CheckSkip) return done({ outcome: 'not_applicable', reason: redact(error.message, secrets) });
+    const message = `the check could not complete: ${error instanceof Error ? error.message : String(error)}`;
+    return done({ outcome: 'failed', failure: { clause: check.clauses[0] ?? '', message: redact(message, secrets), exchanges: [] } });
+  }
+}
