@@ -16,6 +16,7 @@ import { Shape } from '../src/implementation/shape.ts';
 import { judgeTraffic } from '../src/proxy/judge.ts';
 import { Injector, rewriteWebhookUrl, startProxy, type RunningProxy } from '../src/proxy/server.ts';
 import { Traffic, type Seen } from '../src/proxy/traffic.ts';
+import { summary } from '../src/report/console.ts';
 import type { Report } from '../src/report/model.ts';
 import { independentFlow, startRecordingReceiver, type ClientFlaws } from './fixtures/clients.ts';
 import { SECRET, startFixture, type Flaws } from './fixtures/reference.ts';
@@ -271,11 +272,12 @@ describe('judging a record of traffic', () => {
     expect(result.failure!.clause).toBe('AV-GET');
   });
 
-  it('when nothing was seen, then every check is not applicable with its reason, and the verdict passes', () => {
+  it('when nothing was seen, then every check is not applicable with its reason, and the verdict fails: nothing was judged', () => {
     const report = judgeTraffic({ traffic: new Traffic(), shape, upstream: 'http://127.0.0.1:9', startedAt: 0 });
     expect(report.results.filter((r) => r.outcome !== 'not_applicable').map((r) => r.id)).toEqual([]);
     for (const r of report.results) expect(r.reason?.length ?? 0, r.id).toBeGreaterThan(20);
-    expect(report.verdict).toBe('pass');
+    expect(report.verdict).toBe('fail');
+    expect(summary(report, false)).toContain('No check had traffic to judge');
   });
 });
 

@@ -5,7 +5,7 @@ import { redact } from '../http.ts';
 import type { Shape } from '../implementation/shape.ts';
 import { windowFor } from '../observe/rate-limit-headers.ts';
 import { CheckFailure, CheckSkip, type CheckResult } from '../outcome.ts';
-import { clauseMatrix, TOOL, VERSION } from '../report/build.ts';
+import { clauseMatrix, reportedFailure, TOOL, VERSION } from '../report/build.ts';
 import { EXIT_CODES, type Report } from '../report/model.ts';
 import type { ProxyCheck, ProxyContext } from './check.ts';
 import { PROXY_CHECKS } from './index.ts';
@@ -40,7 +40,10 @@ export function judgeTraffic(options: JudgeOptions): Report {
   const finishedAt = now();
   const count = (outcome: CheckResult['outcome']) => results.filter((r) => r.outcome === outcome).length;
   const failed = count('failed');
-  const verdict = failed === 0 ? 'pass' : 'fail';
+  // A run in which no check had traffic to judge proves nothing of either party: it fails,
+  // as a service run fails when a required check never ran.
+  const judged = failed + count('passed');
+  const verdict = failed === 0 && judged > 0 ? 'pass' : 'fail';
   return {
     tool: TOOL,
     version: VERSION,
@@ -79,20 +82,7 @@ function judgeOne(check: ProxyCheck, ctx: ProxyContext, secrets: string[], now: 
     check.run(ctx);
     return done({ outcome: 'passed' });
   } catch (error) {
-    if (error instanceof CheckFailure) {
-      const { clause, message, expected, received, fix, evidence } = error.detail;
-      return done({
-        outcome: 'failed',
-        failure: {
-          clause,
-          message: redact(message, secrets),
-          ...(expected === undefined ? {} : { expected: redact(expected, secrets) }),
-          ...(received === undefined ? {} : { received: redact(received, secrets) }),
-          ...(fix === undefined ? {} : { fix }),
-          exchanges: (evidence ?? []).slice(0, 3).map((text) => redact(text, secrets)),
-        },
-      });
-    }
+    if (error instanceof CheckFailure) return done({ outcome: 'failed', failure: reportedFailure(error.detail, secrets) });
     // Too little traffic to judge: said with the reason, never a failure.
     if (error instanceof CheckSkip) return done({ outcome: 'not_applicable', reason: redact(error.message, secrets) });
     const message = `the check could not complete: ${error instanceof Error ? error.message : String(error)}`;

@@ -82,6 +82,7 @@ export function summary(report: Report, color: boolean): string {
     const uncovered = report.clauses.filter((c) => c.outcome === 'failed').map((c) => c.id);
     if (uncovered.length > 0) lines.push(`Clauses broken: ${uncovered.join(', ')}`);
     if (report.bound?.reached) lines.push(paint(color, 33, `The run reached its bound of ${report.bound.seconds} s: the checks it had not finished are reported not run.`));
+    if (report.subject === 'proxy' && report.counts.passed + report.counts.failed === 0) lines.push(paint(color, 33, 'No check had traffic to judge: point a client at the proxy and let it create, poll and download (the reasons are above).'));
     const warned = report.results.filter((r) => r.warnings?.length).length;
     const what =
       report.subject === 'receiver'
