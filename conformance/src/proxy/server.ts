@@ -56,6 +56,7 @@ export interface RunningProxy {
 interface Hook {
   receiver: string;
   key: string | undefined;
+  createSeq: number;
 }
 
 export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
@@ -120,7 +121,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       const raw = await readAll(req);
       const rewritten = rewriteWebhookUrl(raw, (receiver) => {
         const id = randomBytes(12).toString('hex');
-        hooks.set(id, { receiver, key });
+        hooks.set(id, { receiver, key, createSeq: seen.seq });
         return `${webhookBase}${id}`;
       });
       seen.requestJson = rewritten.json;
@@ -230,6 +231,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       seq: traffic.deliveries.length + 1,
       key: hook.key,
       receiver: hook.receiver,
+      createSeq: hook.createSeq,
       arrivedAt,
       headers: lowerHeaders(req.headers),
       rawBody,

@@ -39,6 +39,8 @@ export interface SeenDelivery {
   key: string | undefined;
   /** The client's receiver, as its create request named it. */
   receiver: string;
+  /** The create exchange whose webhook_url the service was told to call: what its answer said of the job. */
+  createSeq: number;
   /** When the service's delivery reached the proxy (and was passed on at once). */
   arrivedAt: number;
   /** Lower-case names. */
