@@ -2,12 +2,15 @@
 // on unchanged, and judges each party from what it saw. In front of this project's
 // server it passes this project's client and a correct client written from the source,
 // and catches five broken clients, each by exactly the check of its rule; in front of a
-// broken service with a correct client it fails the service, naming the clause.
+// broken service with a correct client it fails the service, naming the clause. Every
+// service check is also driven to failure from a record of traffic built by hand, which
+// breaks exactly its rule, where a live flaw would be slow or would break other rules too.
 import { createHmac } from 'node:crypto';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GENEROUS_PLAN, startTestService, type TestService } from '../../server/test/support/harness.ts';
+import { signWebhook } from '../../contract/webhookSignature.ts';
 import { createAvatarClient } from '../../client/src/index.ts';
 import type { GenerationEngine } from '../../server/src/domain/engine.ts';
 import { ContractValidator } from '../src/contract.ts';
@@ -15,7 +18,8 @@ import { CONTRACT_PROFILE } from '../src/implementation/profile.ts';
 import { Shape } from '../src/implementation/shape.ts';
 import { judgeTraffic } from '../src/proxy/judge.ts';
 import { Injector, rewriteWebhookUrl, startProxy, type RunningProxy } from '../src/proxy/server.ts';
-import { Traffic, type Seen } from '../src/proxy/traffic.ts';
+import { PROXY_CHECKS } from '../src/proxy/index.ts';
+import { Traffic, type Seen, type SeenDelivery } from '../src/proxy/traffic.ts';
 import { summary } from '../src/report/console.ts';
 import type { Report } from '../src/report/model.ts';
 import { independentFlow, startRecordingReceiver, type ClientFlaws } from './fixtures/clients.ts';
@@ -278,6 +282,183 @@ describe('judging a record of traffic', () => {
     for (const r of report.results) expect(r.reason?.length ?? 0, r.id).toBeGreaterThan(20);
     expect(report.verdict).toBe('fail');
     expect(summary(report, false)).toContain('No check had traffic to judge');
+  });
+});
+
+/**
+ * A record of traffic built by hand, as the proxy would have kept it: one exchange a
+ * second, every rate-limited answer with the headers of one 60 s window counting down per
+ * key and bucket (unless a case writes its own), every delivery stamped with its second
+ * and signed with SECRET. Healthy as built; a case adds the one exchange or delivery that
+ * breaks its rule.
+ */
+class HandBuilt {
+  readonly traffic = new Traffic();
+  readonly #counted = new Map<string, number>();
+  static readonly KEY = 'key 1 (sk_test_…)';
+  static readonly WINDOW_END_MS = 50_000;
+
+  answer(over: Partial<Seen> & { headers?: Record<string, string | undefined> }): Seen {
+    const seq = this.traffic.exchanges.length + 1;
+    const arrivedAt = seq * 1000;
+    const { headers, ...rest } = over;
+    const exchange: Seen = {
+      seq, key: HandBuilt.KEY, method: 'GET', path: '/v1/me', operationId: 'getMe', bucket: 'read', requestJson: undefined,
+      arrivedAt, answeredAt: arrivedAt + 10, status: 200, responseHeaders: {}, responseJson: undefined, responseText: '', injected: false, ...rest,
+    };
+    if (exchange.responseJson !== undefined && !exchange.responseText) exchange.responseText = JSON.stringify(exchange.responseJson);
+    const all: Record<string, string | undefined> = {};
+    if (exchange.bucket && exchange.key) {
+      const name = `${exchange.key}:${exchange.bucket}`;
+      const used = (this.#counted.get(name) ?? 0) + 1;
+      this.#counted.set(name, used);
+      const limit = exchange.bucket === 'read' ? 120 : 10;
+      const values = { limit: String(limit), remaining: String(Math.max(0, limit - used)), reset: String(Math.ceil((HandBuilt.WINDOW_END_MS - exchange.answeredAt) / 1000)) };
+      for (const [n, v] of Object.entries(values)) all[`ratelimit-${n}`] = all[`x-ratelimit-${n}`] = v;
+    }
+    Object.assign(all, headers);
+    exchange.responseHeaders = Object.fromEntries(Object.entries(all).filter((entry): entry is [string, string] => entry[1] !== undefined));
+    this.traffic.exchanges.push(exchange);
+    return exchange;
+  }
+
+  read(kind: 'avatar' | 'avatar_video', record: Record<string, unknown>, over: Partial<Seen> = {}): Seen {
+    const id = String(record.id);
+    return this.answer({ path: `/v1/${kind === 'avatar' ? 'avatars' : 'avatar-videos'}/${id}`, operationId: kind === 'avatar' ? 'getAvatar' : 'getAvatarVideo', responseJson: record, ...over });
+  }
+
+  create(kind: 'avatar' | 'avatar_video', requestJson: unknown, status: number, responseJson: unknown, headers: Record<string, string> = {}): Seen {
+    const seen = this.answer({ method: 'POST', path: kind === 'avatar' ? '/v1/avatars' : '/v1/avatar-videos', operationId: kind === 'avatar' ? 'createAvatar' : 'createAvatarVideo', bucket: 'generation', requestJson, status, responseJson, headers });
+    const id = shape.isCreated(kind, status) ? shape.createdId(kind, responseJson) : undefined;
+    if (id) this.traffic.created.push({ kind, id, key: seen.key, at: seen.answeredAt });
+    return seen;
+  }
+
+  deliver(create: Seen, event: Record<string, unknown>, over: { timestamp?: string; sign?: (timestamp: string, body: Buffer) => string } = {}): SeenDelivery {
+    const seq = this.traffic.deliveries.length + 1;
+    const arrivedAt = (this.traffic.exchanges.length + 1) * 1000 + 500;
+    const rawBody = Buffer.from(JSON.stringify(event));
+    const timestamp = over.timestamp ?? String(Math.floor(arrivedAt / 1000));
+    const signature = (over.sign ?? ((t, body) => signWebhook(SECRET, Number(t), body)))(timestamp, rawBody);
+    const delivery: SeenDelivery = {
+      seq, key: HandBuilt.KEY, receiver: 'http://127.0.0.1:9/hooks', createSeq: create.seq, arrivedAt,
+      headers: { 'content-type': 'application/json', 'x-service-timestamp': timestamp, 'x-service-signature': signature }, rawBody, json: event, receiverStatus: 200,
+    };
+    this.traffic.deliveries.push(delivery);
+    return delivery;
+  }
+
+  judge(options: { shape?: Shape } = {}): Report {
+    return judgeTraffic({ traffic: this.traffic, shape: options.shape ?? shape, upstream: 'http://127.0.0.1:9', signingSecret: SECRET, startedAt: 0 });
+  }
+}
+
+const AVATAR = { id: 'av_1', object: 'avatar', name: 'Hand', status: 'ready', error: null };
+const VIDEO = { id: 'vid_1', object: 'avatar_video', avatar_id: 'av_1', status: 'ready', video_url: 'https://cdn.example/vid_1.mp4', error: null };
+const FAILED_VIDEO = { id: 'vid_2', object: 'avatar_video', avatar_id: 'av_1', status: 'failed', video_url: null, error: { code: 'render_failed', message: 'The render failed.' } };
+const INSUFFICIENT = { type: 'about:blank', title: 'Payment Required', status: 402, code: 'insufficient_credits', credits_required: 20, credits_available: 0 };
+const OVER_LIMIT = { type: 'about:blank', title: 'Too Many Requests', status: 429, code: 'rate_limit_exceeded' };
+
+/**
+ * Traffic in which every service check of the proxy has something to judge and finds it
+ * right: an avatar and two videos (one failed) created, polled and announced, a 402 and a
+ * 429 at the end (nothing after the 429, so no client wait is judged by a case's flaw).
+ */
+function healthy(): { built: HandBuilt; avatarCreate: Seen; videoCreate: Seen; refused: Seen } {
+  const built = new HandBuilt();
+  const avatarCreate = built.create('avatar', { type: 'prompt', name: 'Hand', prompt: 'A face', webhook_url: 'http://127.0.0.1:9/hooks' }, 202, { ...AVATAR, status: 'queued' });
+  built.read('avatar', { ...AVATAR, status: 'processing' });
+  built.read('avatar', AVATAR);
+  built.deliver(avatarCreate, { id: 'evt_1', type: 'avatar.ready', data: { object: AVATAR } });
+  const videoCreate = built.create('avatar_video', { avatar_id: 'av_1', script: 'Hello', webhook_url: 'http://127.0.0.1:9/hooks' }, 202, { ...VIDEO, status: 'queued', video_url: null });
+  built.read('avatar_video', VIDEO);
+  built.read('avatar_video', VIDEO);
+  built.deliver(videoCreate, { id: 'evt_2', type: 'avatar_video.ready', data: { object: VIDEO } });
+  const failedCreate = built.create('avatar_video', { avatar_id: 'av_1', script: 'Fail', webhook_url: 'http://127.0.0.1:9/hooks' }, 202, { ...FAILED_VIDEO, status: 'queued', error: null });
+  built.read('avatar_video', FAILED_VIDEO);
+  built.deliver(failedCreate, { id: 'evt_3', type: 'avatar_video.failed', data: { object: FAILED_VIDEO } });
+  const refused = built.create('avatar', { type: 'prompt', name: 'Broke', prompt: 'A face', webhook_url: 'http://127.0.0.1:9/hooks' }, 402, INSUFFICIENT, { 'content-type': 'application/problem+json' });
+  // Another key's 429: the first key's window goes on counting down after it.
+  built.answer({ key: 'key 2 (sk_test_…)', status: 429, responseJson: OVER_LIMIT, headers: { 'retry-after': '1', 'ratelimit-remaining': '0', 'x-ratelimit-remaining': '0' } });
+  return { built, avatarCreate, videoCreate, refused };
+}
+
+const SERVICE_CHECKS = PROXY_CHECKS.filter((check) => check.party === 'service').map((check) => check.id);
+
+describe('judging the service from a record of traffic built by hand', () => {
+  it('when every answer and webhook keeps its rule, then every service check of the proxy is judged and passes', () => {
+    const report = healthy().built.judge();
+    expect(failed(report)).toEqual([]);
+    for (const id of SERVICE_CHECKS) expect(outcomeOf(report, id), `${id}: ${report.results.find((r) => r.id === id)?.reason}`).toBe('passed');
+    expect(report.verdict).toBe('pass');
+  });
+
+  type Flaw = (record: ReturnType<typeof healthy>) => void;
+  const BROKEN: [string, Flaw, string, string][] = [
+    ['a ready avatar is later read processing', ({ built }) => void built.read('avatar', { ...AVATAR, status: 'processing' }), 'service.terminal-never-changes', 'ST-TERMINAL'],
+    ['a failed video is later announced ready', ({ built, videoCreate }) => void built.deliver(videoCreate, { id: 'evt_9', type: 'avatar_video.ready', data: { object: { ...FAILED_VIDEO, status: 'ready', video_url: 'https://cdn.example/vid_2.mp4', error: null } } }), 'service.terminal-never-changes', 'ST-TERMINAL'],
+    ['a failed avatar is read without an error object', ({ built }) => void built.read('avatar', { ...AVATAR, id: 'av_2', status: 'failed', error: null }), 'service.failed-has-error', 'AV-FAILED-ERROR'],
+    ['a failed video is read without an error object', ({ built }) => void built.read('avatar_video', { ...FAILED_VIDEO, error: null }), 'service.failed-has-error', 'VID-FAILED-ERROR'],
+    ['a ready video is read without video_url', ({ built }) => void built.read('avatar_video', { ...VIDEO, video_url: null }), 'service.ready-video-has-url', 'VID-READY-URL'],
+    ['a webhook is stamped in milliseconds', ({ built, avatarCreate }) => void built.deliver(avatarCreate, { id: 'evt_9', type: 'avatar.ready', data: { object: AVATAR } }, { timestamp: String((built.traffic.exchanges.length + 1) * 1000 + 500) }), 'service.webhook-timestamp', 'WH-TIMESTAMP'],
+    ['a webhook is stamped an hour late', ({ built, avatarCreate }) => void built.deliver(avatarCreate, { id: 'evt_9', type: 'avatar.ready', data: { object: AVATAR } }, { timestamp: String(built.traffic.exchanges.length + 1 + 3600) }), 'service.webhook-timestamp', 'WH-TIMESTAMP'],
+    ['a webhook is signed over its body only', ({ built, avatarCreate }) => void built.deliver(avatarCreate, { id: 'evt_9', type: 'avatar.ready', data: { object: AVATAR } }, { sign: (_t, body) => `v1=${createHmac('sha256', SECRET).update(body).digest('hex')}` }), 'service.webhook-signature', 'WH-SIGNATURE'],
+    ['a webhook has no top-level id', ({ built, avatarCreate }) => void built.deliver(avatarCreate, { type: 'avatar.ready', data: { object: AVATAR } }), 'service.webhook-payload-matches-get', 'WH-PAYLOAD-SHAPE'],
+    ['a webhook\'s record lacks a member GET shows', ({ built, avatarCreate }) => void built.deliver(avatarCreate, { id: 'evt_9', type: 'avatar.ready', data: { object: { id: AVATAR.id, object: AVATAR.object, status: AVATAR.status, error: AVATAR.error } } }), 'service.webhook-payload-matches-get', 'WH-PAYLOAD-SHAPE'],
+    ['a webhook\'s error differs from GET\'s', ({ built, videoCreate }) => void built.deliver(videoCreate, { id: 'evt_9', type: 'avatar_video.failed', data: { object: { ...FAILED_VIDEO, error: { code: 'other', message: 'Another error.' } } } }), 'service.webhook-payload-matches-get', 'WH-PAYLOAD-SHAPE'],
+    ['a ready avatar is announced as a video', ({ built, avatarCreate }) => void built.deliver(avatarCreate, { id: 'evt_9', type: 'avatar_video.ready', data: { object: AVATAR } }), 'service.webhook-event-type', 'WH-TERMINAL'],
+    ['a failed video is announced ready', ({ built, videoCreate }) => void built.deliver(videoCreate, { id: 'evt_9', type: 'avatar_video.ready', data: { object: FAILED_VIDEO } }), 'service.webhook-event-type', 'WH-TERMINAL'],
+    ['a 429 carries no Retry-After', ({ built }) => void built.answer({ status: 429, responseJson: OVER_LIMIT, headers: { 'ratelimit-remaining': '0', 'x-ratelimit-remaining': '0' } }), 'service.over-limit-429', 'RL-429'],
+    ['a 429 says Retry-After in milliseconds', ({ built }) => void built.answer({ status: 429, responseJson: OVER_LIMIT, headers: { 'retry-after': '1.5', 'ratelimit-remaining': '0', 'x-ratelimit-remaining': '0' } }), 'service.over-limit-429', 'RL-429'],
+    ['a 429 carries another code', ({ built }) => void built.answer({ status: 429, responseJson: { ...OVER_LIMIT, code: 'too_many_requests' }, headers: { 'retry-after': '1', 'ratelimit-remaining': '0', 'x-ratelimit-remaining': '0' } }), 'service.over-limit-429', 'RL-429'],
+    ['X-RateLimit-Remaining differs from RateLimit-Remaining', ({ built }) => void built.answer({ headers: { 'x-ratelimit-remaining': '999' } }), 'service.compat-headers-agree', 'RL-HEADERS-COMPAT'],
+    ['X-RateLimit-* are missing', ({ built }) => void built.answer({ headers: { 'x-ratelimit-limit': undefined, 'x-ratelimit-remaining': undefined, 'x-ratelimit-reset': undefined } }), 'service.compat-headers-agree', 'RL-HEADERS-COMPAT'],
+    ['a 200 carries Retry-After', ({ built }) => void built.answer({ headers: { 'retry-after': '1' } }), 'service.retry-after-only-on-429', 'RL-RETRY-AFTER-ONLY-429'],
+    ['a 402 carries Retry-After', ({ built }) => void built.create('avatar', { type: 'prompt', name: 'Broke', prompt: 'A face' }, 402, INSUFFICIENT, { 'retry-after': '60' }), 'service.retry-after-only-on-429', 'RL-RETRY-AFTER-ONLY-429'],
+    ['a success lacks RateLimit-Remaining (and its copy)', ({ built }) => void built.answer({ headers: { 'ratelimit-remaining': undefined, 'x-ratelimit-remaining': undefined } }), 'service.rate-limit-headers', 'RL-HEADERS'],
+    ['a GET of one avatar answers another', ({ built }) => void built.read('avatar', { ...AVATAR, id: 'av_9' }, { path: '/v1/avatars/av_1' }), 'service.get-returns-record', 'AV-GET'],
+    ['a GET of one video answers a record without an id', ({ built }) => void built.read('avatar_video', { ...VIDEO, id: undefined }, { path: '/v1/avatar-videos/vid_1' }), 'service.get-returns-record', 'VID-GET'],
+    ['an accepted create carries no ID', ({ built }) => void built.create('avatar', { type: 'prompt', name: 'Anon', prompt: 'A face' }, 202, { status: 'queued' }), 'service.get-returns-record', 'AV-GET'],
+    ['a 402 says payment_required', ({ built }) => void built.create('avatar', { type: 'prompt', name: 'Broke', prompt: 'A face' }, 402, { ...INSUFFICIENT, code: 'payment_required' }), 'service.insufficient-credits-402', 'CR-402'],
+    ['a 402 of a read carries no code at all', ({ built }) => void built.answer({ status: 402, responseJson: { title: 'Payment Required', status: 402 } }), 'service.insufficient-credits-402', 'CR-402'],
+    ['a create answered 402 carries a new ID', ({ built }) => void built.create('avatar_video', { avatar_id: 'av_1', script: 'Broke' }, 402, { ...INSUFFICIENT, id: 'vid_7', status: 'queued' }), 'service.402-creates-nothing', 'CR-402-NO-JOB'],
+    ['a create answered 402 points Location at a record', ({ built }) => void built.create('avatar', { type: 'prompt', name: 'Broke', prompt: 'A face' }, 402, INSUFFICIENT, { location: '/v1/avatars/av_7' }), 'service.402-creates-nothing', 'CR-402-NO-JOB'],
+    ['a webhook arrives at the address of a create answered 402', ({ built, refused }) => void built.deliver(refused, { id: 'evt_9', type: 'avatar.ready', data: { object: { ...AVATAR, id: 'av_7', name: 'Broke' } } }), 'service.402-creates-nothing', 'CR-402-NO-JOB'],
+  ];
+
+  it('when the cases are listed, then every service check of the proxy is driven to failure by one of them', () => {
+    expect(new Set(BROKEN.map(([, , check]) => check))).toEqual(new Set(SERVICE_CHECKS));
+  });
+
+  it.each(BROKEN.map(([name, flaw, check, clause]) => ({ name, flaw, check, clause })))('when $name, then exactly $check fails, naming $clause', ({ flaw, check, clause }) => {
+    const record = healthy();
+    flaw(record);
+    const report = record.built.judge();
+    const failures = report.results.filter((r) => r.outcome === 'failed');
+    expect(failures.map((r) => r.id), failed(report).join('\n')).toEqual([check]);
+    expect(failures[0]!.failure!.clause).toBe(clause);
+    expect(report.verdict).toBe('fail');
+  });
+
+  // The code of a 402 is looked for where the implementation profile says codes are, as a service run looks.
+  const TYPE_URI = new Shape({ ...CONTRACT_PROFILE, errors: { ...CONTRACT_PROFILE.errors, code: { pointer: '/type', form: 'uri' } } });
+  const HEADER = new Shape({ ...CONTRACT_PROFILE, errors: { ...CONTRACT_PROFILE.errors, code: { header: 'X-Error-Code', form: 'value' } } });
+  const ANYWHERE = new Shape({ ...CONTRACT_PROFILE, errors: { ...CONTRACT_PROFILE.errors, code: null } });
+  it.each([
+    ['a type URI', { type: 'https://errors.example/insufficient_credits', status: 402 }, {}, 'passed', TYPE_URI],
+    ['a type URI', { type: 'about:blank', code: 'insufficient_credits', status: 402 }, {}, 'failed', TYPE_URI],
+    ['a header', { status: 402 }, { 'x-error-code': 'insufficient_credits' }, 'passed', HEADER],
+    ['a header', { code: 'insufficient_credits', status: 402 }, { 'x-error-code': 'payment_required' }, 'failed', HEADER],
+    ['a body member', { code: 'insufficient_credits', status: 402 }, {}, 'passed', shape],
+    ['a body member', { type: 'https://errors.example/insufficient_credits', status: 402 }, {}, 'failed', shape],
+    ['anywhere in the body', { error: { reason: 'insufficient_credits' } }, {}, 'passed', ANYWHERE],
+    ['anywhere in the body', { error: { reason: 'not_insufficient_credits_at_all' } }, {}, 'failed', ANYWHERE],
+  ] as const)('when the profile puts codes in %s and a 402 answers %j with %j, then service.insufficient-credits-402 is %s', (_where, body, headers, outcome, judgedBy) => {
+    const built = new HandBuilt();
+    built.create('avatar', { type: 'prompt', name: 'Broke', prompt: 'A face' }, 402, body, headers);
+    const result = built.judge({ shape: judgedBy }).results.find((r) => r.id === 'service.insufficient-credits-402')!;
+    expect(result.outcome).toBe(outcome);
+    if (outcome === 'failed') expect(result.failure!.clause).toBe('CR-402');
   });
 });
 
