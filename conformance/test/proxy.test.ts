@@ -176,8 +176,11 @@ describe('the proxy in front of the reference fixture', () => {
     [{ noVideoUrl: true }, 'service.ready-video-has-url', 'VID-READY-URL'],
     [{ frozenRemaining: true }, 'service.rate-limit-headers', 'RL-HEADERS'],
     [{ signBodyOnly: true }, 'service.webhook-signature', 'WH-SIGNATURE'],
+    [{ compatHeadersDiffer: true }, 'service.compat-headers-agree', 'RL-HEADERS-COMPAT'],
+    [{ retryAfterOnSuccess: true }, 'service.retry-after-only-on-429', 'RL-RETRY-AFTER-ONLY-429'],
+    [{ millisecondTimestamps: true }, 'service.webhook-timestamp', 'WH-TIMESTAMP'],
   ] as const;
-  // The four services run at the same time, each with a fixture and a client of its own.
+  // The services run at the same time, each with a fixture and a client of its own.
   let runs: Promise<Awaited<ReturnType<typeof judged>>[]>;
   beforeAll(() => {
     runs = Promise.all([judged({}), ...BROKEN.map(([flaws]) => judged(flaws))]);
@@ -187,7 +190,7 @@ describe('the proxy in front of the reference fixture', () => {
   it('when a correct client uses a correct service, then every service check passes, and webhooks reach the client\'s receiver byte for byte, signed as the service signed them', async () => {
     const { report, receiver, proxy } = (await runs)[0]!;
     expect(failed(report)).toEqual([]);
-    for (const id of ['service.rate-limit-headers', 'service.ready-video-has-url', 'service.webhook-signature', 'service.webhook-timestamp', 'service.webhook-payload-matches-get', 'service.webhook-event-type']) {
+    for (const id of ['service.rate-limit-headers', 'service.compat-headers-agree', 'service.retry-after-only-on-429', 'service.get-returns-record', 'service.ready-video-has-url', 'service.webhook-signature', 'service.webhook-timestamp', 'service.webhook-payload-matches-get', 'service.webhook-event-type']) {
       expect(outcomeOf(report, id), id).toBe('passed');
     }
     const delivered = proxy.traffic.deliveries;
@@ -209,6 +212,49 @@ describe('the proxy in front of the reference fixture', () => {
     expect(failures[0]!.failure!.clause).toBe(clause);
     expect(report.verdict).toBe('fail');
   }, 30_000);
+});
+
+describe('the proxy in front of the reference fixture, when an account without credits asks for an avatar', () => {
+  async function refused(flaws: Partial<Flaws>) {
+    const fixture = await startFixture({ flaws });
+    const receiver = await startRecordingReceiver();
+    try {
+      return await behindProxy(fixture.baseUrl, async (proxy) => {
+        const answer = await fetch(`${proxy.url}/v1/avatars`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${fixture.keys.empty}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ type: 'prompt', name: 'Broke', prompt: 'A face', webhook_url: receiver.url }),
+        });
+        await answer.arrayBuffer();
+        // A job the refusal started announces itself at the address that create named: judged once it has.
+        if (flaws.startJobOn402) await expect.poll(() => proxy.traffic.deliveries.length, { timeout: 5000 }).toBeGreaterThan(0);
+        return answer.status;
+      }, { signingSecret: SECRET });
+    } finally {
+      await receiver.close();
+      await fixture.close();
+    }
+  }
+
+  it('when the service refuses it with 402 insufficient_credits and starts nothing, then both checks of a 402 pass and nothing fails', async () => {
+    const { report, result } = await refused({});
+    expect(result).toBe(402);
+    expect(failed(report)).toEqual([]);
+    expect(outcomeOf(report, 'service.insufficient-credits-402')).toBe('passed');
+    expect(outcomeOf(report, 'service.402-creates-nothing')).toBe('passed');
+  });
+
+  it.each([
+    [{ insufficientCode: 'payment_required' }, 'service.insufficient-credits-402', 'CR-402'],
+    [{ startJobOn402: true }, 'service.402-creates-nothing', 'CR-402-NO-JOB'],
+  ] as const)('when the service has the flaw %j, then exactly %s fails, naming %s', async (flaws, check, clause) => {
+    const { report, result } = await refused(flaws);
+    expect(result).toBe(402);
+    const failures = report.results.filter((r) => r.outcome === 'failed');
+    expect(failures.map((r) => r.id), failed(report).join('\n')).toEqual([check]);
+    expect(failures[0]!.failure!.clause).toBe(clause);
+    expect(report.verdict).toBe('fail');
+  }, 15_000);
 });
 
 /** An upstream that records what reached it and answers with headers a proxy must keep, and some it must drop. */
