@@ -147,6 +147,20 @@ describe('the proxy checks', () => {
     }
   });
 
+  it('when the source pairs a status with a code (402 insufficient_credits, 429 rate_limit_exceeded) or forbids a job on a 402, then a service check of the proxy judges it passively', () => {
+    const judged = PROXY_CHECKS.filter((check) => check.party === 'service').flatMap((check) => check.clauses as readonly string[]);
+    expect(judged).toEqual(expect.arrayContaining(['CR-402', 'CR-402-NO-JOB', 'RL-429']));
+  });
+
+  it('when a proxy check is registered, then conformance/README.md has its row with its clauses, and the README names it', () => {
+    const table = readFileSync(new URL('conformance/README.md', root), 'utf8');
+    const readme = readFileSync(new URL('README.md', root), 'utf8');
+    for (const check of PROXY_CHECKS) {
+      expect(table, check.id).toContain(`| \`${check.id}\` | ${check.clauses.join(', ')} |`);
+      expect(readme, check.id).toContain(`\`${check.id}\``);
+    }
+  });
+
   it('when --list prints the clauses, then each client clause is followed by what its proxy checks assert', () => {
     const text = listMatrix(CHECKS);
     for (const check of PROXY_CHECKS.filter((c) => c.party === 'client')) {
