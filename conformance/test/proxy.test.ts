@@ -486,25 +486,32 @@ describe('judging the service from a record of traffic built by hand', () => {
     expect(report.verdict).toBe('fail');
   });
 
-  // The code of a 402 is looked for where the implementation profile says codes are, as a service run looks.
+  // The code of a 402 or a 429 is looked for where the implementation profile says codes are, as a service run looks.
   const TYPE_URI = new Shape({ ...CONTRACT_PROFILE, errors: { ...CONTRACT_PROFILE.errors, code: { pointer: '/type', form: 'uri' } } });
   const HEADER = new Shape({ ...CONTRACT_PROFILE, errors: { ...CONTRACT_PROFILE.errors, code: { header: 'X-Error-Code', form: 'value' } } });
   const ANYWHERE = new Shape({ ...CONTRACT_PROFILE, errors: { ...CONTRACT_PROFILE.errors, code: null } });
-  it.each([
-    ['a type URI', { type: 'https://errors.example/insufficient_credits', status: 402 }, {}, 'passed', TYPE_URI],
-    ['a type URI', { type: 'about:blank', code: 'insufficient_credits', status: 402 }, {}, 'failed', TYPE_URI],
-    ['a header', { status: 402 }, { 'x-error-code': 'insufficient_credits' }, 'passed', HEADER],
-    ['a header', { code: 'insufficient_credits', status: 402 }, { 'x-error-code': 'payment_required' }, 'failed', HEADER],
-    ['a body member', { code: 'insufficient_credits', status: 402 }, {}, 'passed', shape],
-    ['a body member', { type: 'https://errors.example/insufficient_credits', status: 402 }, {}, 'failed', shape],
-    ['anywhere in the body', { error: { reason: 'insufficient_credits' } }, {}, 'passed', ANYWHERE],
-    ['anywhere in the body', { error: { reason: 'not_insufficient_credits_at_all' } }, {}, 'failed', ANYWHERE],
-  ] as const)('when the profile puts codes in %s and a 402 answers %j with %j, then service.insufficient-credits-402 is %s', (_where, body, headers, outcome, judgedBy) => {
+  const CODES = { 402: ['insufficient_credits', 'service.insufficient-credits-402', 'CR-402'], 429: ['rate_limit_exceeded', 'service.over-limit-429', 'RL-429'] } as const;
+  it.each(
+    ([402, 429] as const).flatMap((status) => {
+      const [code, check, clause] = CODES[status];
+      return [
+        ['in a type URI', status, { type: `https://errors.example/${code}`, status }, {}, 'passed', TYPE_URI],
+        ['in a type URI', status, { type: 'about:blank', code, status }, {}, 'failed', TYPE_URI],
+        ['in a header', status, { status }, { 'x-error-code': code }, 'passed', HEADER],
+        ['in a header', status, { code, status }, { 'x-error-code': 'payment_required' }, 'failed', HEADER],
+        ['in a body member', status, { code, status }, {}, 'passed', shape],
+        ['in a body member', status, { type: `https://errors.example/${code}`, status }, {}, 'failed', shape],
+        ['anywhere in the body', status, { error: { reason: code } }, {}, 'passed', ANYWHERE],
+        ['anywhere in the body', status, { error: { reason: `not_${code}_at_all` } }, {}, 'failed', ANYWHERE],
+      ].map(([where, , body, headers, outcome, judgedBy]) => ({ where, status, body, headers, shown: `${JSON.stringify(body)}${Object.keys(headers as object).length > 0 ? ` and ${JSON.stringify(headers)}` : ''}`, outcome, judgedBy: judgedBy as Shape, check, clause })) as { shown: string; where: string; status: 402 | 429; body: object; headers: Record<string, string>; outcome: string; judgedBy: Shape; check: string; clause: string }[];
+    }),
+  )('when the profile puts codes $where and a $status answers $shown, then $check is $outcome', ({ status, body, headers, outcome, judgedBy, check, clause }) => {
     const built = new HandBuilt();
-    built.create('avatar', { type: 'prompt', name: 'Broke', prompt: 'A face' }, 402, body, headers);
-    const result = built.judge({ shape: judgedBy }).results.find((r) => r.id === 'service.insufficient-credits-402')!;
-    expect(result.outcome).toBe(outcome);
-    if (outcome === 'failed') expect(result.failure!.clause).toBe('CR-402');
+    if (status === 402) built.create('avatar', { type: 'prompt', name: 'Broke', prompt: 'A face' }, 402, body, headers);
+    else built.answer({ status: 429, responseJson: body, headers: { ...headers, 'retry-after': '1', 'ratelimit-remaining': '0', 'x-ratelimit-remaining': '0' } });
+    const result = built.judge({ shape: judgedBy }).results.find((r) => r.id === check)!;
+    expect(result.outcome, result.failure?.message).toBe(outcome);
+    if (outcome === 'failed') expect(result.failure!.clause).toBe(clause);
   });
 });
 
