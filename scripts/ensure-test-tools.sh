@@ -36,20 +36,16 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
   # Debian's postgresql and redis-server packages start a service of their own where
   # they can; the tests never use it, so policy-rc.d keeps them from starting.
   policy=/usr/sbin/policy-rc.d
-  made_policy=
-  if [ ! -e "$policy" ]; then printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy" && made_policy=1; fi
+  if [ ! -e "$policy" ]; then
+    # Removed however this script ends: left behind, it would stop every service start.
+    trap 'rm -f "$policy"' EXIT
+    printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy"
+  fi
   status=0
   apt-get update -qq && apt-get install -y -qq "${missing[@]}" || status=$?
-  [ -n "$made_policy" ] && rm -f "$policy"
   [ "$status" -eq 0 ] || { echo "ensure-test-tools: apt-get install ${missing[*]} failed (exit $status)." >&2; exit 1; }
   exit 0
 fi
 
-cat >&2 <<EOT
-ensure-test-tools: the tests need ${missing[*]}, and it is not installed.
-Install it, then run the tests again:
-  Debian/Ubuntu:  sudo apt-get update && sudo apt-get install -y ${missing[*]}
-(As root with apt-get available, this script installs it by itself. The scaled tests can
-use PostgreSQL and Redis servers of your own instead: set TEST_DATABASE_URL and TEST_REDIS_URL.)
-EOT
+echo "ensure-test-tools: the tests need ${missing[*]}: install it (Debian: sudo apt-get install -y ${missing[*]}; as root this script does it by itself), or set TEST_DATABASE_URL and TEST_REDIS_URL for PostgreSQL and Redis servers of your own" >&2
 exit 1

@@ -34,12 +34,25 @@ describe('README.md', () => {
     // so the files it writes (server.log, video.mp4) are nobody else's.
     mkdirSync(join(ROOT, '.reports'), { recursive: true });
     const cwd = mkdtempSync(join(ROOT, '.reports', 'quickstart-'));
-    afterAll(() => rmSync(cwd, { recursive: true, force: true }));
+    let group: number | undefined;
+    afterAll(() => {
+      // A block that hung leaves bash, npm and the server: its whole process group goes.
+      if (group !== undefined) {
+        try {
+          process.kill(-group, 'SIGKILL');
+        } catch {
+          // Already gone: the block ended by itself.
+        }
+      }
+      rmSync(cwd, { recursive: true, force: true });
+    });
 
     it('pasted whole, downloads a playable video and stops its server', async () => {
       // PORT=0: the block reads its address from the server's first line, so a test
       // needs no fixed port; a user gets the default 3000.
-      const child = spawn('bash', ['-c', quickstartBlock()], { cwd, env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      // TMPDIR: the block's `mktemp -d` store is made inside the test's folder, removed with it.
+      const child = spawn('bash', ['-c', quickstartBlock()], { cwd, detached: true, env: { ...process.env, PORT: '0', TMPDIR: cwd }, stdio: ['ignore', 'pipe', 'pipe'] });
+      group = child.pid;
       let output = '';
       child.stdout.on('data', (chunk: Buffer) => (output += chunk));
       child.stderr.on('data', (chunk: Buffer) => (output += chunk));

@@ -104,6 +104,14 @@ export function planBound(selected: readonly Check[], options: ResolvedOptions, 
 }
 
 /**
+ * When the checks must stop for the run to keep its bound: the bound less the teardown
+ * (closing the receiver, writing the reports, the exit's flush), which comes after them.
+ */
+export function checksEndSeconds(bound: Pick<Bound, 'seconds'>): number {
+  return Math.max(1, bound.seconds - TEARDOWN_SECONDS);
+}
+
+/**
  * The bound stated before the first request. Whether the implementation has the clock
  * its profile names is known only once it is asked; a run without it waits windows out,
  * one with it runs the checks that need it: the bound is the longer of the two.

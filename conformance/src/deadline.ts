@@ -50,9 +50,11 @@ export interface Deadline {
  * within the run's bound). Its timer is a real timer, not an injected clock: the bound
  * is a promise about wall time.
  */
-export function deadline(scope: string, limitMs: number, parent?: AbortSignal): Deadline {
+export function deadline(scope: string, limitMs: number, parent?: AbortSignal, statedSeconds?: number): Deadline {
   const controller = new AbortController();
-  const seconds = Math.ceil(limitMs / 1000);
+  // The run's deadline comes before the bound it keeps (teardown comes after it): its
+  // messages name the bound that was stated.
+  const seconds = statedSeconds ?? Math.ceil(limitMs / 1000);
   const timer = setTimeout(() => controller.abort(new LimitReached(scope, seconds)), Math.max(0, limitMs));
   const onParent = () => controller.abort(parent!.reason);
   if (parent?.aborted) onParent();

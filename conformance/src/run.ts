@@ -4,7 +4,7 @@
 // It states its bound before the first request (bound.ts) and keeps it: each check runs
 // under its own limit, the whole run under the bound, and nothing it started is left
 // waiting once it returns.
-import { type Bound, planBound, statedBound } from './bound.ts';
+import { type Bound, checksEndSeconds, planBound, statedBound } from './bound.ts';
 import type { Check } from './check.ts';
 import { CHECKS } from './checks/index.ts';
 import type { CheckContext } from './context.ts';
@@ -59,7 +59,7 @@ export async function runConformance(input: RunOptions): Promise<Report> {
   const clockPossible = options.clock && options.profile !== 'mock' && options.profile !== 'production' && shape.clockAdvance(1) !== undefined;
   const bound = statedBound(selected, options, clockPossible, stateful);
   // From here on every wait of the run, its checks' included, ends by the bound at the latest.
-  const run = deadline(RUN_SCOPE, bound.seconds * 1000);
+  const run = deadline(RUN_SCOPE, checksEndSeconds(bound) * 1000, undefined, bound.seconds);
   const unbound = new Http({
     baseUrl: options.baseUrl,
     keys: { main: options.apiKey, second: options.secondKey, empty: options.emptyKey },

@@ -79,7 +79,9 @@ if (accounts === 0) {
 /** How to get a new key for this store: the operator command, pointed at the same store. */
 async function newKeyHint(count: number): Promise<string> {
   const sameStore = config.databaseUrl ? ' (with the same DATABASE_URL and REDIS_URL)' : '';
-  const dataDir = config.databaseUrl || config.dataDir === resolve('data') ? '' : `DATA_DIR=${shellQuote(config.dataDir)} `;
+  // `npm run admin` runs in the package's root, wherever this server was started from.
+  const adminDefault = resolve(import.meta.dirname, '..', '..', 'data');
+  const dataDir = config.databaseUrl || config.dataDir === adminDefault ? '' : `DATA_DIR=${shellQuote(config.dataDir)} `;
   const admin = `${dataDir}npm run admin --`;
   const listed = count === 1 ? (await store.accounts.listAccounts())[0] : undefined;
   const how = listed

@@ -111,6 +111,8 @@ export async function proxyCommand(args: string[], io: ProxyIo): Promise<number>
   const secret = values['signing-secret'] ?? io.env.CONFORMANCE_SIGNING_SECRET;
   const shape = new Shape(implementation);
   const startedAt = Date.now();
+  // Loaded apart from the listen below, so that a broken contract is not reported as a port.
+  const validator = ContractValidator.load();
   let proxy: Awaited<ReturnType<typeof startProxy>>;
   try {
     proxy = await startProxy({
@@ -119,7 +121,7 @@ export async function proxyCommand(args: string[], io: ProxyIo): Promise<number>
       port: listen.port,
       ...(values['public-url'] ? { publicUrl: values['public-url'] } : {}),
       shape,
-      validator: ContractValidator.load(),
+      validator,
       inject429: inject,
     });
   } catch (error) {

@@ -4,9 +4,12 @@
 // data folder in the temp dir, and stops both at the end. A fresh machine has neither
 // running, and a developer's may run its own on the standard ports: the run touches
 // neither. Where the binaries are missing it fails in one line that says what to
-// install; it never lets the scaled tests pass by skipping them.
+// install; it never lets the scaled tests pass by skipping them. Each server takes a
+// password made for the run (another user of the machine could otherwise use a
+// superuser PostgreSQL on a loopback port), and dies with the run that started it.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -95,13 +98,23 @@ function which(command: string): string | undefined {
  * signals reach the server itself.
  */
 function asUnprivileged(dir: string): { wrap: (cmd: string, args: string[]) => [string, string[]] } {
-  if (process.getuid?.() !== 0) return { wrap: (cmd, args) => [cmd, args] };
+  if (process.getuid?.() !== 0) return { wrap: killedWithRun };
   const user = spawnSync('id', ['-u', 'postgres']).status === 0 ? 'postgres' : 'nobody';
   const uid = Number(spawnSync('id', ['-u', user], { encoding: 'utf8' }).stdout.trim());
   const gid = Number(spawnSync('id', ['-g', user], { encoding: 'utf8' }).stdout.trim());
   chownSync(dir, uid, gid);
-  return { wrap: (cmd, args) => ['setpriv', [`--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', cmd, ...args]] };
+  return { wrap: (cmd, args) => ['setpriv', ['--pdeathsig', 'KILL', `--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', cmd, ...args]] };
 }
+
+/**
+ * A server dies with the process that started it, even one killed outright (an
+ * out-of-memory kill, a CI time-out), which runs no teardown: setpriv's parent-death
+ * signal, where setpriv is (util-linux, on every Debian).
+ */
+function killedWithRun(cmd: string, args: string[]): [string, string[]] {
+  return HAS_SETPRIV ? ['setpriv', ['--pdeathsig', 'KILL', cmd, ...args]] : [cmd, args];
+}
+const HAS_SETPRIV = spawnSync('sh', ['-c', 'command -v setpriv']).status === 0;
 
 async function startPostgres(port: number): Promise<Started> {
   const bin = postgresBinDir();
@@ -109,7 +122,11 @@ async function startPostgres(port: number): Promise<Started> {
   const dir = mkdtempSync(join(tmpdir(), 'avatar-test-pg-'));
   const data = join(dir, 'data');
   const user = asUnprivileged(dir);
-  const [initCmd, initArgs] = user.wrap(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
+  const password = randomBytes(18).toString('hex');
+  const pwfile = join(dir, 'pwfile');
+  writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
+  if (process.getuid?.() === 0) chownSync(pwfile, ...ownerOf(dir));
+  const [initCmd, initArgs] = user.wrap(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwfile}`, '--no-sync', '-E', 'UTF8', '--locale=C']);
   const init = spawnSync(initCmd, initArgs, { encoding: 'utf8' });
   if (init.status !== 0) {
     rmSync(dir, { recursive: true, force: true });
@@ -120,38 +137,59 @@ async function startPostgres(port: number): Promise<Started> {
     '-D', data, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${dir}`,
     '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200',
   ]);
-  const child = spawnKept(cmd, args);
+  const child = spawnKept(cmd, args, dir);
   try {
     await readyOrExit(child, /database system is ready to accept connections/, /could not bind|Address already in use/);
   } catch (error) {
-    rmSync(dir, { recursive: true, force: true });
+    removeFolder(dir);
     throw error;
   }
-  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  return { url, stop: () => stopChild(child, 'SIGINT').then(() => rmSync(dir, { recursive: true, force: true })) };
+  const url = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
+  return { url, stop: () => stopChild(child, 'SIGINT').then(() => removeFolder(dir)) };
 }
 
 async function startRedis(port: number): Promise<Started> {
   const server = which('redis-server');
   if (!server) throw new Error(`no redis-server binary was found: ${INSTALL_HINT}`);
   const dir = mkdtempSync(join(tmpdir(), 'avatar-test-redis-'));
-  const child = spawnKept(server, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no']);
+  const password = randomBytes(18).toString('hex');
+  const [cmd, args] = killedWithRun(server, ['--port', String(port), '--bind', '127.0.0.1', '--requirepass', password, '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no']);
+  const child = spawnKept(cmd, args, dir);
   try {
     await readyOrExit(child, /Ready to accept connections/, /Address already in use/);
   } catch (error) {
-    rmSync(dir, { recursive: true, force: true });
+    removeFolder(dir);
     throw error;
   }
-  return { url: `redis://127.0.0.1:${port}`, stop: () => stopChild(child, 'SIGTERM').then(() => rmSync(dir, { recursive: true, force: true })) };
+  return { url: `redis://:${password}@127.0.0.1:${port}`, stop: () => stopChild(child, 'SIGTERM').then(() => removeFolder(dir)) };
 }
 
-/** A server child that does not outlive the test run, even when the run dies before its teardown. */
-function spawnKept(cmd: string, args: string[]): ChildProcess {
+/**
+ * A server child that does not outlive the test run, nor its data folder: an interrupted
+ * run (Ctrl-C) exits without its teardown, and a folder a run leaves is 40 MB of cluster.
+ */
+function spawnKept(cmd: string, args: string[], dir: string): ChildProcess {
   const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  const kill = () => child.kill('SIGKILL');
+  const kill = () => {
+    child.kill('SIGKILL');
+    try {
+      removeFolder(dir);
+    } catch {
+      // A dying server may still hold a file; the folder is in the OS's temp dir.
+    }
+  };
   process.once('exit', kill);
   child.once('exit', () => process.off('exit', kill));
   return child;
+}
+
+function removeFolder(dir: string): void {
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
+}
+
+function ownerOf(dir: string): [number, number] {
+  const [uid, gid] = spawnSync('stat', ['-c', '%u %g', dir], { encoding: 'utf8' }).stdout.trim().split(' ').map(Number);
+  return [uid!, gid!];
 }
 
 /** Resolves when the child prints its ready line; rejects with its output when it exits or stalls first. */
