@@ -8,7 +8,7 @@
 // run; 2 bad usage; 3 base URL unreachable; 4 a key was refused; 5 not this API;
 // 6 a bug in the runner. Diagnoses are one line, never a stack trace. Once the reports
 // are written the process exits with its code, whatever sockets or timers are still open.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { CHECKS } from './checks/index.ts';
 import { draftCommand } from './implementation/draft-command.ts';
@@ -18,9 +18,8 @@ import { PROFILES, type Profile } from './outcome.ts';
 import { proxyCommand } from './proxy/command.ts';
 import { receiverCommand } from './receiver-checks/command.ts';
 import { consoleProgress, summary } from './report/console.ts';
-import { toJson } from './report/json.ts';
-import { toJunit } from './report/junit.ts';
-import { listMatrix, toMarkdown } from './report/markdown.ts';
+import { writeReports } from './report/files.ts';
+import { listMatrix } from './report/markdown.ts';
 import { EXIT_CODES } from './report/model.ts';
 import { counted } from './report/text.ts';
 import { runConformance } from './run.ts';
@@ -287,19 +286,7 @@ async function main(): Promise<number> {
   if (missing.length > 0) refuseMissing(missing, profile);
 
   const report = await runConformance(options);
-  const outputs: [string | undefined, () => string][] = [
-    [values['report-json'], () => toJson(report)],
-    [values['report-junit'], () => toJunit(report)],
-    [values['report-md'], () => toMarkdown(report)],
-  ];
-  for (const [file, render] of outputs) {
-    if (!file) continue;
-    try {
-      writeFileSync(file, render());
-    } catch (error) {
-      process.stderr.write(`cannot write ${file}: ${error instanceof Error ? error.message : String(error)}\n`);
-    }
-  }
+  writeReports(report, values, (text) => process.stderr.write(text));
   process.stdout.write(summary(report, color));
   return report.exitCode;
 }

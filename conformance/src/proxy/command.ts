@@ -3,15 +3,12 @@
 // a service run. Its first line is its URL, for the clients and for scripts.
 //
 //   node conformance/src/cli.ts proxy --upstream http://127.0.0.1:3000 --listen 8080
-import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ContractValidator } from '../contract.ts';
 import { CONTRACT_PROFILE, loadProfile, ProfileError, type ImplementationProfile } from '../implementation/profile.ts';
 import { Shape } from '../implementation/shape.ts';
 import { detail, resultLine, summary } from '../report/console.ts';
-import { toJson } from '../report/json.ts';
-import { toJunit } from '../report/junit.ts';
-import { toMarkdown } from '../report/markdown.ts';
+import { writeReports } from '../report/files.ts';
 import { EXIT_CODES } from '../report/model.ts';
 import { counted } from '../report/text.ts';
 import { PROXY_CHECKS } from './index.ts';
@@ -149,18 +146,7 @@ export async function proxyCommand(args: string[], io: ProxyIo): Promise<number>
     io.out(`${resultLine(result, color, `${String(i + 1).padStart(String(report.results.length).length)}/${report.results.length}`)}\n`);
     if (result.outcome === 'failed' || result.outcome === 'not_applicable') io.out(detail(result, color));
   });
-  for (const [file, render] of [
-    [values['report-json'], () => toJson(report)],
-    [values['report-junit'], () => toJunit(report)],
-    [values['report-md'], () => toMarkdown(report)],
-  ] as const) {
-    if (!file) continue;
-    try {
-      writeFileSync(file, render());
-    } catch (error) {
-      io.err(`cannot write ${file}: ${error instanceof Error ? error.message : String(error)}\n`);
-    }
-  }
+  writeReports(report, values, io.err);
   io.out(summary(report, color));
   return report.exitCode;
 }

@@ -2,14 +2,11 @@
 // reports, last line and exit codes as a service run.
 //
 //   node conformance/src/cli.ts receiver --url http://127.0.0.1:4000/webhooks --signing-secret whsec_…
-import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { WEBHOOK_TOLERANCE_SECONDS } from '../../../contract/webhookSignature.ts';
 import { loadProfile, ProfileError, type ImplementationProfile } from '../implementation/profile.ts';
 import { detail, paint, resultLine, summary, warningLines } from '../report/console.ts';
-import { toJson } from '../report/json.ts';
-import { toJunit } from '../report/junit.ts';
-import { toMarkdown } from '../report/markdown.ts';
+import { writeReports } from '../report/files.ts';
 import { EXIT_CODES } from '../report/model.ts';
 import { DEFAULT_DELIVERY_TIMEOUT_SECONDS, type ReceiverPlan, runReceiverConformance } from './run.ts';
 import { formatSeconds } from './sender.ts';
@@ -130,18 +127,7 @@ export async function receiverCommand(args: string[], io: CommandIo): Promise<nu
       io.out(warningLines(event.result, color));
     },
   });
-  for (const [file, render] of [
-    [values['report-json'], () => toJson(report)],
-    [values['report-junit'], () => toJunit(report)],
-    [values['report-md'], () => toMarkdown(report)],
-  ] as const) {
-    if (!file) continue;
-    try {
-      writeFileSync(file, render());
-    } catch (error) {
-      io.err(`cannot write ${file}: ${error instanceof Error ? error.message : String(error)}\n`);
-    }
-  }
+  writeReports(report, values, io.err);
   io.out(summary(report, color));
   return report.exitCode;
 }
