@@ -111,3 +111,20 @@ export function remainingRegressions(answers: readonly Exchange[], moved: MovedB
   }
   return found;
 }
+
+/** Each RateLimit-* header and the X-RateLimit-* one that repeats it (RL-HEADERS-COMPAT). */
+const COMPAT_PAIRS = [
+  ['ratelimit-limit', 'x-ratelimit-limit'],
+  ['ratelimit-remaining', 'x-ratelimit-remaining'],
+  ['ratelimit-reset', 'x-ratelimit-reset'],
+] as const;
+
+/** Whether an answer's X-RateLimit-* say what its RateLimit-* say: absent together or equal. */
+export function compatHeadersAgree(headers: Readonly<Record<string, string | undefined>>): boolean {
+  return COMPAT_PAIRS.every(([name, compat]) => (headers[name] ?? null) === (headers[compat] ?? null));
+}
+
+/** The pairs as an answer has them, for a failure's "received". */
+export function describeCompatPairs(headers: Readonly<Record<string, string | undefined>>): string {
+  return COMPAT_PAIRS.map(([name, compat]) => `${name}=${headers[name] ?? '(absent)'} ${compat}=${headers[compat] ?? '(absent)'}`).join('; ');
+}

@@ -1,12 +1,6 @@
 import { ALL, defineCheck } from '../../check.ts';
-import { limitedAnswers } from '../../observe/rate-limit-headers.ts';
+import { compatHeadersAgree, describeCompatPairs, limitedAnswers } from '../../observe/rate-limit-headers.ts';
 import { fail } from '../../outcome.ts';
-
-const PAIRS = [
-  ['ratelimit-limit', 'x-ratelimit-limit'],
-  ['ratelimit-remaining', 'x-ratelimit-remaining'],
-  ['ratelimit-reset', 'x-ratelimit-reset'],
-] as const;
 
 export default defineCheck({
   id: 'rate-limits.compat-headers-agree',
@@ -17,14 +11,14 @@ export default defineCheck({
   phase: 'passive',
   async run(ctx) {
     const answers = limitedAnswers(ctx.http.log);
-    const offenders = answers.filter((e) => PAIRS.some(([name, compat]) => (e.responseHeaders[name] ?? null) !== (e.responseHeaders[compat] ?? null)));
+    const offenders = answers.filter((e) => !compatHeadersAgree(e.responseHeaders));
     if (offenders.length > 0) {
       const first = offenders[0]!;
       fail({
         clause: 'RL-HEADERS-COMPAT',
         message: `${offenders.length} of ${answers.length} answers have X-RateLimit-* values that differ from RateLimit-*`,
         expected: 'equal pairs',
-        received: PAIRS.map(([name, compat]) => `${name}=${first.responseHeaders[name] ?? '(absent)'} ${compat}=${first.responseHeaders[compat] ?? '(absent)'}`).join('; '),
+        received: describeCompatPairs(first.responseHeaders),
         fix: 'Send the X-RateLimit-* headers with exactly the RateLimit-* values (seconds, not a Unix time, for Reset).',
         exchanges: offenders.slice(0, 3),
       });

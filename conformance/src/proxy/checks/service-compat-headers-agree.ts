@@ -1,11 +1,6 @@
+import { compatHeadersAgree, describeCompatPairs } from '../../observe/rate-limit-headers.ts';
 import { fail, notApplicable } from '../../outcome.ts';
 import { defineProxyCheck, describe, fromService } from '../check.ts';
-
-const PAIRS = [
-  ['ratelimit-limit', 'x-ratelimit-limit'],
-  ['ratelimit-remaining', 'x-ratelimit-remaining'],
-  ['ratelimit-reset', 'x-ratelimit-reset'],
-] as const;
 
 export default defineProxyCheck({
   id: 'service.compat-headers-agree',
@@ -16,14 +11,14 @@ export default defineProxyCheck({
   run({ traffic }) {
     const answers = fromService(traffic).filter((seen) => seen.bucket !== undefined && seen.key !== undefined);
     if (answers.length === 0) notApplicable('the service answered no request of a key on a rate-limited operation');
-    const offenders = answers.filter((seen) => PAIRS.some(([name, compat]) => (seen.responseHeaders[name] ?? null) !== (seen.responseHeaders[compat] ?? null)));
+    const offenders = answers.filter((seen) => !compatHeadersAgree(seen.responseHeaders));
     if (offenders.length === 0) return;
     const first = offenders[0]!;
     fail({
       clause: 'RL-HEADERS-COMPAT',
       message: `${offenders.length} of ${answers.length} answers have X-RateLimit-* values that differ from RateLimit-*`,
       expected: 'equal pairs',
-      received: PAIRS.map(([name, compat]) => `${name}=${first.responseHeaders[name] ?? '(absent)'} ${compat}=${first.responseHeaders[compat] ?? '(absent)'}`).join('; '),
+      received: describeCompatPairs(first.responseHeaders),
       fix: 'Send the X-RateLimit-* headers with exactly the RateLimit-* values.',
       evidence: offenders.slice(0, 2).map(describe),
     });
