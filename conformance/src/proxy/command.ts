@@ -5,7 +5,8 @@
 //   node conformance/src/cli.ts proxy --upstream http://127.0.0.1:3000 --listen 8080
 import { parseArgs } from 'node:util';
 import { ContractValidator } from '../contract.ts';
-import { CONTRACT_PROFILE, loadProfile, ProfileError, type ImplementationProfile } from '../implementation/profile.ts';
+import { CONTRACT_PROFILE, type ImplementationProfile } from '../implementation/profile.ts';
+import { profileFlag, Usage } from '../usage.ts';
 import { Shape } from '../implementation/shape.ts';
 import { detail, resultLine, summary } from '../report/console.ts';
 import { writeReports } from '../report/files.ts';
@@ -57,8 +58,6 @@ Exit codes: 0 pass, 1 fail, 2 usage, 6 runner bug.
 `;
 }
 
-class Usage extends Error {}
-
 export async function proxyCommand(args: string[], io: ProxyIo): Promise<number> {
   const usage = (message: string) => {
     io.err(`usage: ${message} (see ${io.command} proxy --help)\n`);
@@ -93,14 +92,7 @@ export async function proxyCommand(args: string[], io: ProxyIo): Promise<number>
       inject = Number(values['inject-429']);
       if (values['inject-429'].trim() === '' || !Number.isFinite(inject) || inject < 0 || inject >= 1) throw new Usage(`--inject-429 must be a share from 0 to below 1, e.g. 0.2, got ${JSON.stringify(values['inject-429'])}`);
     }
-    if (values.implementation) {
-      try {
-        implementation = loadProfile(values.implementation);
-      } catch (error) {
-        if (error instanceof ProfileError) throw new Usage(error.message);
-        throw error;
-      }
-    }
+    if (values.implementation) implementation = profileFlag(values.implementation);
   } catch (error) {
     if (error instanceof Usage) return usage(error.message);
     throw error;

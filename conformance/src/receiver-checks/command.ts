@@ -4,7 +4,8 @@
 //   node conformance/src/cli.ts receiver --url http://127.0.0.1:4000/webhooks --signing-secret whsec_…
 import { parseArgs } from 'node:util';
 import { WEBHOOK_TOLERANCE_SECONDS } from '../../../contract/webhookSignature.ts';
-import { loadProfile, ProfileError, type ImplementationProfile } from '../implementation/profile.ts';
+import type { ImplementationProfile } from '../implementation/profile.ts';
+import { profileFlag, Usage } from '../usage.ts';
 import { detail, paint, resultLine, summary, warningLines } from '../report/console.ts';
 import { writeReports } from '../report/files.ts';
 import { EXIT_CODES } from '../report/model.ts';
@@ -42,8 +43,6 @@ takes events of different jobs in any order. Only the given URL is ever contacte
 Exit codes: 0 pass, 1 fail, 2 usage, 3 unreachable, 6 runner bug.
 `;
 }
-
-class Usage extends Error {}
 
 function seconds(name: string, value: string | undefined, fallback: number, minimum: number): number {
   if (value === undefined) return fallback;
@@ -89,14 +88,7 @@ export async function receiverCommand(args: string[], io: CommandIo): Promise<nu
     if (!secret) throw new Usage('--signing-secret is required (or CONFORMANCE_SIGNING_SECRET): the secret the receiver verifies with');
     tolerance = seconds('--tolerance', values.tolerance, WEBHOOK_TOLERANCE_SECONDS, 1);
     timeout = seconds('--timeout', values.timeout, DEFAULT_DELIVERY_TIMEOUT_SECONDS, 0.001);
-    if (values.implementation) {
-      try {
-        implementation = loadProfile(values.implementation);
-      } catch (error) {
-        if (error instanceof ProfileError) throw new Usage(error.message);
-        throw error;
-      }
-    }
+    if (values.implementation) implementation = profileFlag(values.implementation);
   } catch (error) {
     if (error instanceof Usage) return usage(error.message);
     throw error;
