@@ -88,3 +88,25 @@ describe('import circles', () => {
     expect(circles).toEqual([]);
   });
 });
+
+describe('the name generated/', () => {
+  // generated/ means "made by npm run generate, never edited": a hand-written folder under
+  // that name would invite a reader to regenerate it, or never to review it.
+  it('is taken by the top-level generated/ alone', () => {
+    // What git ignores is made by tools (dist/ holds the packages' copies of generated/).
+    const ignored = readFileSync(join(ROOT, '.gitignore'), 'utf8').split('\n').filter((line) => line.endsWith('/')).map((line) => line.slice(0, -1));
+    const skipped = new Set(['.git', ...ignored]);
+    const found: string[] = [];
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
+        if (!entry.isDirectory() || skipped.has(entry.name)) continue;
+        const path = dir ? `${dir}/${entry.name}` : entry.name;
+        if (entry.name === 'generated' && path !== 'generated') found.push(path);
+        walk(path);
+      }
+    };
+    walk('');
+
+    expect(found).toEqual([]);
+  });
+});
