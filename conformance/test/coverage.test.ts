@@ -1,6 +1,6 @@
 // The runner's registry stays whole: every clause a black box can observe has a check,
 // every reference resolves, and the contract names no clause the runner does not know.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CHECKS } from '../src/checks/index.ts';
 import { PROXY_CHECKS } from '../src/proxy/index.ts';
@@ -60,6 +60,16 @@ describe('the checks', () => {
     expect(registered.length).toBe(CHECKS.length);
     for (const [, folder, behaviour] of registered) {
       expect(CHECKS.map((c) => c.id)).toContain(`${areaOfFolder[folder!] ?? folder}.${behaviour}`);
+    }
+  });
+
+  it('when an avatar check and a video check judge the same behaviour, then both run the one implementation in checks/twins.ts', () => {
+    const checks = new URL('conformance/src/checks/', root);
+    const videos = new Set(readdirSync(new URL('videos/', checks)));
+    const twins = readdirSync(new URL('avatars/', checks)).filter((file) => videos.has(file));
+    expect(twins.length).toBeGreaterThanOrEqual(2);
+    for (const file of twins) {
+      for (const area of ['avatars', 'videos']) expect(readFileSync(new URL(`${area}/${file}`, checks), 'utf8'), `${area}/${file}`).toMatch(/from '\.\.\/twins\.ts'/);
     }
   });
 
