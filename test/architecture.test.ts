@@ -110,3 +110,18 @@ describe('the name generated/', () => {
     expect(found).toEqual([]);
   });
 });
+
+describe('the reading of database rows', () => {
+  // server/src/storage/rows.ts reads every row into a domain record for both stores: a
+  // store's own copy of a reader drifts from the other's (one forgets PostgreSQL's numbers
+  // as text, the other SQLite's JSON as text) where no test of one store sees it.
+  it('is written once, in server/src/storage/rows.ts: no store defines its own row readers', () => {
+    const READER = /(?:const|function)\s+(num|numOrNull|textOrNull|jsonOrNull|json|to[A-Z]\w*|rowTo\w*)\s*[=(<]/g;
+    const copies = files
+      .filter((f) => f.path.startsWith('server/src/storage/') && f.path !== 'server/src/storage/rows.ts')
+      .flatMap((f) => [...readFileSync(join(ROOT, f.path), 'utf8').matchAll(READER)].map((m) => `${f.path}: ${m[1]}`));
+
+    expect(copies).toEqual([]);
+    expect(files.filter((f) => f.path.startsWith('server/src/storage/') && f.imports.includes('server/src/storage/rows.ts')).length).toBeGreaterThanOrEqual(6);
+  });
+});

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { BulkStore } from '../../domain/ports.ts';
-import { guarded, num, numOrNull, transaction, type Row } from './database.ts';
+import { num, numOrNull } from '../rows.ts';
+import { guarded, transaction, type Row } from './database.ts';
 
 /** Rows per statement: large enough to amortise the round trip, small enough for the parameter arrays. */
 const BATCH = 5_000;
