@@ -116,12 +116,26 @@ describe('the reading of database rows', () => {
   // store's own copy of a reader drifts from the other's (one forgets PostgreSQL's numbers
   // as text, the other SQLite's JSON as text) where no test of one store sees it.
   it('is written once, in server/src/storage/rows.ts: no store defines its own row readers', () => {
-    const READER = /(?:const|function)\s+(num|numOrNull|textOrNull|jsonOrNull|json|to[A-Z]\w*|rowTo\w*)\s*[=(<]/g;
+    const READER = /(?:const|function)\s+(num|\w*OrNull|json\w*|to[A-Z]\w*|rowTo\w*)\s*[=(<]/g;
     const copies = files
       .filter((f) => f.path.startsWith('server/src/storage/') && f.path !== 'server/src/storage/rows.ts')
       .flatMap((f) => [...readFileSync(join(ROOT, f.path), 'utf8').matchAll(READER)].map((m) => `${f.path}: ${m[1]}`));
 
     expect(copies).toEqual([]);
     expect(files.filter((f) => f.path.startsWith('server/src/storage/') && f.imports.includes('server/src/storage/rows.ts')).length).toBeGreaterThanOrEqual(6);
+  });
+});
+
+describe('the bulk loaders', () => {
+  // They serve the benchmark and the tests that need a large store, outside the domain's
+  // ports: a new store need not write one, and the service itself never writes in bulk.
+  it('are reached by no part of the service but runtime.ts, which opens them for the benchmark and the tests', () => {
+    const loaders = (target: string) => target === 'server/src/storage/bulk.ts' || /^server\/src\/storage\/[^/]+\/bulk\.ts$/.test(target);
+    const users = files
+      .filter((f) => f.path.startsWith('server/src/') && !f.path.startsWith('server/src/storage/') && f.imports.some(loaders))
+      .map((f) => f.path);
+
+    expect(users).toEqual(['server/src/runtime.ts']);
+    expect(readFileSync(join(ROOT, 'server/src/domain/ports.ts'), 'utf8')).not.toMatch(/bulk/i);
   });
 });
