@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { AccountStore, ClockMoved } from '../../domain/ports.ts';
-import type { AccountVersions } from '../redis/accountVersions.ts';
+import type { AccountVersions } from './redis/accountVersions.ts';
 import { num, rowToAccount, rowToKey } from '../rows.ts';
 import { guarded, transaction, type Row } from './database.ts';
 

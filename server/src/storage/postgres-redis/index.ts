@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { RateLimitStore, Store } from '../../domain/ports.ts';
-import { redisAccountVersions } from '../redis/accountVersions.ts';
-import { redisRateLimits, createRedis } from '../redis/rateLimits.ts';
+import { redisAccountVersions } from './redis/accountVersions.ts';
+import { redisRateLimits, createRedis } from './redis/rateLimits.ts';
 import { postgresAccounts } from './accounts.ts';
 import { createPool, guarded, migrate } from './database.ts';
 import { postgresJobs } from './jobs.ts';
