@@ -36,7 +36,7 @@ const files = ['server/src', 'conformance/src', 'client/src', 'contract', 'scrip
   .map(read);
 
 /** The files that put a service together: nothing below them may import them. */
-const ASSEMBLY = ['server/src/app.ts', 'server/src/runtime.ts', 'server/src/main.ts', 'server/src/admin.ts', 'server/src/config.ts'];
+const ASSEMBLY = ['server/src/app.ts', 'server/src/runtime.ts', 'server/src/main.ts', 'server/src/admin.ts', 'server/src/migrate.ts', 'server/src/config.ts'];
 
 /** What each part may not import: repository folders (with a slash), files or packages. */
 const FORBIDDEN: { from: string; not: string[]; why: string }[] = [
@@ -45,6 +45,8 @@ const FORBIDDEN: { from: string; not: string[]; why: string }[] = [
   { from: 'server/src/workers/', not: [...ASSEMBLY, 'server/src/http/', 'server/src/storage/', 'koa'], why: 'workers reach the store through the ports' },
   { from: 'server/src/http/', not: [...ASSEMBLY, 'server/src/storage/', 'server/src/workers/', 'pg', 'ioredis', 'node:sqlite'], why: 'routes reach the store through use cases' },
   { from: 'server/src/engine/', not: [...ASSEMBLY, 'server/src/http/', 'server/src/storage/', 'server/src/workers/'], why: 'the engine is an adapter of the domain' },
+  { from: 'server/src/metrics.ts', not: ['server/src/'], why: 'the instruments are leaves: the parts use them, never the reverse' },
+  { from: 'server/src/logger.ts', not: ['server/src/'], why: 'the instruments are leaves: the parts use them, never the reverse' },
   { from: 'conformance/', not: ['server/'], why: 'the runner sees an implementation over HTTP only' },
   { from: 'client/', not: ['server/', 'conformance/'], why: 'the client is for integrators and knows no implementation' },
   { from: 'contract/', not: ['server/', 'client/', 'conformance/'], why: 'the contract is the neutral ground everyone imports' },
@@ -59,6 +61,13 @@ describe('the layers', () => {
       .flatMap((f) => f.imports.filter((target) => not.some((rule) => matches(target, rule))).map((target) => `${f.path} -> ${target}`));
 
     expect(offending).toEqual([]);
+  });
+
+  it('hands the logger to the parts: only the assembly imports logger.ts', () => {
+    const importers = files.filter((f) => f.path.startsWith('server/src/') && f.imports.includes('server/src/logger.ts')).map((f) => f.path);
+
+    expect(importers.length).toBeGreaterThan(0);
+    expect(importers.filter((path) => !ASSEMBLY.includes(path))).toEqual([]);
   });
 
   it('reads enough of the tree to mean something', () => {

@@ -1,7 +1,7 @@
 // Many records written or read at once, for the benchmark and the tests that need a large
 // store. Not a port of the domain: the API and the workers never use it, so a new store
 // need not have one (without it, only `npm run bench` cannot seed that store). Each store
-// that has one keeps it in its folder (`embedded/bulk.ts`, `postgres/bulk.ts`); a loader
+// that has one keeps it in its folder (`embedded/bulk.ts`, `postgres-redis/bulk.ts`); a loader
 // opens a connection of its own to the store, beside any server using it.
 import type { Job, JobKind, OutboxEvent } from '../domain/model.ts';
 import type { NewApiKey } from '../domain/ports.ts';
