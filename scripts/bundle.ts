@@ -22,11 +22,18 @@ export function bundleContract(repo: string = ROOT): string {
   try {
     const out = join(scratch, 'openapi.json');
     try {
-      execFileSync(REDOCLY, ['bundle', API, '-o', out], { cwd: repo, stdio: 'pipe', env: { ...process.env, REDOCLY_TELEMETRY: 'off' } });
+      // On this process's Node: through PATH, the command's own line could pick an older one.
+      execFileSync(process.execPath, [REDOCLY, 'bundle', API, '-o', out], { cwd: repo, stdio: 'pipe', env: { ...process.env, REDOCLY_TELEMETRY: 'off' } });
     } catch (error) {
       const { stderr, message } = error as { stderr?: Buffer; message: string };
-      const complaint = (stderr?.toString() || message).split('\n').map((line) => line.trim()).find((line) => line.length > 0);
-      throw new BundleError(`cannot bundle ${join(repo, 'openapi')}: ${complaint ?? 'redocly bundle failed'}`);
+      // Redocly's complaint, without its banners (boxed notices) and its progress line.
+      const complaint = (stderr?.toString() || message)
+        .split('\n')
+        .map((line) => line.trim())
+        .filter((line) => line.length > 0 && !/^[╔╚║═]/.test(line) && !line.startsWith('bundling '))
+        .slice(0, 2)
+        .join(' ');
+      throw new BundleError(`cannot bundle ${join(repo, 'openapi')}: ${complaint || 'redocly bundle failed'}`);
     }
     return readFileSync(out, 'utf8');
   } finally {

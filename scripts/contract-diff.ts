@@ -131,8 +131,8 @@ if (import.meta.main) {
     process.exitCode = main(process.argv.slice(2));
   } catch (error) {
     // A usage error is one line, without a stack: an unknown option or ref, a shallow
-    // clone, a ref with no bundle, a malformed releases file, a contract that does not bundle. Anything else is a bug,
-    // shown with its stack; neither may pass for a verdict.
+    // clone, a ref with no bundle, a malformed releases file, a contract that does not
+    // bundle. Anything else is a bug, shown with its stack; neither may pass for a verdict.
     const usage = (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') === true;
     if (usage || error instanceof HistoryError || error instanceof BundleError) console.error(`contract:diff: ${(error as Error).message}${usage ? ' (see --help)' : ''}`);
     else console.error(error);

@@ -217,6 +217,22 @@ describe('npm run contract:diff in a working tree whose openapi/ was edited with
     expect(run.stdout).toContain('GET /v1/avatars/{id} 200 response: display_name — response member added');
   });
 
+  it('when openapi/ does not bundle, then it exits 2 with Redocly\'s complaint in one line and no verdict', () => {
+    const root = join(repo, 'openapi', 'openapi.yaml');
+    const before = readFileSync(root, 'utf8');
+    writeFileSync(root, `${before}paths: [\n`);
+    try {
+      const run = cli('--base', 'HEAD');
+
+      expect(run.status).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr.trim().split('\n')).toHaveLength(1);
+      expect(run.stderr).toMatch(/^contract:diff: cannot bundle .*openapi: Failed to parse API description/);
+    } finally {
+      writeFileSync(root, before);
+    }
+  });
+
   function git(...args: string[]): string {
     return execFileSync('git', ['-C', repo, '-c', 'user.name=Test', '-c', 'user.email=test@example.invalid', '-c', 'commit.gpgsign=false', ...args], { encoding: 'utf8', env: GIT_ENV }).trim();
   }
