@@ -1,6 +1,6 @@
-// The PostgreSQL store's bulk loader (storage/bulk.ts): the benchmark's seeding in batched
-// statements, on a pool of its own beside the servers'. Only PostgreSQL holds what it
-// writes; the limiter's windows in Redis start empty, as for any new key.
+// The PostgreSQL + Redis store's bulk loader (storage/bulk.ts): the benchmark's seeding
+// in batched statements, on a pool of its own beside the servers'. Only PostgreSQL holds
+// what it writes; the limiter's windows in Redis start empty, as for any new key.
 import type pg from 'pg';
 import type { BulkLoader } from '../bulk.ts';
 import { num, numOrNull } from '../rows.ts';
