@@ -1,17 +1,22 @@
 // `npm run contract:diff`: the breaking-change gate of the contract. Compares the bundle
-// at a base (by default the last release) with the working tree's, or with another ref,
-// prints every change by kind, and fails when a change inside /v1 breaks a client.
+// at a base (by default the last release) with openapi/ as the working tree has it now,
+// bundled afresh (an edit not yet regenerated into generated/ is judged all the same), or
+// with the bundle at another ref; prints every change by kind, and fails when a change
+// inside /v1 breaks a client.
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { compareDocuments, markAccepted, type Change, type ChangeKind } from '../contract/compatibility.ts';
 import { ACCEPTED_BREAKS_FILE, BUNDLE_FILE, HistoryError, RELEASES_FILE, ROOT, bundleAt, commitOf, defaultBase, loadAcceptedBreaks, workingBundle } from '../contract/releases.ts';
+import { BundleError, bundleContract } from './bundle.ts';
 
 const EXIT_BREAKING = 1;
 const EXIT_USAGE = 2;
 
 const HELP = `Usage: npm run contract:diff -- [--base <ref>] [--head <ref>] [--repo <dir>] [--json]
 
-Compares ${BUNDLE_FILE} at --base with the working tree's (or with --head's)
+Compares ${BUNDLE_FILE} at --base with openapi/ as the working tree has it,
+bundled now as npm run generate does (or with ${BUNDLE_FILE} at --head's),
 and prints every change, grouped as breaking, additive and other. Within /v1 only
 additive changes are allowed (ND-COMPAT in openapi/README.md); paths outside /v1
 are reported as other. The rules are written down in contract/compatibility.ts.
@@ -20,6 +25,7 @@ are reported as other. The rules are written down in contract/compatibility.ts.
                  ${RELEASES_FILE}; before the first release, the commit
                  that added ${BUNDLE_FILE}.
   --head <ref>   compare with the bundle at this ref instead of the working tree.
+                 A repository without redocly.yaml has its ${BUNDLE_FILE} compared.
   --repo <dir>   the git repository (default: this one).
   --json         print {base, head, changes} as JSON.
   --help         this text.
@@ -35,7 +41,8 @@ ${ACCEPTED_BREAKS_FILE} as {rule, where: [...], date, reason}; it is
 printed as accepted, with its reason, and does not fail the comparison.
 
 Exit status: 0 no breaking change, 1 a breaking change inside /v1, 2 no
-comparison made (an unknown option or ref, a shallow clone, no bundle at a ref).`;
+comparison made (an unknown option or ref, a shallow clone, no bundle at a ref,
+an openapi/ that does not bundle).`;
 
 const KINDS: { kind: ChangeKind; heading: string }[] = [
   { kind: 'breaking', heading: 'Breaking' },
@@ -92,9 +99,14 @@ function main(argv: string[]): number {
   const repo = resolve(values.repo ?? ROOT);
   const base: Side = values.base === undefined ? defaultBase(repo) : { ref: values.base, label: values.base };
   base.commit = commitOf(repo, base.ref);
-  const head: Side = values.head === undefined ? { ref: 'working tree', label: 'the working tree' } : { ref: values.head, label: values.head, commit: commitOf(repo, values.head) };
+  // The working tree is judged by its source, not by a bundle that may predate the last edit.
+  const fromSource = values.head === undefined && existsSync(join(repo, 'redocly.yaml'));
+  const head: Side =
+    values.head !== undefined
+      ? { ref: values.head, label: values.head, commit: commitOf(repo, values.head) }
+      : { ref: 'working tree', label: fromSource ? "the working tree's openapi/, bundled now" : `the working tree's ${BUNDLE_FILE}` };
   const baseBundle = bundleAt(repo, base.commit);
-  const headBundle = head.commit === undefined ? workingBundle(repo) : bundleAt(repo, head.commit);
+  const headBundle = head.commit !== undefined ? bundleAt(repo, head.commit) : fromSource ? (JSON.parse(bundleContract(repo)) as Record<string, unknown>) : workingBundle(repo);
 
   const changes = markAccepted(compareDocuments(baseBundle, headBundle), loadAcceptedBreaks(repo));
   const breaking = changes.filter((change) => change.kind === 'breaking' && change.accepted === undefined).length;
@@ -119,10 +131,10 @@ if (import.meta.main) {
     process.exitCode = main(process.argv.slice(2));
   } catch (error) {
     // A usage error is one line, without a stack: an unknown option or ref, a shallow
-    // clone, a ref with no bundle, a malformed releases file. Anything else is a bug,
-    // shown with its stack; neither may pass for a verdict.
+    // clone, a ref with no bundle, a malformed releases file, a contract that does not
+    // bundle. Anything else is a bug, shown with its stack; neither may pass for a verdict.
     const usage = (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') === true;
-    if (usage || error instanceof HistoryError) console.error(`contract:diff: ${(error as Error).message}${usage ? ' (see --help)' : ''}`);
+    if (usage || error instanceof HistoryError || error instanceof BundleError) console.error(`contract:diff: ${(error as Error).message}${usage ? ' (see --help)' : ''}`);
     else console.error(error);
     process.exitCode = EXIT_USAGE;
   }

@@ -36,7 +36,7 @@ const files = ['server/src', 'conformance/src', 'client/src', 'contract', 'scrip
   .map(read);
 
 /** The files that put a service together: nothing below them may import them. */
-const ASSEMBLY = ['server/src/app.ts', 'server/src/runtime.ts', 'server/src/main.ts', 'server/src/admin.ts', 'server/src/config.ts'];
+const ASSEMBLY = ['server/src/app.ts', 'server/src/runtime.ts', 'server/src/main.ts', 'server/src/admin.ts', 'server/src/migrate.ts', 'server/src/config.ts'];
 
 /** What each part may not import: repository folders (with a slash), files or packages. */
 const FORBIDDEN: { from: string; not: string[]; why: string }[] = [
@@ -45,6 +45,8 @@ const FORBIDDEN: { from: string; not: string[]; why: string }[] = [
   { from: 'server/src/workers/', not: [...ASSEMBLY, 'server/src/http/', 'server/src/storage/', 'koa'], why: 'workers reach the store through the ports' },
   { from: 'server/src/http/', not: [...ASSEMBLY, 'server/src/storage/', 'server/src/workers/', 'pg', 'ioredis', 'node:sqlite'], why: 'routes reach the store through use cases' },
   { from: 'server/src/engine/', not: [...ASSEMBLY, 'server/src/http/', 'server/src/storage/', 'server/src/workers/'], why: 'the engine is an adapter of the domain' },
+  { from: 'server/src/metrics.ts', not: ['server/src/'], why: 'the instruments are leaves: the parts use them, never the reverse' },
+  { from: 'server/src/logger.ts', not: ['server/src/'], why: 'the instruments are leaves: the parts use them, never the reverse' },
   { from: 'conformance/', not: ['server/'], why: 'the runner sees an implementation over HTTP only' },
   { from: 'client/', not: ['server/', 'conformance/'], why: 'the client is for integrators and knows no implementation' },
   { from: 'contract/', not: ['server/', 'client/', 'conformance/'], why: 'the contract is the neutral ground everyone imports' },
@@ -59,6 +61,13 @@ describe('the layers', () => {
       .flatMap((f) => f.imports.filter((target) => not.some((rule) => matches(target, rule))).map((target) => `${f.path} -> ${target}`));
 
     expect(offending).toEqual([]);
+  });
+
+  it('hands the logger to the parts: only the assembly imports logger.ts', () => {
+    const importers = files.filter((f) => f.path.startsWith('server/src/') && f.imports.includes('server/src/logger.ts')).map((f) => f.path);
+
+    expect(importers.length).toBeGreaterThan(0);
+    expect(importers.filter((path) => !ASSEMBLY.includes(path))).toEqual([]);
   });
 
   it('reads enough of the tree to mean something', () => {
@@ -86,5 +95,56 @@ describe('import circles', () => {
     for (const file of inside.keys()) if (!state.has(file)) visit(file);
 
     expect(circles).toEqual([]);
+  });
+});
+
+describe('the name generated/', () => {
+  // generated/ means "made by npm run generate, never edited": a hand-written folder under
+  // that name would invite a reader to regenerate it, or never to review it.
+  it('is taken by the top-level generated/ alone', () => {
+    // What git ignores is made by tools (dist/ holds the packages' copies of generated/).
+    const ignored = readFileSync(join(ROOT, '.gitignore'), 'utf8').split('\n').filter((line) => line.endsWith('/')).map((line) => line.slice(0, -1));
+    const skipped = new Set(['.git', ...ignored]);
+    const found: string[] = [];
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
+        if (!entry.isDirectory() || skipped.has(entry.name)) continue;
+        const path = dir ? `${dir}/${entry.name}` : entry.name;
+        if (entry.name === 'generated' && path !== 'generated') found.push(path);
+        walk(path);
+      }
+    };
+    walk('');
+
+    expect(found).toEqual([]);
+  });
+});
+
+describe('the reading of database rows', () => {
+  // server/src/storage/rows.ts reads every row into a domain record for both stores: a
+  // store's own copy of a reader drifts from the other's (one forgets PostgreSQL's numbers
+  // as text, the other SQLite's JSON as text) where no test of one store sees it.
+  it('is written once, in server/src/storage/rows.ts: no store defines its own row readers', () => {
+    const READER = /(?:const|function)\s+(num|\w*OrNull|json\w*|to[A-Z]\w*|rowTo\w*)\s*[=(<]/g;
+    const copies = files
+      .filter((f) => f.path.startsWith('server/src/storage/') && f.path !== 'server/src/storage/rows.ts')
+      .flatMap((f) => [...readFileSync(join(ROOT, f.path), 'utf8').matchAll(READER)].map((m) => `${f.path}: ${m[1]}`));
+
+    expect(copies).toEqual([]);
+    expect(files.filter((f) => f.path.startsWith('server/src/storage/') && f.imports.includes('server/src/storage/rows.ts')).length).toBeGreaterThanOrEqual(6);
+  });
+});
+
+describe('the bulk loaders', () => {
+  // They serve the benchmark and the tests that need a large store, outside the domain's
+  // ports: a new store need not write one, and the service itself never writes in bulk.
+  it('are reached by no part of the service but runtime.ts, which opens them for the benchmark and the tests', () => {
+    const loaders = (target: string) => target === 'server/src/storage/bulk.ts' || /^server\/src\/storage\/[^/]+\/bulk\.ts$/.test(target);
+    const users = files
+      .filter((f) => f.path.startsWith('server/src/') && !f.path.startsWith('server/src/storage/') && f.imports.some(loaders))
+      .map((f) => f.path);
+
+    expect(users).toEqual(['server/src/runtime.ts']);
+    expect(readFileSync(join(ROOT, 'server/src/domain/ports.ts'), 'utf8')).not.toMatch(/bulk/i);
   });
 });

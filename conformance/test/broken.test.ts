@@ -44,4 +44,16 @@ describe('the runner against broken implementations', () => {
       await fixture.close();
     }
   }, 90_000);
+
+  it('when a forced failure says its code without a message, then the avatar twin and the video twin of failed-has-error both fail it', async () => {
+    const fixture = await startFixture({ flaws: { forcedFailureWithoutMessage: true } });
+    try {
+      const report = await run(fixture, 'contract', { only: ['avatars.failed-has-error', 'videos.failed-has-error'] });
+
+      expect(failures(report).map((f) => f.split(':')[0]).sort()).toEqual(['avatars.failed-has-error (ND-SANDBOX-FAILURE)', 'videos.failed-has-error (ND-SANDBOX-FAILURE)']);
+      expect(report.results.find((r) => r.id === 'videos.failed-has-error')?.failure?.received).toBe('{"code":"sandbox_forced_failure"}');
+    } finally {
+      await fixture.close();
+    }
+  }, 60_000);
 });

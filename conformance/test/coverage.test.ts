@@ -1,6 +1,6 @@
 // The runner's registry stays whole: every clause a black box can observe has a check,
 // every reference resolves, and the contract names no clause the runner does not know.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CHECKS } from '../src/checks/index.ts';
 import { PROXY_CHECKS } from '../src/proxy/index.ts';
@@ -52,10 +52,24 @@ describe('the checks', () => {
   });
 
   it('when a check lives in checks/<area>/<behaviour>.ts, then its ID says the same', () => {
+    // The checks of generated inputs live in checks/inputs/ (a folder named generated/ would
+    // claim a command made them) and keep the IDs runs have always selected and reported.
+    const areaOfFolder: Record<string, string> = { inputs: 'generated' };
     const index = readFileSync(new URL('conformance/src/checks/index.ts', root), 'utf8');
-    for (const match of index.matchAll(/from '\.\/([a-z-]+)\/([a-z0-9-]+)\.ts'/g)) {
-      const [, area, behaviour] = match;
-      expect(CHECKS.map((c) => c.id)).toContain(`${area}.${behaviour}`);
+    const registered = [...index.matchAll(/from '\.\/([a-z-]+)\/([a-z0-9-]+)\.ts'/g)];
+    expect(registered.length).toBe(CHECKS.length);
+    for (const [, folder, behaviour] of registered) {
+      expect(CHECKS.map((c) => c.id)).toContain(`${areaOfFolder[folder!] ?? folder}.${behaviour}`);
+    }
+  });
+
+  it('when an avatar check and a video check judge the same behaviour, then both run the one implementation in checks/twins.ts', () => {
+    const checks = new URL('conformance/src/checks/', root);
+    const videos = new Set(readdirSync(new URL('videos/', checks)));
+    const twins = readdirSync(new URL('avatars/', checks)).filter((file) => videos.has(file));
+    expect(twins.length).toBeGreaterThanOrEqual(2);
+    for (const file of twins) {
+      for (const area of ['avatars', 'videos']) expect(readFileSync(new URL(`${area}/${file}`, checks), 'utf8'), `${area}/${file}`).toMatch(/from '\.\.\/twins\.ts'/);
     }
   });
 

@@ -2,9 +2,9 @@
 // an embedded store in a temp folder, or a PostgreSQL schema plus a Redis key prefix
 // (as server/test/support/stores.ts does for the tests). Accounts are made through the
 // server's own use case; bulk data (avatars, keys, queued jobs, outbox rows) goes through
-// the store's bulk port (one statement or one transaction each, which is what makes a
-// million avatars take seconds rather than hours), so the benchmark writes no SQL of its
-// own and follows the schema wherever it goes.
+// the store's bulk loader (server/src/storage/bulk.ts: one statement or one transaction
+// each, which is what makes a million avatars take seconds rather than hours), so the
+// benchmark writes no SQL of its own and follows the schema wherever it goes.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,9 +17,10 @@ import { buildTerminalEvent } from '../../server/src/domain/events.ts';
 import { newAvatarId, newKeyId, randomSuffix } from '../../server/src/domain/ids.ts';
 import { KEY_DISPLAY_LENGTH, generateApiKey, hashApiKey } from '../../server/src/domain/keys.ts';
 import type { AvatarInput, Job, RatePlan } from '../../server/src/domain/model.ts';
-import type { JobProgress, Store } from '../../server/src/domain/ports.ts';
+import type { Store } from '../../server/src/domain/ports.ts';
 import { loadConfig } from '../../server/src/config.ts';
-import { openStore } from '../../server/src/runtime.ts';
+import { openBulkLoader, openStore } from '../../server/src/runtime.ts';
+import type { BulkLoader, JobProgress } from '../../server/src/storage/bulk.ts';
 
 export type { JobProgress };
 
@@ -113,8 +114,8 @@ function jobOf(owner: Owner, status: Job['status'], at: number, webhookUrl: stri
   };
 }
 
-/** The benchmark's operations on an open store of the server's, through its ports. */
-function benchOps(store: Store): Omit<BenchStore, 'kind' | 'label' | 'env' | 'idleClaimMs' | 'drop'> {
+/** The benchmark's operations on an open store of the server's, through its ports and its bulk loader. */
+function benchOps(store: Store, bulk: BulkLoader): Omit<BenchStore, 'kind' | 'label' | 'env' | 'idleClaimMs' | 'drop'> {
   return {
     async createOwner(options) {
       const created = await createAccount(store, systemClock, {
@@ -125,20 +126,20 @@ function benchOps(store: Store): Omit<BenchStore, 'kind' | 'label' | 'env' | 'id
       });
       return { accountId: created.account_id, keyId: created.key_id, apiKey: created.api_key, signingSecret: created.signing_secret };
     },
-    seedAvatars: (owner, count) => store.bulk.insertReadyAvatars(jobOf(owner, 'ready', Date.now()), count),
-    sampleAvatarIds: (owner, count) => store.bulk.sampleJobIds(owner.accountId, 'avatar', count),
+    seedAvatars: (owner, count) => bulk.insertReadyAvatars(jobOf(owner, 'ready', Date.now()), count),
+    sampleAvatarIds: (owner, count) => bulk.sampleJobIds(owner.accountId, 'avatar', count),
     async seedKeys(owner, count) {
       const now = Date.now();
       const keys = Array.from({ length: count }, () => {
         const key = generateApiKey('sandbox');
         return { key, record: { id: newKeyId(), accountId: owner.accountId, mode: 'sandbox' as const, prefix: key.slice(0, KEY_DISPLAY_LENGTH), hash: hashApiKey(key), createdAt: now } };
       });
-      await store.bulk.insertKeys(keys.map((k) => k.record));
+      await bulk.insertKeys(keys.map((k) => k.record));
       return keys.map((k) => k.key);
     },
     async seedQueuedJobs(owner, count) {
       const now = Date.now();
-      await store.bulk.insertQueuedJobs(Array.from({ length: count }, (_, i) => jobOf(owner, 'queued', now - count + i)));
+      await bulk.insertQueuedJobs(Array.from({ length: count }, (_, i) => jobOf(owner, 'queued', now - count + i)));
     },
     async seedPendingEvents(owner, count, url, publicBaseUrl) {
       const now = Date.now();
@@ -147,11 +148,11 @@ function benchOps(store: Store): Omit<BenchStore, 'kind' | 'label' | 'env' | 'id
         const job = jobOf(owner, 'ready', now - count + i, url);
         return { job, event: buildTerminalEvent(job, publicBaseUrl, job.completedAt!)! };
       });
-      await store.bulk.insertFinishedJobs(rows);
+      await bulk.insertFinishedJobs(rows);
     },
-    jobProgress: (owner) => store.bulk.jobProgress(owner.accountId),
-    jobTimes: (owner) => store.bulk.jobTimes(owner.accountId),
-    eventCounts: (owner) => store.bulk.eventCounts(owner.accountId),
+    jobProgress: (owner) => bulk.jobProgress(owner.accountId),
+    jobTimes: (owner) => bulk.jobTimes(owner.accountId),
+    eventCounts: (owner) => bulk.eventCounts(owner.accountId),
   };
 }
 
@@ -160,14 +161,17 @@ function benchOps(store: Store): Omit<BenchStore, 'kind' | 'label' | 'env' | 'id
 export async function createEmbeddedBenchStore(): Promise<BenchStore> {
   const dir = mkdtempSync(join(tmpdir(), 'avatar-bench-'));
   // Opened beside the server, as the operator command opens it: the server's lock is not taken.
-  const store = await openStore(loadConfig({ DATA_DIR: dir }), { serving: false });
+  const config = loadConfig({ DATA_DIR: dir });
+  const store = await openStore(config, { serving: false });
+  const bulk = openBulkLoader(config);
   return {
     kind: 'embedded',
     label: STORE_LABEL.embedded,
     env: { DATA_DIR: dir },
-    ...benchOps(store),
+    ...benchOps(store, bulk),
     idleClaimMs: (samples = 5) => timeIdleClaims(store, samples),
     async drop() {
+      await bulk.close();
       await store.close();
       rmSync(dir, { recursive: true, force: true });
     },
@@ -186,15 +190,18 @@ export async function createScaledBenchStore(): Promise<BenchStore> {
   url.searchParams.set('options', `-c search_path=${schema}`);
   const databaseUrl = url.toString();
   const prefix = `${schema}:`;
-  const store = await openStore(loadConfig({ DATABASE_URL: databaseUrl, REDIS_URL, REDIS_PREFIX: prefix }), { serving: false });
+  const config = loadConfig({ DATABASE_URL: databaseUrl, REDIS_URL, REDIS_PREFIX: prefix });
+  const store = await openStore(config, { serving: false });
+  const bulk = openBulkLoader(config);
 
   return {
     kind: 'pg',
     label: STORE_LABEL.pg,
     env: { DATABASE_URL: databaseUrl, REDIS_URL, REDIS_PREFIX: prefix },
-    ...benchOps(store),
+    ...benchOps(store, bulk),
     idleClaimMs: (samples = 5) => timeIdleClaims(store, samples),
     async drop() {
+      await bulk.close().catch(() => undefined);
       await store.close().catch(() => undefined);
       const c = new pg.Client({ connectionString: DATABASE_URL });
       await c.connect();

@@ -12,7 +12,7 @@ import { generateSigningSecret } from './domain/keys.ts';
 import type { KeyMode, RatePlan } from './domain/model.ts';
 import { EMBEDDED_FILE, openStore } from './runtime.ts';
 import { StoreUnavailableError, type Store } from './domain/ports.ts';
-import { SchemaMissingError } from './storage/postgres/database.ts';
+import { SchemaMissingError } from './storage/postgres-redis/database.ts';
 
 const USAGE = `Usage: npm run admin -- <command> [flags]
 

@@ -8,7 +8,7 @@ import { FIRST_ACCOUNT_FILE, startService } from './runtime.ts';
 import { StoreUnavailableError } from './domain/ports.ts';
 import { STORE_DIR_MODE } from './storage/embedded/database.ts';
 import { StoreLockedError } from './storage/embedded/serverLock.ts';
-import { SchemaMissingError } from './storage/postgres/database.ts';
+import { SchemaMissingError } from './storage/postgres-redis/database.ts';
 
 /**
  * One line that says what went wrong at start and what to do; an error nobody foresaw

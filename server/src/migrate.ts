@@ -1,7 +1,7 @@
 // `npm run migrate`: applies pending PostgreSQL migrations and exits. The server also
 // applies them on start; running this first keeps schema changes out of the rollout.
 import { ConfigError, loadConfig, redactUrl } from './config.ts';
-import { createPool, migrate } from './storage/postgres/database.ts';
+import { createPool, migrate } from './storage/postgres-redis/database.ts';
 
 try {
   const config = loadConfig();

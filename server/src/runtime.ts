@@ -14,8 +14,11 @@ import { createBuiltinEngine } from './engine/builtin.ts';
 import type { GenerationEngine } from './domain/engine.ts';
 import { createLogger } from './logger.ts';
 import { createMetrics } from './metrics.ts';
+import type { BulkLoader } from './storage/bulk.ts';
+import { openEmbeddedBulkLoader } from './storage/embedded/bulk.ts';
 import { createEmbeddedStore } from './storage/embedded/index.ts';
-import { createPostgresRedisStore } from './storage/postgres/index.ts';
+import { openPostgresBulkLoader } from './storage/postgres-redis/bulk.ts';
+import { createPostgresRedisStore } from './storage/postgres-redis/index.ts';
 import type { Store } from './domain/ports.ts';
 import { createAccountTimer } from './workers/accountTimer.ts';
 import { answerConnectionErrors } from './http/connectionErrors.ts';
@@ -64,6 +67,16 @@ export async function openStore(config: Config, options: { serving: boolean }): 
     recoverOrphanedJobs: options.serving,
     serverLockFile: options.serving ? join(config.dataDir, SERVER_LOCK_FILE) : undefined,
   });
+}
+
+/**
+ * The bulk loader of the store a Config names, for the benchmark and the tests that need a
+ * large store; never part of a running service. Open the store first (openStore makes its
+ * schema); the loader has a connection of its own and is closed apart from the store.
+ */
+export function openBulkLoader(config: Config): BulkLoader {
+  if (config.databaseUrl && config.redisUrl) return openPostgresBulkLoader(config.databaseUrl);
+  return openEmbeddedBulkLoader(join(config.dataDir, EMBEDDED_FILE));
 }
 
 export async function startService(config: Config, overrides: ServiceOverrides = {}): Promise<Service> {

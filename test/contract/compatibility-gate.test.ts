@@ -3,10 +3,11 @@
 // And `npm run contract:diff`, run as a process against a throwaway git repository,
 // answers with the exit status a CI step or a reviewer acts on.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
 import { compareDocuments, markAccepted } from '../../contract/compatibility.ts';
 import { bundleAt, loadAcceptedBreaks, loadReleases, workingBundle } from '../../contract/releases.ts';
 import { ROOT } from './support/openapi.ts';
@@ -182,5 +183,61 @@ describe('npm run contract:diff', () => {
 
   function cli(...args: string[]) {
     return spawnSync(process.execPath, [CLI, '--repo', repo, ...args], { encoding: 'utf8', env: GIT_ENV, timeout: 30_000 });
+  }
+});
+
+describe('npm run contract:diff in a working tree whose openapi/ was edited without npm run generate', () => {
+  let repo: string;
+
+  beforeAll(() => {
+    // A scratch copy of this repository's contract, its source and its bundle committed together.
+    repo = mkdtempSync(join(tmpdir(), 'contract-diff-source-'));
+    for (const path of ['openapi', 'redocly.yaml', 'generated/openapi.json']) cpSync(join(ROOT, path), join(repo, path), { recursive: true });
+    git('init', '-q');
+    git('add', '-A');
+    git('commit', '-q', '-m', 'The contract');
+  });
+
+  afterAll(() => rmSync(repo, { recursive: true, force: true }));
+
+  it('when openapi/ renames a response member and generated/ still has the old name, then the rename is reported as a break and it exits 1', () => {
+    const file = join(repo, 'openapi', 'components', 'schemas', 'Avatar.yaml');
+    const avatar = parse(readFileSync(file, 'utf8')) as Node;
+    avatar.properties.display_name = avatar.properties.name;
+    delete avatar.properties.name;
+    avatar.required = avatar.required.map((member: string) => (member === 'name' ? 'display_name' : member));
+    writeFileSync(file, stringify(avatar));
+
+    const run = cli('--base', 'HEAD');
+
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(1);
+    expect(run.stdout).toContain("with the working tree's openapi/, bundled now");
+    expect(run.stdout).toContain('GET /v1/avatars/{id} 200 response: name — response member removed');
+    expect(run.stdout).toContain('GET /v1/avatars/{id} 200 response: display_name — response member added');
+  });
+
+  it('when openapi/ does not bundle, then it exits 2 with Redocly\'s complaint in one line and no verdict', () => {
+    const root = join(repo, 'openapi', 'openapi.yaml');
+    const before = readFileSync(root, 'utf8');
+    writeFileSync(root, `${before}paths: [\n`);
+    try {
+      const run = cli('--base', 'HEAD');
+
+      expect(run.status).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr.trim().split('\n')).toHaveLength(1);
+      expect(run.stderr).toMatch(/^contract:diff: cannot bundle .*openapi: Failed to parse API description/);
+    } finally {
+      writeFileSync(root, before);
+    }
+  });
+
+  function git(...args: string[]): string {
+    return execFileSync('git', ['-C', repo, '-c', 'user.name=Test', '-c', 'user.email=test@example.invalid', '-c', 'commit.gpgsign=false', ...args], { encoding: 'utf8', env: GIT_ENV }).trim();
+  }
+
+  function cli(...args: string[]) {
+    return spawnSync(process.execPath, [CLI, '--repo', repo, ...args], { encoding: 'utf8', env: GIT_ENV, timeout: 60_000 });
   }
 });

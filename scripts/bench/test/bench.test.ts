@@ -1,5 +1,6 @@
 // The benchmark's own logic on fixed numbers, and one tiny bounded load against the
 // bare Koa app. No speed is asserted anywhere: targets live in the verdict, not in tests.
+import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,7 +8,7 @@ import { createBareApp } from '../bare-koa.ts';
 import { runLoad } from '../load.ts';
 import type { BenchReport, ReadTarget } from '../model.ts';
 import { FULL, QUICK, UsageError, parseOptions } from '../options.ts';
-import { attribute, type CpuProfile } from '../profile.ts';
+import { attribute, SERVER_CATEGORIES, type CpuProfile } from '../profile.ts';
 import { readChart, renderMarkdown } from '../report.ts';
 import { median, parseGcTrace, percentile, ratio, round, summarize } from '../stats.ts';
 import { barChart, escapeXml, niceMax } from '../svg.ts';
@@ -88,6 +89,22 @@ describe('CPU profile attribution', () => {
     expect(shares['PostgreSQL / Redis clients (with their socket I/O)']).toBeCloseTo(1 / 6);
     expect(shares['garbage collection']).toBeCloseTo(1 / 6);
     expect(shares['Node core: HTTP, sockets, streams, timers']).toBeCloseTo(1 / 6);
+  });
+
+  it.each([
+    ['storage/embedded/rateLimits.ts', 'rate limiter (count per request)'],
+    ['storage/postgres-redis/redis/rateLimits.ts', 'rate limiter (count per request)'],
+    ['storage/embedded/accounts.ts', 'auth (key hash + key lookup)'],
+    ['storage/postgres-redis/accounts.ts', 'auth (key hash + key lookup)'],
+    ['storage/embedded/jobs.ts', 'jobs: create / read + serialize'],
+    ['storage/postgres-redis/jobs.ts', 'jobs: create / read + serialize'],
+    ['storage/embedded/outbox.ts', 'webhook dispatcher (claim, sign, record)'],
+    ['storage/postgres-redis/outbox.ts', 'webhook dispatcher (claim, sign, record)'],
+  ])('finds server/src/%s where it is, under %s', (path, name) => {
+    const url = new URL(`../../../server/src/${path}`, import.meta.url);
+
+    expect(existsSync(url)).toBe(true);
+    expect(SERVER_CATEGORIES.find((c) => c.url?.test(url.href))?.name).toBe(name);
   });
 
   it('keeps only the samples inside a time window', () => {

@@ -13,7 +13,8 @@ import { checkWebhookUrl } from './webhookUrl.ts';
 type AvatarCreateRequest = components['schemas']['AvatarCreateRequest'];
 type AvatarVideoCreateRequest = components['schemas']['AvatarVideoCreateRequest'];
 
-const LABEL: Record<JobKind, string> = { avatar: 'avatar', avatar_video: 'avatar video' };
+/** A kind of record as its problems name it, in a 402's detail and a 404's alike. */
+const RECORD_NAME: Record<JobKind, string> = { avatar: 'avatar', avatar_video: 'avatar video' };
 
 function checkWebhook(deps: DomainDeps, url: string | undefined): void {
   if (url === undefined) return;
@@ -65,7 +66,7 @@ async function queueJob<T>(
     const renews = new Date(periodBounds(outcome.balance.period).end).toISOString();
     throw new DomainError(
       'insufficient_credits',
-      `This ${LABEL[job.kind]} costs ${queued.credits} credits and the account has ${outcome.balance.available} available until ${renews}.`,
+      `This ${RECORD_NAME[job.kind]} costs ${queued.credits} credits and the account has ${outcome.balance.available} available until ${renews}.`,
       [],
       { credits_required: queued.credits, credits_available: outcome.balance.available },
     );
@@ -137,5 +138,3 @@ async function readOwnRecord<T>(deps: DomainDeps, accountId: string, kind: JobKi
   deps.finished.keep(job, json);
   return json;
 }
-
-const RECORD_NAME: Record<JobKind, string> = { avatar: 'avatar', avatar_video: 'avatar video' };

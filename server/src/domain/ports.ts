@@ -263,42 +263,11 @@ export interface RateLimitStore {
   peek(who: Omit<CountedKey, 'version'>, bucket: LimitedBucket, limits: WindowLimits, now: number): Promise<RateDecision>;
 }
 
-/** How far an account's jobs have come, in one read. */
-export interface JobProgress {
-  total: number;
-  terminal: number;
-  minCreatedAt: number | null;
-  minCompletedAt: number | null;
-  maxCompletedAt: number | null;
-}
-
-/**
- * Many records written or read at once, for the benchmark and the tests that need a
- * large store: never used by the API or the workers. Each record is written as the
- * store's own operations leave it, so a seeded store is one the server could have made;
- * only the credit ledger is left alone where it says so.
- */
-export interface BulkStore {
-  /** `count` copies of the ready avatar `template`, each with an ID of its own made inside the store (millions at a time); the ledger is left alone. */
-  insertReadyAvatars(template: Job, count: number): Promise<void>;
-  insertKeys(keys: NewApiKey[]): Promise<void>;
-  /** Queued jobs, with their credits reserved in their period. */
-  insertQueuedJobs(jobs: Job[]): Promise<void>;
-  /** Terminal jobs with their pending webhook events; the ledger is left alone. */
-  insertFinishedJobs(rows: { job: Job; event: OutboxEvent }[]): Promise<void>;
-  sampleJobIds(accountId: string, kind: JobKind, count: number): Promise<string[]>;
-  jobProgress(accountId: string): Promise<JobProgress>;
-  jobTimes(accountId: string): Promise<{ createdAt: number; completedAt: number }[]>;
-  /** The account's outbox events by status. */
-  eventCounts(accountId: string): Promise<Record<string, number>>;
-}
-
 export interface Store {
   accounts: AccountStore;
   jobs: JobStore;
   outbox: WebhookOutbox;
   rateLimits: RateLimitStore;
-  bulk: BulkStore;
   /** Throws when the store cannot be reached. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -1,15 +1,50 @@
-// Database rows to domain records, for both adapters. SQLite hands JSON columns back
-// as text and booleans as 0/1; PostgreSQL as parsed JSON and booleans: the readers
-// below accept either, so the mapping is written once.
-import type { AttemptTrigger, ClaimedEvent, Job, LoggedAttempt, OutboxEvent } from '../domain/model.ts';
+// Database rows to domain records, for both adapters: accounts and keys, jobs, events,
+// attempts and idempotency keys. SQLite hands JSON columns back as text and booleans as
+// 0/1; PostgreSQL as parsed JSON and booleans, and big numbers as text: the readers
+// below accept either, so the mapping is written once and no adapter keeps its own.
+import type { Account, ApiKey, AttemptTrigger, ClaimedEvent, CreditBalance, Job, LoggedAttempt, OutboxEvent, RatePlan } from '../domain/model.ts';
 import type { IdempotentRequest } from '../domain/ports.ts';
 
 export type Row = Record<string, unknown>;
 
-const num = (v: unknown): number => Number(v);
-const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+// PostgreSQL hands BIGINT and NUMERIC columns back as text: every number is read through these.
+export const num = (v: unknown): number => Number(v);
+export const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 const textOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
 const jsonOrNull = <T>(v: unknown): T | null => (v === null || v === undefined ? null : ((typeof v === 'string' ? JSON.parse(v) : v) as T));
+
+/** An account's row; `id` names its ID where a join renamed the column (`account_id`). */
+export function rowToAccount(row: Row, id: unknown = row.id): Account {
+  return {
+    id: String(id),
+    name: String(row.name),
+    monthlyCredits: num(row.monthly_credits),
+    plan: jsonOrNull<RatePlan>(row.plan)!,
+    signingSecret: String(row.signing_secret),
+    createdAt: num(row.created_at),
+    clockOffsetMs: num(row.clock_offset_ms ?? 0),
+  };
+}
+
+/** A key's columns as both stores' key lookup names them beside its account's. */
+export function rowToKey(row: Row): ApiKey {
+  return {
+    id: String(row.key_id),
+    accountId: String(row.account_id),
+    mode: row.mode as ApiKey['mode'],
+    prefix: String(row.prefix),
+    createdAt: num(row.key_created_at),
+    revokedAt: numOrNull(row.revoked_at),
+  };
+}
+
+/** An account's credits in `period` from its `quota`, `reserved` and `used` (no row: an account that does not exist has none). */
+export function rowToBalance(period: string, row: Row | undefined): CreditBalance {
+  const quota = row ? num(row.quota) : 0;
+  const reserved = row ? num(row.reserved) : 0;
+  const used = row ? num(row.used) : 0;
+  return { period, quota, reserved, used, available: Math.max(0, quota - reserved - used) };
+}
 
 export function rowToJob(row: Row): Job {
   return {
@@ -83,7 +118,7 @@ export function rowToIdempotentRequest(row: Row): IdempotentRequest {
     fingerprint: String(row.fingerprint),
     jobId: String(row.job_id),
     response: String(row.response),
-    createdAt: Number(row.created_at),
-    expiresAt: Number(row.expires_at),
+    createdAt: num(row.created_at),
+    expiresAt: num(row.expires_at),
   };
 }

@@ -3,6 +3,7 @@
 // filters, another account's records never shown, and bad parameters named.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job } from '../../src/domain/model.ts';
+import { openBulkLoader } from '../../src/runtime.ts';
 import { GENEROUS_PLAN, promptAvatar, startTestService, type TestService } from '../support/harness.ts';
 
 let svc: TestService;
@@ -87,7 +88,12 @@ describe('GET /v1/avatars and /v1/avatar-videos', () => {
       webhookUrl: null, credits: 10, period: new Date(at).toISOString().slice(0, 7), error: null, result: null,
       createdAt: at, updatedAt: at, completedAt: at, attempts: 1,
     };
-    await svc.store.bulk.insertReadyAvatars(template, 10_000);
+    const bulk = openBulkLoader(svc.config);
+    try {
+      await bulk.insertReadyAvatars(template, 10_000);
+    } finally {
+      await bulk.close();
+    }
     const createdMeanwhile: string[] = [];
 
     const { ids, pages: count } = await pages(key, '/v1/avatars', async () => {

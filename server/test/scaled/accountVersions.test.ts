@@ -2,7 +2,7 @@
 // with Redis's data never comes back as the value a kept key record was read at.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { versionKey } from '../../src/storage/redis/accountVersions.ts';
+import { versionKey } from '../../src/storage/postgres-redis/redis/accountVersions.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
 
 let svc: TestService;

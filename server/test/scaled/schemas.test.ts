@@ -7,7 +7,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { randomSuffix } from '../../src/domain/ids.ts';
 import { openDatabase } from '../../src/storage/embedded/database.ts';
-import { createPool, migrate } from '../../src/storage/postgres/database.ts';
+import { createPool, migrate } from '../../src/storage/postgres-redis/database.ts';
 import { TEST_DATABASE_URL } from '../support/stores.ts';
 
 /** Tables only one store has: the other keeps the same thing outside its database. */

@@ -1,30 +1,7 @@
-import type { Account, ApiKey, RatePlan } from '../../domain/model.ts';
 import type { AccountStore, ClockMoved, NewAccount, NewApiKey } from '../../domain/ports.ts';
 import type { AccountVersions } from './accountVersions.ts';
-import { json, numOrNull, transaction, type Db, type Row } from './database.ts';
-
-function toAccount(row: Row): Account {
-  return {
-    id: String(row.id),
-    name: String(row.name),
-    monthlyCredits: Number(row.monthly_credits),
-    plan: json<RatePlan>(row.plan),
-    signingSecret: String(row.signing_secret),
-    createdAt: Number(row.created_at),
-    clockOffsetMs: Number(row.clock_offset_ms ?? 0),
-  };
-}
-
-function toKey(row: Row): ApiKey {
-  return {
-    id: String(row.key_id),
-    accountId: String(row.account_id),
-    mode: row.mode as ApiKey['mode'],
-    prefix: String(row.prefix),
-    createdAt: Number(row.key_created_at),
-    revokedAt: numOrNull(row.revoked_at),
-  };
-}
+import { rowToAccount, rowToKey } from '../rows.ts';
+import { transaction, type Db, type Row } from './database.ts';
 
 export function embeddedAccounts(db: Db, versions: AccountVersions): AccountStore {
   const byHash = db.prepare(`
@@ -47,10 +24,10 @@ export function embeddedAccounts(db: Db, versions: AccountVersions): AccountStor
     },
     async getAccount(id) {
       const row = db.prepare('SELECT * FROM accounts WHERE id = ?').get(id) as Row | undefined;
-      return row ? toAccount(row) : null;
+      return row ? rowToAccount(row) : null;
     },
     async listAccounts() {
-      return (db.prepare('SELECT * FROM accounts ORDER BY created_at').all() as Row[]).map(toAccount);
+      return (db.prepare('SELECT * FROM accounts ORDER BY created_at').all() as Row[]).map((row) => rowToAccount(row));
     },
     async countAccounts() {
       return Number((db.prepare('SELECT COUNT(*) AS n FROM accounts').get() as Row).n);
@@ -70,7 +47,7 @@ export function embeddedAccounts(db: Db, versions: AccountVersions): AccountStor
       if (!byHash.get(hash)) return null;
       const version = versions.current();
       const row = byHash.get(hash) as Row | undefined;
-      return row ? { key: toKey(row), account: toAccount(row), version } : null;
+      return row ? { key: rowToKey(row), account: rowToAccount(row), version } : null;
     },
     async revokeKey(keyId, at) {
       return changing(db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(at, keyId));

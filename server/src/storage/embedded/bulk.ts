@@ -1,14 +1,26 @@
-import type { BulkStore } from '../../domain/ports.ts';
-import { transaction, type Db, type Row } from './database.ts';
+// The embedded store's bulk loader (storage/bulk.ts): the benchmark's seeding in one
+// transaction per call, on a SQLite connection of its own beside the server's.
+import type { BulkLoader } from '../bulk.ts';
+import { numOrNull } from '../rows.ts';
+import { openDatabase, transaction, type Db, type Row } from './database.ts';
 import { insertEvent } from './jobs.ts';
 
-const orNull = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+/** A loader of the store in `file` (the server's may be open on it too). */
+export function openEmbeddedBulkLoader(file: string): BulkLoader {
+  const db = openDatabase(file);
+  return {
+    ...embeddedBulk(db),
+    async close() {
+      if (db.isOpen) db.close();
+    },
+  };
+}
 
-export function embeddedBulk(db: Db): BulkStore {
+function embeddedBulk(db: Db): Omit<BulkLoader, 'close'> {
   const insertJob = db.prepare(`
     INSERT INTO jobs (id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, error, result, created_at, updated_at, completed_at, attempts)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-  const writeJob = (j: Parameters<BulkStore['insertQueuedJobs']>[0][number]) =>
+  const writeJob = (j: Parameters<BulkLoader['insertQueuedJobs']>[0][number]) =>
     insertJob.run(
       j.id, j.kind, j.accountId, j.keyId, j.sandbox ? 1 : 0, j.status, JSON.stringify(j.input), j.webhookUrl, j.credits, j.period,
       j.error ? JSON.stringify(j.error) : null, j.result ? JSON.stringify(j.result) : null, j.createdAt, j.updatedAt, j.completedAt, j.attempts,
@@ -62,7 +74,7 @@ export function embeddedBulk(db: Db): BulkStore {
                  MIN(created_at) AS min_created, MIN(completed_at) AS min_completed, MAX(completed_at) AS max_completed
           FROM jobs WHERE account_id = ?`)
         .get(accountId) as Row;
-      return { total: Number(r.total), terminal: Number(r.terminal), minCreatedAt: orNull(r.min_created), minCompletedAt: orNull(r.min_completed), maxCompletedAt: orNull(r.max_completed) };
+      return { total: Number(r.total), terminal: Number(r.terminal), minCreatedAt: numOrNull(r.min_created), minCompletedAt: numOrNull(r.min_completed), maxCompletedAt: numOrNull(r.max_completed) };
     },
     async jobTimes(accountId) {
       const rows = db.prepare('SELECT created_at, completed_at FROM jobs WHERE account_id = ? AND completed_at IS NOT NULL').all(accountId) as Row[];

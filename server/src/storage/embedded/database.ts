@@ -76,5 +76,4 @@ export function newestFirstPage(db: Db, table: string, conditions: readonly Page
   return db.prepare(`SELECT * FROM ${table} WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`).all(...values, limit) as Row[];
 }
 
-export const json = <T>(value: unknown): T => JSON.parse(String(value)) as T;
-export const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
+

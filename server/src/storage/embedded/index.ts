@@ -1,7 +1,6 @@
 import type { Store } from '../../domain/ports.ts';
 import { embeddedAccounts } from './accounts.ts';
 import { embeddedAccountVersions } from './accountVersions.ts';
-import { embeddedBulk } from './bulk.ts';
 import { openDatabase, type Db } from './database.ts';
 import { embeddedJobs } from './jobs.ts';
 import { embeddedOutbox } from './outbox.ts';
@@ -43,7 +42,7 @@ function embeddedStore(db: Db, lock: ServerLock | undefined): Store {
   // The process holding the server lock is the server: its own changes need no announcing.
   const versions = embeddedAccountVersions(db, { server: lock !== undefined });
   const rateLimits = embeddedRateLimits(db, versions);
-  const stores = { accounts: embeddedAccounts(db, versions), jobs: embeddedJobs(db), outbox: embeddedOutbox(db), bulk: embeddedBulk(db) };
+  const stores = { accounts: embeddedAccounts(db, versions), jobs: embeddedJobs(db), outbox: embeddedOutbox(db) };
   const flusher = setInterval(() => rateLimits.flush(), RATE_COUNTER_FLUSH_MS);
   const ping = db.prepare('SELECT 1');
   flusher.unref();

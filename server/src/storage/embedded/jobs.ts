@@ -1,7 +1,7 @@
 import type { CreditBalance, OutboxEvent } from '../../domain/model.ts';
 import type { Completion, JobStore, ReserveOutcome } from '../../domain/ports.ts';
 import { newestFirstPage, transaction, type Db, type PageCondition } from './database.ts';
-import { rowToIdempotentRequest, rowToJob, type Row } from '../rows.ts';
+import { rowToBalance, rowToIdempotentRequest, rowToJob, type Row } from '../rows.ts';
 
 export function insertEvent(db: Db, e: OutboxEvent): void {
   db.prepare(`
@@ -18,13 +18,10 @@ export function embeddedJobs(db: Db): JobStore {
 
   function balance(accountId: string, period: string): CreditBalance {
     const row = db.prepare(`
-      SELECT a.monthly_credits, COALESCE(l.granted, 0) AS granted, COALESCE(l.reserved, 0) AS reserved, COALESCE(l.used, 0) AS used
+      SELECT a.monthly_credits + COALESCE(l.granted, 0) AS quota, COALESCE(l.reserved, 0) AS reserved, COALESCE(l.used, 0) AS used
       FROM accounts a LEFT JOIN credit_ledger l ON l.account_id = a.id AND l.period = ?
       WHERE a.id = ?`).get(period, accountId) as Row | undefined;
-    const quota = row ? Number(row.monthly_credits) + Number(row.granted) : 0;
-    const reserved = row ? Number(row.reserved) : 0;
-    const used = row ? Number(row.used) : 0;
-    return { period, quota, reserved, used, available: Math.max(0, quota - reserved - used) };
+    return rowToBalance(period, row);
   }
 
   return {

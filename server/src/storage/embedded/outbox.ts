@@ -1,8 +1,8 @@
 import { HEAD_SCAN, fullDestinations, headScanFellShort, pickFairly, type DestinationHealth, type DestinationLoad } from '../../domain/webhookDestinations.ts';
 import type { AttemptLog } from '../../domain/model.ts';
 import type { WebhookOutbox } from '../../domain/ports.ts';
-import { newestFirstPage, numOrNull, transaction, type Db, type PageCondition } from './database.ts';
-import { rowsToAttempts, rowToClaimed, rowToEvent, type Row } from '../rows.ts';
+import { newestFirstPage, transaction, type Db, type PageCondition } from './database.ts';
+import { numOrNull, rowsToAttempts, rowToClaimed, rowToEvent, type Row } from '../rows.ts';
 
 export function embeddedOutbox(db: Db): WebhookOutbox {
   // Through the index of leases: the attempts in flight are few, the pending events many

@@ -1,20 +1,13 @@
 import type pg from 'pg';
 import type { CreditBalance, OutboxEvent } from '../../domain/model.ts';
 import type { JobStore, ReserveOutcome } from '../../domain/ports.ts';
-import { guarded, newestFirstPage, num, transaction, type PageCondition } from './database.ts';
-import { rowToIdempotentRequest, rowToJob, type Row } from '../rows.ts';
+import { guarded, newestFirstPage, transaction, type PageCondition } from './database.ts';
+import { num, rowToBalance, rowToIdempotentRequest, rowToJob, type Row } from '../rows.ts';
 
 const BALANCE = `
   SELECT a.monthly_credits + COALESCE(l.granted, 0) AS quota, COALESCE(l.reserved, 0) AS reserved, COALESCE(l.used, 0) AS used
   FROM accounts a LEFT JOIN credit_ledger l ON l.account_id = a.id AND l.period = $2
   WHERE a.id = $1`;
-
-function toBalance(period: string, row: Row | undefined): CreditBalance {
-  const quota = row ? num(row.quota) : 0;
-  const reserved = row ? num(row.reserved) : 0;
-  const used = row ? num(row.used) : 0;
-  return { period, quota, reserved, used, available: Math.max(0, quota - reserved - used) };
-}
 
 export async function insertEvent(client: pg.PoolClient, e: OutboxEvent): Promise<void> {
   await client.query(
@@ -74,7 +67,7 @@ export function postgresJobs(pool: pg.Pool): JobStore {
           [job.accountId, job.period, job.credits],
         );
         if (reserved.rowCount === 0) {
-          const balance = toBalance(job.period, (await client.query(BALANCE, [job.accountId, job.period])).rows[0]);
+          const balance = rowToBalance(job.period, (await client.query(BALANCE, [job.accountId, job.period])).rows[0]);
           // A claimed key must not outlive a refusal: roll it back with everything else.
           if (idempotency) throw new Refused(balance);
           // Nothing was reserved and no job written; committing keeps at most an empty ledger row.
@@ -165,7 +158,7 @@ export function postgresJobs(pool: pg.Pool): JobStore {
     },
 
     async creditBalance(accountId, period) {
-      return toBalance(period, (await q(BALANCE, [accountId, period])).rows[0]);
+      return rowToBalance(period, (await q(BALANCE, [accountId, period])).rows[0]);
     },
   };
 }

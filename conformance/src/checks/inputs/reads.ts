@@ -1,7 +1,7 @@
 import { defineCheck, STATEFUL } from '../../check.ts';
-import { generatedCount, generatedWaits, generatorDeps } from '../../generated/deps.ts';
-import { sendGenerated } from '../../generated/property.ts';
-import { readRequests } from '../../generated/requests.ts';
+import { generatedCount, generatedWaits, generatorDeps } from '../../inputs/deps.ts';
+import { sendGenerated } from '../../inputs/property.ts';
+import { readRequests } from '../../inputs/requests.ts';
 import { notApplicable } from '../../outcome.ts';
 
 export default defineCheck({

@@ -1,8 +1,8 @@
 import { defineCheck, STATEFUL } from '../../check.ts';
 import type { CheckContext } from '../../context.ts';
-import { generatedCount, generatedWaits, generatorDeps } from '../../generated/deps.ts';
-import { sendGenerated } from '../../generated/property.ts';
-import { createRequests } from '../../generated/requests.ts';
+import { generatedCount, generatedWaits, generatorDeps } from '../../inputs/deps.ts';
+import { sendGenerated } from '../../inputs/property.ts';
+import { createRequests } from '../../inputs/requests.ts';
 import { show } from '../../observe/ledger.ts';
 import { fail } from '../../outcome.ts';
 

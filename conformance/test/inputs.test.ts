@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ContractValidator } from '../src/contract.ts';
-import { createRequests, type GeneratorDeps, readRequests } from '../src/generated/requests.ts';
+import { createRequests, type GeneratorDeps, readRequests } from '../src/inputs/requests.ts';
 import { CONTRACT_PROFILE } from '../src/implementation/profile.ts';
 import { Shape } from '../src/implementation/shape.ts';
 import { SECRET, startFixture } from './fixtures/reference.ts';

@@ -3,7 +3,7 @@
 // counts the request (redis/rateLimits.ts), so a change made through any process is seen
 // by every other on its very next request, at no extra round trip.
 import type { Redis } from 'ioredis';
-import { StoreUnavailableError } from '../../domain/ports.ts';
+import { StoreUnavailableError } from '../../../domain/ports.ts';
 
 export interface AccountVersions {
   /** The account's version. Read before the account itself: see findKeyByHash. */

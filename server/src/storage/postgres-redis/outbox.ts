@@ -2,8 +2,8 @@ import type pg from 'pg';
 import { HEAD_SCAN, fullDestinations, headScanFellShort, pickFairly, type DestinationHealth, type DestinationLoad } from '../../domain/webhookDestinations.ts';
 import type { AttemptLog } from '../../domain/model.ts';
 import type { WebhookOutbox } from '../../domain/ports.ts';
-import { rowsToAttempts, rowToClaimed, rowToEvent } from '../rows.ts';
-import { guarded, newestFirstPage, num, numOrNull, transaction, type PageCondition, type Row } from './database.ts';
+import { num, numOrNull, rowsToAttempts, rowToClaimed, rowToEvent } from '../rows.ts';
+import { guarded, newestFirstPage, transaction, type PageCondition, type Row } from './database.ts';
 
 type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
 

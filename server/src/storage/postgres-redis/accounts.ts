@@ -1,22 +1,10 @@
 import type pg from 'pg';
-import type { Account, ApiKey, RatePlan } from '../../domain/model.ts';
 import type { AccountStore, ClockMoved } from '../../domain/ports.ts';
-import type { AccountVersions } from '../redis/accountVersions.ts';
-import { guarded, num, numOrNull, transaction, type Row } from './database.ts';
+import type { AccountVersions } from './redis/accountVersions.ts';
+import { num, rowToAccount, rowToKey } from '../rows.ts';
+import { guarded, transaction, type Row } from './database.ts';
 
-function toAccount(row: Row, id = row.id): Account {
-  return {
-    id: String(id),
-    name: String(row.name),
-    monthlyCredits: num(row.monthly_credits),
-    plan: row.plan as RatePlan,
-    signingSecret: String(row.signing_secret),
-    createdAt: num(row.created_at),
-    clockOffsetMs: num(row.clock_offset_ms ?? 0),
-  };
-}
-
-/** What toAccount reads, named: a prepared statement's columns must not change under it when a migration adds one. */
+/** What rowToAccount reads, named: a prepared statement's columns must not change under it when a migration adds one. */
 const ACCOUNT_COLUMNS = 'id, name, monthly_credits, plan, signing_secret, created_at, clock_offset_ms';
 
 export function postgresAccounts(pool: pg.Pool, versions: AccountVersions): AccountStore {
@@ -43,10 +31,10 @@ export function postgresAccounts(pool: pg.Pool, versions: AccountVersions): Acco
     },
     async getAccount(id) {
       const r = await q('SELECT * FROM accounts WHERE id = $1', [id]);
-      return r.rows[0] ? toAccount(r.rows[0]) : null;
+      return r.rows[0] ? rowToAccount(r.rows[0]) : null;
     },
     async listAccounts() {
-      return (await q('SELECT * FROM accounts ORDER BY created_at')).rows.map((row) => toAccount(row));
+      return (await q('SELECT * FROM accounts ORDER BY created_at')).rows.map((row) => rowToAccount(row));
     },
     async countAccounts() {
       return num((await q('SELECT COUNT(*) AS n FROM accounts')).rows[0].n);
@@ -69,15 +57,7 @@ export function postgresAccounts(pool: pg.Pool, versions: AccountVersions): Acco
       const version = await versions.current(String(first.account_id));
       const row = await keyRow(hash);
       if (!row) return null;
-      const key: ApiKey = {
-        id: String(row.key_id),
-        accountId: String(row.account_id),
-        mode: row.mode as ApiKey['mode'],
-        prefix: String(row.prefix),
-        createdAt: num(row.key_created_at),
-        revokedAt: numOrNull(row.revoked_at),
-      };
-      return { key, account: toAccount(row, row.account_id), version };
+      return { key: rowToKey(row), account: rowToAccount(row, row.account_id), version };
     },
     async revokeKey(keyId, at) {
       const owner = await q('SELECT account_id FROM api_keys WHERE id = $1', [keyId]);

@@ -1,6 +1,10 @@
+// The PostgreSQL + Redis store's bulk loader (storage/bulk.ts): the benchmark's seeding
+// in batched statements, on a pool of its own beside the servers'. Only PostgreSQL holds
+// what it writes; the limiter's windows in Redis start empty, as for any new key.
 import type pg from 'pg';
-import type { BulkStore } from '../../domain/ports.ts';
-import { guarded, num, numOrNull, transaction, type Row } from './database.ts';
+import type { BulkLoader } from '../bulk.ts';
+import { num, numOrNull } from '../rows.ts';
+import { createPool, guarded, transaction, type Row } from './database.ts';
 
 /** Rows per statement: large enough to amortise the round trip, small enough for the parameter arrays. */
 const BATCH = 5_000;
@@ -12,9 +16,15 @@ function* batches<T>(items: readonly T[]): Generator<T[]> {
 /** Rows of one seeding statement. */
 const SEED_ROWS = 100_000;
 
-export function postgresBulk(pool: pg.Pool): BulkStore {
+/** A loader of the store at `databaseUrl`, whose schema a store opened on it has already made. */
+export function openPostgresBulkLoader(databaseUrl: string): BulkLoader {
+  const pool = createPool(databaseUrl);
+  return { ...postgresBulk(pool), close: () => pool.end() };
+}
+
+function postgresBulk(pool: pg.Pool): Omit<BulkLoader, 'close'> {
   const q = (text: string, values: unknown[] = []) => guarded(() => pool.query(text, values));
-  const jobColumns = (jobs: Parameters<BulkStore['insertQueuedJobs']>[0]) => [
+  const jobColumns = (jobs: Parameters<BulkLoader['insertQueuedJobs']>[0]) => [
     jobs.map((j) => j.id), jobs.map((j) => j.kind), jobs.map((j) => j.accountId), jobs.map((j) => j.keyId), jobs.map((j) => j.sandbox),
     jobs.map((j) => j.status), jobs.map((j) => JSON.stringify(j.input)), jobs.map((j) => j.webhookUrl), jobs.map((j) => j.credits), jobs.map((j) => j.period),
     jobs.map((j) => (j.error ? JSON.stringify(j.error) : null)), jobs.map((j) => (j.result ? JSON.stringify(j.result) : null)),

@@ -1,9 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { RateLimitStore, Store } from '../../domain/ports.ts';
-import { redisAccountVersions } from '../redis/accountVersions.ts';
-import { redisRateLimits, createRedis } from '../redis/rateLimits.ts';
+import { redisAccountVersions } from './redis/accountVersions.ts';
+import { redisRateLimits, createRedis } from './redis/rateLimits.ts';
 import { postgresAccounts } from './accounts.ts';
-import { postgresBulk } from './bulk.ts';
 import { createPool, guarded, migrate } from './database.ts';
 import { postgresJobs } from './jobs.ts';
 import { postgresOutbox } from './outbox.ts';
@@ -58,7 +57,6 @@ export async function createPostgresRedisStore(options: PostgresRedisStoreOption
     accounts: postgresAccounts(pool, redisAccountVersions(redis, prefix)),
     jobs: postgresJobs(pool),
     outbox: postgresOutbox(pool),
-    bulk: postgresBulk(pool),
     rateLimits,
     async ping() {
       await guarded(() => pool.query('SELECT 1'));

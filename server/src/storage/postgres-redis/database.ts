@@ -134,5 +134,4 @@ export async function newestFirstPage(
   return r.rows;
 }
 
-export const num = (v: unknown): number => Number(v);
-export const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+

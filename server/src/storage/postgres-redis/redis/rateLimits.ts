@@ -1,9 +1,9 @@
 // Rate limits in Redis, so that every API process counts against the same windows.
 // One Lua script checks both windows and counts in both, or in neither, atomically.
 import { Redis } from 'ioredis';
-import type { WindowName } from '../../domain/model.ts';
-import { WINDOW_MS, WINDOWS, decide, windowStart } from '../../domain/rateLimits.ts';
-import { StoreUnavailableError, type RateLimitStore } from '../../domain/ports.ts';
+import type { WindowName } from '../../../domain/model.ts';
+import { WINDOW_MS, WINDOWS, decide, windowStart } from '../../../domain/rateLimits.ts';
+import { StoreUnavailableError, type RateLimitStore } from '../../../domain/ports.ts';
 import { versionKey } from './accountVersions.ts';
 
 // KEYS: one counter per window, then the account's version. ARGV: the limits, then each
