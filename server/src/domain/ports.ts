@@ -39,9 +39,13 @@ export type ClockMove = { byMs: number } | { toOffsetMs: number };
 
 /**
  * The clock's offset after a move and how far it moved (0 when the offset asked for was
- * already passed). Refused for an account that has a live key: its time is real time.
+ * already passed). Refused for an account that has a live key (its time is real time),
+ * and, moving nothing, when the offset would pass the cap (`offsetMs` is the offset as it stands).
  */
-export type ClockMoved = { ok: true; offsetMs: number; movedMs: number } | { ok: false; reason: 'not_found' | 'live_key' };
+export type ClockMoved =
+  | { ok: true; offsetMs: number; movedMs: number }
+  | { ok: false; reason: 'not_found' | 'live_key' }
+  | { ok: false; reason: 'offset_limit'; offsetMs: number };
 
 export interface NewApiKey {
   id: string;
@@ -83,9 +87,10 @@ export interface AccountStore {
    * due times of its pending webhook events that are not in flight closer by as much, so
    * a retry the move passes is due at once. An event in flight is left alone (its row is
    * the sender's until it records the attempt); its retry takes the move into account
-   * when it is recorded (RetryAt).
+   * when it is recorded (RetryAt). A move that would take the offset past `maxOffsetMs`
+   * is refused and moves nothing, checked against the offset the move starts from.
    */
-  advanceClock(accountId: string, move: ClockMove): Promise<ClockMoved>;
+  advanceClock(accountId: string, move: ClockMove, maxOffsetMs: number): Promise<ClockMoved>;
 }
 
 /** A create with an idempotency key: the key, what the request was, and its answer should it create the job. */

@@ -130,7 +130,7 @@ describe('a retry scheduled while the sandbox clock moved', () => {
     const { accountId } = (await store.jobs.getJob('av_a0'))!;
     await store.outbox.claimDueEvents(1000, 10, 30_000, FAIR);
 
-    await store.accounts.advanceClock(accountId, { byMs: 4000 }); // while the attempt is in flight
+    await store.accounts.advanceClock(accountId, { byMs: 4000 }, Number.MAX_SAFE_INTEGER); // while the attempt is in flight
     await store.outbox.scheduleRetry(inFlight!, 1, { at: 6000, clockOffsetMs: 0 }, failed('status 500'), 'down');
 
     expect((await store.outbox.getEvent(inFlight!))!.nextAttemptAt).toBe(2000);
