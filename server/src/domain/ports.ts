@@ -139,9 +139,11 @@ export interface JobStore {
   /**
    * Creates the job and reserves its credits in one step, or creates nothing when the
    * account's available credits for the job's period do not cover `job.credits`
-   * (CR-RESERVE, CR-402-NO-JOB). Atomic against concurrent calls.
+   * (CR-RESERVE, CR-402-NO-JOB). Atomic against concurrent calls. `queuedAt` is the
+   * service's time of the create, the queue's order: the job's own times are its
+   * account's, and accounts' clocks differ.
    */
-  createJobReservingCredits(job: Job, idempotency?: IdempotencyClaim): Promise<ReserveOutcome>;
+  createJobReservingCredits(job: Job, queuedAt: number, idempotency?: IdempotencyClaim): Promise<ReserveOutcome>;
   /**
    * The idempotency key of the account that is kept at `now` (it has not expired), or
    * null. With a claim, createJobReservingCredits stores the key with the job, in the same
@@ -157,9 +159,11 @@ export interface JobStore {
   listJobs(query: JobListQuery): Promise<Job[]>;
   getJob(id: string): Promise<Job | null>;
   /**
-   * Hands the oldest runnable job to one worker: a queued job, or a processing job
-   * whose lease expired (its worker died). Sets it `processing`, counts the attempt
-   * and leases it to `workerId` until `leaseUntil`.
+   * Hands the runnable job queued first on the service's time to one worker: a queued
+   * job, or a processing job whose lease expired (its worker died). Sets it `processing`
+   * (its `updated_at` the account's time: `now` plus the account's clock offset), counts
+   * the attempt and leases it to `workerId` until `leaseUntil`. `now` and the lease are
+   * the service's time.
    */
   claimJob(workerId: string, now: number, leaseUntil: number): Promise<Job | null>;
   /** Extends the lease of a job this worker still holds; false when it lost it. */
