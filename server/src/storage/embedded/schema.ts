@@ -137,4 +137,10 @@ export const MIGRATIONS: readonly string[] = [
   DROP INDEX jobs_runnable;
   CREATE INDEX jobs_runnable ON jobs (status, queued_at) WHERE status IN ('queued', 'processing');
   `,
+  `
+  -- The cap on an account's time (ND-SANDBOX-CLOCK: 100 years, 3,155,760,000 s, as it
+  -- stood when this ran): a clock moved past it before the cap existed comes back to it,
+  -- the one way back for an account whose times had left RFC 3339 or JavaScript's dates.
+  UPDATE accounts SET clock_offset_ms = 3155760000000 WHERE clock_offset_ms > 3155760000000;
+  `,
 ];
