@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_OFFSET_SECONDS } from '../../src/domain/sandboxClock.ts';
 import { fakeClock } from '../support/clock.ts';
 import { GENEROUS_PLAN, promptAvatar, startTestService, type Reply, type TestService } from '../support/harness.ts';
+import { startReceiver, type TestReceiver } from '../support/receiver.ts';
 
 const SEED = Number(process.env.CLOCK_HOSTILE_SEED ?? 20_261_126);
 const RUNS = Number(process.env.CLOCK_HOSTILE_RUNS ?? 30);
@@ -113,10 +114,15 @@ const startOffsetMs = fc.oneof(
 describe('the sandbox clock under seeded hostile moves', () => {
   const clock = fakeClock(Date.UTC(2026, 10, 2, 9, 0, 0));
   let svc: TestService;
+  let receiver: TestReceiver;
   beforeAll(async () => {
+    receiver = await startReceiver();
     svc = await startTestService({ clock });
   });
-  afterAll(() => svc.dispose());
+  afterAll(async () => {
+    await svc.dispose();
+    await receiver.close();
+  });
 
   function expectContractAnswer(r: Reply, what: string, allowed: number[]): void {
     expect(allowed, `${what} answered ${r.status}: ${JSON.stringify(r.body)}`).toContain(r.status);
@@ -124,10 +130,12 @@ describe('the sandbox clock under seeded hostile moves', () => {
   }
 
   it('answers every move as the contract says, never 5xx, with RFC 3339 times everywhere, and the account time only grows up to its cap', async () => {
+    let eventsSeen = 0;
     await fc.assert(
       fc.asyncProperty(startOffsetMs, fc.array(move, { minLength: 1, maxLength: 8 }), async (start, moves) => {
         const { api_key: key, account_id: accountId } = await svc.account({ credits: 10, plan: GENEROUS_PLAN });
-        const created = await svc.request('POST', '/v1/avatars', { key, json: promptAvatar() });
+        // With a webhook, so the event and its attempts show their times too.
+        const created = await svc.request('POST', '/v1/avatars', { key, json: promptAvatar({ webhook_url: `${receiver.url}/hook` }) });
         expectContractAnswer(created, 'the first create', [202]);
         if (start > 0) expect((await svc.store.accounts.advanceClock(accountId, { byMs: start }, CAP_MS)).ok).toBe(true);
         let offsetMs = start;
@@ -178,11 +186,14 @@ describe('the sandbox clock under seeded hostile moves', () => {
         expectContractAnswer(list, 'GET /v1/avatars', [200]);
         expectContractAnswer(record, 'GET /v1/avatars/{id}', [200]);
         expectContractAnswer(events, 'GET /v1/webhook-events', [200]);
+        eventsSeen += events.body.data.length;
+        for (const event of events.body.data) expectContractAnswer(await svc.request('GET', `/v1/webhook-events/${event.id}`, { key }), 'GET /v1/webhook-events/{id}', [200]);
         const period = new Date(clock.now() + offsetMs).toISOString().slice(0, 7);
         expect(me.body.credits.period_start.slice(0, 7), 'the credit period is the account time\'s month').toBe(period);
         expect(create.status, 'a new month has the quota again; the same month has spent it').toBe(period === '2026-11' ? 402 : 202);
       }),
       { seed: SEED, numRuns: RUNS },
     );
+    expect(eventsSeen, 'webhook events whose times were judged').toBeGreaterThan(0);
   }, 60_000);
 });
