@@ -50,10 +50,10 @@ async function pendingEvent(dueAt: number): Promise<{ accountId: string; eventId
   return { accountId, eventId: event.id };
 }
 
-/** Resolves once some statement of the store waits for a lock (the claim, waiting for the move). */
-async function someoneWaits(): Promise<void> {
+/** Resolves once a statement waits for the open move (the claim: other tests share the server, so only the move's own waiters count). */
+async function someoneWaitsForTheMove(): Promise<void> {
   for (;;) {
-    const r = await mover.query('SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted');
+    const r = await mover.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))');
     if (r.rows[0].n > 0) return;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
@@ -69,7 +69,7 @@ describe('a clock move that commits while a webhook claim waits for it', () => {
     await mover.query("UPDATE webhook_events SET next_attempt_at = next_attempt_at - $1 WHERE account_id = $2 AND status = 'pending' AND lease_until IS NULL", [MOVE_MS, accountId]);
 
     const claiming = store.outbox.claimDueEvents(5000, 10, 30_000, FAIR);
-    await someoneWaits();
+    await someoneWaitsForTheMove();
     await mover.query('COMMIT');
     const [claimed] = await claiming;
     // The attempt fails at once; its retry is due 5 s after it on the service's time.
