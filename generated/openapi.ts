@@ -272,6 +272,13 @@ export interface paths {
          *     `X-Service-Timestamp`, so receivers verify them as always. Another account's time
          *     never moves.
          *
+         *     The account's time is never more than 100 years (3,155,760,000 seconds) ahead of
+         *     the service's: a move that would take it further is refused with
+         *     `422 validation_failed` naming its field (`seconds` or `to`) and the rule
+         *     `offset_limit`, and moves nothing. A `to` that names a leap second (`23:59:60`) is
+         *     refused with `422` naming `to` and the rule `leap_second`: the service's time, like
+         *     POSIX time, has no such second; send the first second of the next minute instead.
+         *
          *     Sandbox keys only: a live key gets the answer of an unknown route, and an account
          *     that has a live key gets `409 sandbox_clock_unavailable` (its time is real time).
          */
@@ -927,7 +934,11 @@ export interface components {
              * @description The account's time when the answer was made.
              */
             now: string;
-            /** @description How far the account's time is ahead of the service's; it only grows. */
+            /**
+             * @description How far the account's time is ahead of the service's; it only grows, and never past
+             *     3,155,760,000 seconds (100 years of 365.25 days), so every time the account shows is
+             *     an RFC 3339 date-time with a four-digit year.
+             */
             offset_seconds: number;
         };
         /**
@@ -1488,7 +1499,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The body breaks the schema, `to` is not later than the account's time, or the query has a parameter the operation does not take (`validation_failed`); `errors` names each field and rule. The request counted against its rate-limit window, whose headers it carries. */
+        /** @description The body breaks the schema, `to` is not later than the account's time or names a leap second (`leap_second`), the move would take the account's time more than 100 years ahead of the service's (`offset_limit`), or the query has a parameter the operation does not take (`validation_failed`); `errors` names each field and rule. The request counted against its rate-limit window, whose headers it carries. */
         ValidationFailedClock: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -8,6 +8,7 @@ import { DomainError } from './domain/errors.ts';
 import { createAccount, issueKey } from './domain/accounts.ts';
 import { systemClock } from './domain/clock.ts';
 import { periodOf } from './domain/credits.ts';
+import { accountNow } from './domain/sandboxClock.ts';
 import { generateSigningSecret } from './domain/keys.ts';
 import type { KeyMode, RatePlan } from './domain/model.ts';
 import { EMBEDDED_FILE, openStore } from './runtime.ts';
@@ -20,7 +21,7 @@ const USAGE = `Usage: npm run admin -- <command> [flags]
                                  new account with one key; prints account_id, api_key, signing_secret
   issue-key --account ID [--mode sandbox|live] [--json]
   revoke-key --key ID
-  grant-credits --account ID --credits N       adds N credits to the current month
+  grant-credits --account ID --credits N       adds N credits to the account's current month (on its sandbox clock)
   set-credits --account ID --credits N         sets the monthly quota
   set-plan --account ID [--read-per-minute N] [--read-per-day N]
            [--generation-per-minute N] [--generation-per-day N]
@@ -118,8 +119,9 @@ async function run(store: Store, command: string | undefined): Promise<void> {
       print({ revoked: text('key') });
       return;
     case 'grant-credits': {
-      const period = periodOf(systemClock.now());
-      await mustExist(store, text('account'));
+      // The account's month, which its credits are spent in: a sandbox clock moved into
+      // another month would never see credits granted to the service's.
+      const period = periodOf(accountNow({ clock: systemClock }, await mustExist(store, text('account'))));
       await store.accounts.grantCredits(text('account'), period, count('credits', true)!);
       print({ account_id: text('account'), period, credits: await store.jobs.creditBalance(text('account'), period) });
       return;

@@ -227,6 +227,22 @@ describe('the operator command beside a running server', () => {
     expect(exit.stderr).not.toMatch(NO_STACK);
   });
 
+  it('grants credits into the month of the account time, which its sandbox clock moved on, not the service\'s', async () => {
+    const created = JSON.parse((await run(ADMIN, ['create-account', '--credits', '30', '--json'], storeEnv.env)).stdout);
+    const auth = { Authorization: `Bearer ${created.api_key}`, 'Content-Type': 'application/json' };
+    const moved = await fetch(`${server.url}/v1/test_helpers/clock/advance`, { method: 'POST', headers: auth, body: JSON.stringify({ seconds: 40 * 86_400 }) });
+    const accountMonth = ((await moved.json()) as { now: string }).now.slice(0, 7);
+
+    const exit = await run(ADMIN, ['grant-credits', '--account', created.account_id, '--credits', '100', '--json'], storeEnv.env);
+    const me = (await (await fetch(`${server.url}/v1/me`, { headers: auth })).json()) as { credits: { period_start: string; quota: number } };
+
+    expect(exit.code).toBe(0);
+    expect(JSON.parse(exit.stdout).period).toBe(accountMonth);
+    expect(accountMonth).not.toBe(new Date().toISOString().slice(0, 7));
+    expect(me.credits.period_start.slice(0, 7)).toBe(accountMonth);
+    expect(me.credits.quota).toBe(130);
+  });
+
   it('refuses a DATA_DIR with no store in one line, exit 2, and creates nothing there', async () => {
     const mistyped = join(mkdtempSync(join(tmpdir(), 'admin-')), 'dta');
 

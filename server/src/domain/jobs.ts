@@ -40,7 +40,8 @@ async function queueJob<T>(
   serialize: (job: Job) => T,
   idempotency: IdempotentCreate | undefined,
 ): Promise<Created<T>> {
-  const now = accountNow(deps, caller.account);
+  const serviceNow = deps.clock.now();
+  const now = serviceNow + caller.account.clockOffsetMs; // the account's time, as accountNow gives it
   const queued: Job = {
     id: job.id,
     kind: job.kind,
@@ -60,7 +61,7 @@ async function queueJob<T>(
     attempts: 0,
   };
   const record = serialize(queued);
-  const outcome = await deps.store.jobs.createJobReservingCredits(queued, idempotency && claimFor(idempotency, record, now));
+  const outcome = await deps.store.jobs.createJobReservingCredits(queued, serviceNow, idempotency && claimFor(idempotency, record, now));
   if (!outcome.ok && 'kept' in outcome) return replayOf<T>(idempotency!, outcome.kept);
   if (!outcome.ok) {
     const renews = new Date(periodBounds(outcome.balance.period).end).toISOString();

@@ -39,9 +39,13 @@ export type ClockMove = { byMs: number } | { toOffsetMs: number };
 
 /**
  * The clock's offset after a move and how far it moved (0 when the offset asked for was
- * already passed). Refused for an account that has a live key: its time is real time.
+ * already passed). Refused for an account that has a live key (its time is real time),
+ * and, moving nothing, when the offset would pass the cap (`offsetMs` is the offset as it stands).
  */
-export type ClockMoved = { ok: true; offsetMs: number; movedMs: number } | { ok: false; reason: 'not_found' | 'live_key' };
+export type ClockMoved =
+  | { ok: true; offsetMs: number; movedMs: number }
+  | { ok: false; reason: 'not_found' | 'live_key' }
+  | { ok: false; reason: 'offset_limit'; offsetMs: number };
 
 export interface NewApiKey {
   id: string;
@@ -83,9 +87,10 @@ export interface AccountStore {
    * due times of its pending webhook events that are not in flight closer by as much, so
    * a retry the move passes is due at once. An event in flight is left alone (its row is
    * the sender's until it records the attempt); its retry takes the move into account
-   * when it is recorded (RetryAt).
+   * when it is recorded (RetryAt). A move that would take the offset past `maxOffsetMs`
+   * is refused and moves nothing, checked against the offset the move starts from.
    */
-  advanceClock(accountId: string, move: ClockMove): Promise<ClockMoved>;
+  advanceClock(accountId: string, move: ClockMove, maxOffsetMs: number): Promise<ClockMoved>;
 }
 
 /** A create with an idempotency key: the key, what the request was, and its answer should it create the job. */
@@ -134,9 +139,11 @@ export interface JobStore {
   /**
    * Creates the job and reserves its credits in one step, or creates nothing when the
    * account's available credits for the job's period do not cover `job.credits`
-   * (CR-RESERVE, CR-402-NO-JOB). Atomic against concurrent calls.
+   * (CR-RESERVE, CR-402-NO-JOB). Atomic against concurrent calls. `queuedAt` is the
+   * service's time of the create, the queue's order: the job's own times are its
+   * account's, and accounts' clocks differ.
    */
-  createJobReservingCredits(job: Job, idempotency?: IdempotencyClaim): Promise<ReserveOutcome>;
+  createJobReservingCredits(job: Job, queuedAt: number, idempotency?: IdempotencyClaim): Promise<ReserveOutcome>;
   /**
    * The idempotency key of the account that is kept at `now` (it has not expired), or
    * null. With a claim, createJobReservingCredits stores the key with the job, in the same
@@ -152,9 +159,11 @@ export interface JobStore {
   listJobs(query: JobListQuery): Promise<Job[]>;
   getJob(id: string): Promise<Job | null>;
   /**
-   * Hands the oldest runnable job to one worker: a queued job, or a processing job
-   * whose lease expired (its worker died). Sets it `processing`, counts the attempt
-   * and leases it to `workerId` until `leaseUntil`.
+   * Hands the runnable job queued first on the service's time to one worker: a queued
+   * job, or a processing job whose lease expired (its worker died). Sets it `processing`
+   * (its `updated_at` the account's time: `now` plus the account's clock offset), counts
+   * the attempt and leases it to `workerId` until `leaseUntil`. `now` and the lease are
+   * the service's time.
    */
   claimJob(workerId: string, now: number, leaseUntil: number): Promise<Job | null>;
   /** Extends the lease of a job this worker still holds; false when it lost it. */

@@ -244,3 +244,80 @@ describe('jobs and webhook retries on the account time', () => {
     for (const d of receiver.deliveries) expect(Number(d.headers['x-service-timestamp'])).toBe(Math.floor(clock.now() / 1000));
   });
 });
+
+describe('the cap on the account time (ND-SANDBOX-CLOCK)', () => {
+  const clock = fakeClock(Date.UTC(2026, 10, 2, 9, 0, 0));
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService({ clock });
+  });
+  afterAll(() => svc.dispose());
+
+  const YEAR_AND_DAY = 366 * 86_400;
+  const CAP_SECONDS = 3_155_760_000;
+  const errorsOf = (r: Reply) => r.body.errors.map((e: any) => `${e.field}:${e.rule}`);
+
+  /** Moves the account's clock to `offsetSeconds` ahead of the service's, a year and a day at a time. */
+  async function moveTo(key: string, offsetSeconds: number): Promise<void> {
+    for (let left = offsetSeconds; left > 0; left -= YEAR_AND_DAY) {
+      expect((await advance(svc, key, { seconds: Math.min(left, YEAR_AND_DAY) })).status).toBe(200);
+    }
+  }
+
+  it('when moves reach 100 years ahead, then the next is refused naming its field and offset_limit, and the account answers as the contract says', async () => {
+    const { api_key: key } = await svc.account({ credits: 10 });
+    await svc.request('POST', '/v1/avatars', { key, json: promptAvatar() }); // spends the month's 10 credits
+
+    await moveTo(key, CAP_SECONDS);
+    const bySeconds = await advance(svc, key, { seconds: 1 });
+    const toInstant = await advance(svc, key, { to: new Date(clock.now() + CAP_SECONDS * 1000 + 1000).toISOString() });
+    const read = await svc.request('GET', '/v1/test_helpers/clock', { key });
+    const me = await svc.request('GET', '/v1/me', { key });
+    const created = await svc.request('POST', '/v1/avatars', { key, json: promptAvatar() });
+    const refused = await svc.request('POST', '/v1/avatars', { key, json: promptAvatar() });
+    const list = await svc.request('GET', '/v1/avatars', { key });
+
+    expect(bySeconds.status).toBe(422);
+    expect(errorsOf(bySeconds)).toEqual(['seconds:offset_limit']);
+    expect(bySeconds.body.errors[0].message).toContain(String(CAP_SECONDS));
+    expect(toInstant.status).toBe(422);
+    expect(errorsOf(toInstant)).toEqual(['to:offset_limit']);
+    expect(read.body).toEqual({ object: 'sandbox_clock', now: '2126-11-03T09:00:00.000Z', offset_seconds: CAP_SECONDS });
+    expect(me.status).toBe(200);
+    expect(me.body.credits).toMatchObject({ period_start: '2126-11-01T00:00:00.000Z', period_end: '2126-12-01T00:00:00.000Z', available: 10 });
+    expect(created.status).toBe(202);
+    expect(created.body.created_at).toBe('2126-11-03T09:00:00.000Z');
+    expect(refused.status).toBe(402);
+    expect(refused.body.code).toBe('insufficient_credits');
+    expect(list.body.data.map((a: any) => a.created_at.slice(0, 4))).toEqual(['2126', '2026']);
+  });
+
+  it('when two moves race near the cap, then one moves the clock and the other is refused: together they never pass it', async () => {
+    const { api_key: key } = await svc.account();
+    await moveTo(key, CAP_SECONDS - 86_400);
+
+    const raced = await Promise.all([advance(svc, key, { seconds: 86_400 }), advance(svc, key, { seconds: 86_400 })]);
+
+    expect(raced.map((r) => r.status).sort()).toEqual([200, 422]);
+    expect((await svc.request('GET', '/v1/test_helpers/clock', { key })).body.offset_seconds).toBe(CAP_SECONDS);
+  });
+
+  it('when `to` names a leap second, then 422 names `to` and leap_second and the clock stays; other RFC 3339 forms move it', async () => {
+    const { api_key: key } = await svc.account();
+
+    const leaps = [
+      await advance(svc, key, { to: '2026-12-31T23:59:60Z' }),
+      await advance(svc, key, { to: '2026-12-31T23:59:60.5Z' }),
+      await advance(svc, key, { to: '2026-12-31T22:59:60-01:00' }),
+    ];
+    const lower = await advance(svc, key, { to: '2026-11-02t10:00:00z' });
+    const offset = await advance(svc, key, { to: '2026-11-02T12:00:00+01:00' });
+
+    for (const r of leaps) {
+      expect(r.status).toBe(422);
+      expect(errorsOf(r)).toEqual(['to:leap_second']);
+    }
+    expect(lower.body.now).toBe('2026-11-02T10:00:00.000Z');
+    expect(offset.body.now).toBe('2026-11-02T11:00:00.000Z');
+  });
+});

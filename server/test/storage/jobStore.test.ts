@@ -31,7 +31,7 @@ async function queued(id: string, credits = 10): Promise<Job> {
     id, kind: 'avatar', accountId, keyId: 'key_x', sandbox: true, status: 'queued', input: { type: 'prompt', name: 'x', prompt: 'y' },
     webhookUrl: null, credits, period: '2026-11', error: null, result: null, createdAt: now, updatedAt: now, completedAt: null, attempts: 0,
   };
-  const outcome = await store.jobs.createJobReservingCredits(job);
+  const outcome = await store.jobs.createJobReservingCredits(job, job.createdAt);
   expect(outcome.ok).toBe(true);
   return job;
 }
@@ -69,6 +69,44 @@ describe('claimJob', () => {
   });
 });
 
+describe('claimJob on accounts whose sandbox clocks differ', () => {
+  const YEAR_MS = 365 * 86_400_000;
+
+  /** A queued job of a new account whose clock is `aheadMs` ahead, made now on the service's time. */
+  async function queuedAhead(id: string, aheadMs: number): Promise<Job> {
+    const { account_id: accountId } = await createAccount(store, clock, { monthlyCredits: 1000 });
+    if (aheadMs > 0) await store.accounts.advanceClock(accountId, { byMs: aheadMs }, Number.MAX_SAFE_INTEGER);
+    const serviceNow = clock.now();
+    const job: Job = {
+      id, kind: 'avatar', accountId, keyId: 'key_x', sandbox: true, status: 'queued', input: { type: 'prompt', name: 'x', prompt: 'y' },
+      webhookUrl: null, credits: 10, period: '2026-11', error: null, result: null, createdAt: serviceNow + aheadMs, updatedAt: serviceNow + aheadMs, completedAt: null, attempts: 0,
+    };
+    expect((await store.jobs.createJobReservingCredits(job, serviceNow)).ok).toBe(true);
+    return job;
+  }
+
+  it('serves first the job queued first on the service time, though its account time is a year ahead of the next one\'s', async () => {
+    await queuedAhead('av_ahead', YEAR_MS);
+    clock.advance(1);
+    await queuedAhead('av_behind', 0);
+
+    const first = await store.jobs.claimJob('w', clock.now(), clock.now() + 10);
+
+    expect(first?.id).toBe('av_ahead');
+  });
+
+  it('stamps the claim on the account time: updated_at is the claim\'s time plus the account\'s offset, never before created_at', async () => {
+    const job = await queuedAhead('av_ahead', 86_400_000);
+    clock.advance(5000);
+
+    const claimed = await store.jobs.claimJob('w', clock.now(), clock.now() + 10);
+
+    expect(claimed?.id).toBe(job.id);
+    expect(claimed?.updatedAt).toBe(clock.now() + 86_400_000);
+    expect(claimed!.updatedAt - claimed!.createdAt).toBe(5000);
+  });
+});
+
 describe('completeJob', () => {
   it('captures on ready and refuses a second completion', async () => {
     const job = await queued('av_1');
@@ -87,7 +125,7 @@ describe('a reservation the account cannot cover', () => {
     const accountId = (await store.accounts.listAccounts())[0]!.id;
     const job: Job = { ...(await store.jobs.getJob('av_1'))!, id: 'av_2', credits: 10 };
 
-    const outcome = await store.jobs.createJobReservingCredits(job);
+    const outcome = await store.jobs.createJobReservingCredits(job, job.createdAt);
 
     expect(outcome).toMatchObject({ ok: false, balance: { available: 5 } });
     expect(await store.jobs.getJob('av_2')).toBeNull();
@@ -130,7 +168,7 @@ describe('a retry scheduled while the sandbox clock moved', () => {
     const { accountId } = (await store.jobs.getJob('av_a0'))!;
     await store.outbox.claimDueEvents(1000, 10, 30_000, FAIR);
 
-    await store.accounts.advanceClock(accountId, { byMs: 4000 }); // while the attempt is in flight
+    await store.accounts.advanceClock(accountId, { byMs: 4000 }, Number.MAX_SAFE_INTEGER); // while the attempt is in flight
     await store.outbox.scheduleRetry(inFlight!, 1, { at: 6000, clockOffsetMs: 0 }, failed('status 500'), 'down');
 
     expect((await store.outbox.getEvent(inFlight!))!.nextAttemptAt).toBe(2000);

@@ -70,13 +70,14 @@ export function embeddedAccounts(db: Db, versions: AccountVersions): AccountStor
     async setSigningSecret(accountId, secret) {
       return changing(db.prepare('UPDATE accounts SET signing_secret = ? WHERE id = ?').run(secret, accountId));
     },
-    async advanceClock(accountId, move) {
+    async advanceClock(accountId, move, maxOffsetMs) {
       const moved = transaction(db, (): ClockMoved => {
         const row = db.prepare('SELECT clock_offset_ms FROM accounts WHERE id = ?').get(accountId) as Row | undefined;
         if (!row) return { ok: false, reason: 'not_found' };
         if (db.prepare("SELECT 1 FROM api_keys WHERE account_id = ? AND mode = 'live' AND revoked_at IS NULL").get(accountId)) return { ok: false, reason: 'live_key' };
         const current = Number(row.clock_offset_ms);
         const offsetMs = 'byMs' in move ? current + move.byMs : Math.max(current, move.toOffsetMs);
+        if (offsetMs > maxOffsetMs) return { ok: false, reason: 'offset_limit', offsetMs: current };
         const movedMs = offsetMs - current;
         if (movedMs > 0) {
           db.prepare('UPDATE accounts SET clock_offset_ms = ? WHERE id = ?').run(offsetMs, accountId);

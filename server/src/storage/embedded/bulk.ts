@@ -17,13 +17,14 @@ export function openEmbeddedBulkLoader(file: string): BulkLoader {
 }
 
 function embeddedBulk(db: Db): Omit<BulkLoader, 'close'> {
+  // A seeded job is queued at its created_at: the seeded accounts' clocks have not moved.
   const insertJob = db.prepare(`
-    INSERT INTO jobs (id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, error, result, created_at, updated_at, completed_at, attempts)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    INSERT INTO jobs (id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, error, result, created_at, updated_at, completed_at, attempts, queued_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const writeJob = (j: Parameters<BulkLoader['insertQueuedJobs']>[0][number]) =>
     insertJob.run(
       j.id, j.kind, j.accountId, j.keyId, j.sandbox ? 1 : 0, j.status, JSON.stringify(j.input), j.webhookUrl, j.credits, j.period,
-      j.error ? JSON.stringify(j.error) : null, j.result ? JSON.stringify(j.result) : null, j.createdAt, j.updatedAt, j.completedAt, j.attempts,
+      j.error ? JSON.stringify(j.error) : null, j.result ? JSON.stringify(j.result) : null, j.createdAt, j.updatedAt, j.completedAt, j.attempts, j.createdAt,
     );
 
   return {

@@ -25,7 +25,7 @@ export function embeddedJobs(db: Db): JobStore {
   }
 
   return {
-    async createJobReservingCredits(job, idempotency): Promise<ReserveOutcome> {
+    async createJobReservingCredits(job, queuedAt, idempotency): Promise<ReserveOutcome> {
       return transaction(db, () => {
         // Transactions here run one at a time, so the key is looked at, then written with the job.
         const kept = idempotency && (keptKey.get(job.accountId, idempotency.key, job.createdAt) as Row | undefined);
@@ -36,10 +36,10 @@ export function embeddedJobs(db: Db): JobStore {
           INSERT INTO credit_ledger (account_id, period, reserved) VALUES (?, ?, ?)
           ON CONFLICT (account_id, period) DO UPDATE SET reserved = reserved + excluded.reserved`).run(job.accountId, job.period, job.credits);
         db.prepare(`
-          INSERT INTO jobs (id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, created_at, updated_at, attempts)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`).run(
+          INSERT INTO jobs (id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, created_at, updated_at, attempts, queued_at)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`).run(
           job.id, job.kind, job.accountId, job.keyId, job.sandbox ? 1 : 0, job.status, JSON.stringify(job.input),
-          job.webhookUrl, job.credits, job.period, job.createdAt, job.updatedAt,
+          job.webhookUrl, job.credits, job.period, job.createdAt, job.updatedAt, queuedAt,
         );
         if (idempotency) {
           // An expired key of the account is taken over.
@@ -71,11 +71,12 @@ export function embeddedJobs(db: Db): JobStore {
         const row = db.prepare(`
           SELECT id FROM jobs
           WHERE status IN ('queued', 'processing') AND (status = 'queued' OR lease_until < ?)
-          ORDER BY created_at LIMIT 1`).get(now) as Row | undefined;
+          ORDER BY queued_at LIMIT 1`).get(now) as Row | undefined;
         if (!row) return null;
+        // The record's times are its account's: the claim's time moved by the account's clock.
         db.prepare(`
           UPDATE jobs SET
-            updated_at = CASE WHEN status = 'queued' THEN ? ELSE updated_at END,
+            updated_at = CASE WHEN status = 'queued' THEN ? + (SELECT clock_offset_ms FROM accounts WHERE accounts.id = jobs.account_id) ELSE updated_at END,
             status = 'processing', attempts = attempts + 1, lease_owner = ?, lease_until = ?
           WHERE id = ?`).run(now, workerId, leaseUntil, row.id as string);
         return rowToJob(getById.get(row.id as string) as Row);

@@ -127,4 +127,20 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX webhook_events_by_account ON webhook_events (account_id, created_at DESC, id DESC);
   ALTER TABLE webhook_events ADD COLUMN replay INTEGER NOT NULL DEFAULT 0;
   `,
+  `
+  -- The queue's order on the service's time: created_at is the account's time, and
+  -- accounts' clocks differ, so ordering by it put a job behind every job of an account
+  -- whose clock is behind. Jobs stored before this version get the service time their
+  -- account's offset gives now (exact unless the clock moved since they were made).
+  ALTER TABLE jobs ADD COLUMN queued_at INTEGER NOT NULL DEFAULT 0;
+  UPDATE jobs SET queued_at = created_at - COALESCE((SELECT clock_offset_ms FROM accounts WHERE accounts.id = jobs.account_id), 0);
+  DROP INDEX jobs_runnable;
+  CREATE INDEX jobs_runnable ON jobs (status, queued_at) WHERE status IN ('queued', 'processing');
+  `,
+  `
+  -- The cap on an account's time (ND-SANDBOX-CLOCK: 100 years, 3,155,760,000 s, as it
+  -- stood when this ran): a clock moved past it before the cap existed comes back to it,
+  -- the one way back for an account whose times had left RFC 3339 or JavaScript's dates.
+  UPDATE accounts SET clock_offset_ms = 3155760000000 WHERE clock_offset_ms > 3155760000000;
+  `,
 ];

@@ -83,7 +83,7 @@ export function postgresAccounts(pool: pg.Pool, versions: AccountVersions): Acco
     async setSigningSecret(accountId, secret) {
       return versions.changing(accountId, async () => changed(await q('UPDATE accounts SET signing_secret = $1 WHERE id = $2', [secret, accountId])));
     },
-    async advanceClock(accountId, move) {
+    async advanceClock(accountId, move, maxOffsetMs) {
       return versions.changing(accountId, () => transaction(pool, async (client): Promise<ClockMoved> => {
         const account = await client.query('SELECT clock_offset_ms FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
         if (!account.rows[0]) return { ok: false, reason: 'not_found' };
@@ -91,6 +91,7 @@ export function postgresAccounts(pool: pg.Pool, versions: AccountVersions): Acco
         if (live.rows.length > 0) return { ok: false, reason: 'live_key' };
         const current = num(account.rows[0].clock_offset_ms);
         const offsetMs = 'byMs' in move ? current + move.byMs : Math.max(current, move.toOffsetMs);
+        if (offsetMs > maxOffsetMs) return { ok: false, reason: 'offset_limit', offsetMs: current };
         const movedMs = offsetMs - current;
         if (movedMs > 0) {
           await client.query('UPDATE accounts SET clock_offset_ms = $1 WHERE id = $2', [offsetMs, accountId]);

@@ -30,9 +30,10 @@ function postgresBulk(pool: pg.Pool): Omit<BulkLoader, 'close'> {
     jobs.map((j) => (j.error ? JSON.stringify(j.error) : null)), jobs.map((j) => (j.result ? JSON.stringify(j.result) : null)),
     jobs.map((j) => j.createdAt), jobs.map((j) => j.updatedAt), jobs.map((j) => j.completedAt), jobs.map((j) => j.attempts),
   ];
+  // A seeded job is queued at its created_at: the seeded accounts' clocks have not moved.
   const INSERT_JOBS = `
-    INSERT INTO jobs (id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, error, result, created_at, updated_at, completed_at, attempts)
-    SELECT id, kind, account_id, key_id, sandbox, status, input::jsonb, webhook_url, credits, period, error::jsonb, result::jsonb, created_at, updated_at, completed_at, attempts
+    INSERT INTO jobs (id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, error, result, created_at, updated_at, completed_at, attempts, queued_at)
+    SELECT id, kind, account_id, key_id, sandbox, status, input::jsonb, webhook_url, credits, period, error::jsonb, result::jsonb, created_at, updated_at, completed_at, attempts, created_at
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bool[], $6::text[], $7::text[], $8::text[], $9::int[], $10::text[], $11::text[], $12::text[], $13::bigint[], $14::bigint[], $15::bigint[], $16::int[])
       AS j(id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, error, result, created_at, updated_at, completed_at, attempts)`;
 

@@ -35,7 +35,7 @@ export function postgresJobs(pool: pg.Pool): JobStore {
   const q = (text: string, values: unknown[] = []) => guarded(() => pool.query(text, values));
 
   return {
-    async createJobReservingCredits(job, idempotency): Promise<ReserveOutcome> {
+    async createJobReservingCredits(job, queuedAt, idempotency): Promise<ReserveOutcome> {
       try {
         return await transaction(pool, async (client) => {
         if (idempotency) {
@@ -74,9 +74,9 @@ export function postgresJobs(pool: pg.Pool): JobStore {
           return { ok: false, balance };
         }
         await client.query(
-          `INSERT INTO jobs (id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, created_at, updated_at, attempts)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 0)`,
-          [job.id, job.kind, job.accountId, job.keyId, job.sandbox, job.status, JSON.stringify(job.input), job.webhookUrl, job.credits, job.period, job.createdAt, job.updatedAt],
+          `INSERT INTO jobs (id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, created_at, updated_at, attempts, queued_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 0, $13)`,
+          [job.id, job.kind, job.accountId, job.keyId, job.sandbox, job.status, JSON.stringify(job.input), job.webhookUrl, job.credits, job.period, job.createdAt, job.updatedAt, queuedAt],
         );
         return { ok: true, job };
         });
@@ -105,14 +105,15 @@ export function postgresJobs(pool: pg.Pool): JobStore {
 
     async claimJob(workerId, now, leaseUntil) {
       // SKIP LOCKED: concurrent workers each take a different row instead of queueing on one.
+      // The record's times are its account's: the claim's time moved by the account's clock.
       const r = await q(
         `UPDATE jobs SET
-           updated_at = CASE WHEN status = 'queued' THEN $1 ELSE updated_at END,
+           updated_at = CASE WHEN status = 'queued' THEN $1 + (SELECT clock_offset_ms FROM accounts WHERE accounts.id = jobs.account_id) ELSE updated_at END,
            status = 'processing', attempts = attempts + 1, lease_owner = $2, lease_until = $3
          WHERE id = (
            SELECT id FROM jobs
            WHERE status IN ('queued', 'processing') AND (status = 'queued' OR lease_until < $1)
-           ORDER BY created_at LIMIT 1
+           ORDER BY queued_at LIMIT 1
            FOR UPDATE SKIP LOCKED)
          RETURNING *`,
         [now, workerId, leaseUntil],

@@ -133,4 +133,25 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     ALTER TABLE webhook_events ADD COLUMN replay BOOLEAN NOT NULL DEFAULT false;
     `,
   },
+  {
+    version: 7,
+    name: 'queue on the service time',
+    // created_at is the account's time, and accounts' clocks differ: the queue orders by
+    // the service's time of queueing instead. Jobs stored before this version get the one
+    // their account's offset gives now (exact unless the clock moved since they were made).
+    sql: `
+    ALTER TABLE jobs ADD COLUMN queued_at BIGINT NOT NULL DEFAULT 0;
+    UPDATE jobs j SET queued_at = j.created_at - a.clock_offset_ms FROM accounts a WHERE a.id = j.account_id;
+    DROP INDEX jobs_runnable;
+    CREATE INDEX jobs_runnable ON jobs (queued_at) WHERE status IN ('queued', 'processing');
+    `,
+  },
+  {
+    version: 8,
+    name: 'account time cap',
+    // The cap on an account's time (ND-SANDBOX-CLOCK: 100 years, 3,155,760,000 s, as it
+    // stood when this ran): a clock moved past it before the cap existed comes back to it,
+    // the one way back for an account whose times had left RFC 3339 or JavaScript's dates.
+    sql: `UPDATE accounts SET clock_offset_ms = 3155760000000 WHERE clock_offset_ms > 3155760000000;`,
+  },
 ];

@@ -112,6 +112,13 @@ export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
           picked = pickFairly(candidates(heads.rows, load), load, fairness, limit);
         }
         if (picked.length === 0) return [];
+        // Their accounts first, locked as advanceClock and scheduleRetry lock them (and in
+        // that order, accounts then events): a move that commits while this claim waits is
+        // in the clock handed over below, whose statement starts after it; one that starts
+        // later waits for this claim and leaves its leased events to their retries
+        // (RetryAt). Without it, the lease could wait for a move's events and still join
+        // the clock from before it, and the retry would count that move again.
+        await client.query('SELECT 1 FROM accounts WHERE id IN (SELECT account_id FROM webhook_events WHERE id = ANY($1::text[])) ORDER BY id FOR SHARE', [picked.map((e) => e.id)]);
         // Leased with their accounts' signing secrets and clocks: the sender needs no other read.
         const leased = await client.query(
           `WITH leased AS (UPDATE webhook_events SET lease_until = $1 WHERE id = ANY($2::text[]) RETURNING *)
