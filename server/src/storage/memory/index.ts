@@ -243,6 +243,8 @@ export function createMemoryStore(): MemoryStore {
     async completeJob(jobId, c, event) {
       const job = jobs.get(jobId);
       if (!job || job.status === 'ready' || job.status === 'failed') return false;
+      // The other stores' foreign key: an event of no job is refused before anything changes.
+      if (event && !jobs.has(event.jobId)) throw new Error(`the event ${event.id} names no job of the store (${event.jobId})`);
       Object.assign(job, { status: c.status, error: copy(c.error), result: copy(c.result), updatedAt: c.at, completedAt: c.at, leaseOwner: null, leaseUntil: null });
       // Capture on ready, release on failed: the reservation leaves `reserved` either way.
       const ledger = ledgerOf(job.accountId, job.period);
