@@ -1,10 +1,10 @@
-// The client and the runner as a user of the published packages meets them: packed into
+// The client, the runner and the MSW mock as a user of the published packages meets them: packed into
 // tarballs, installed into an empty folder, and run there on the system's Node (not the
 // repository's pinned one, and without type stripping): the runner's --help, a run
 // against a fixture implementation, one against a webhook receiver and one as a proxy, and a TypeScript script of the client type-checked
 // and executed.
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -23,7 +23,7 @@ let project: string;
 let fixture: Fixture;
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'packages-'));
-  const tarballs = buildPackages(join(scratch, 'dist'));
+  const tarballs = await buildPackages(join(scratch, 'dist'));
   project = join(scratch, 'user');
   await run('mkdir', ['-p', project]);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'user-project', private: true, type: 'module' }));
@@ -133,5 +133,58 @@ describe('the packed client', () => {
     const { stdout } = await run(USER_NODE, ['--input-type=module', '-e', script], { cwd: project });
 
     expect(stdout.trim()).toBe('function function');
+  });
+});
+
+describe('the packed MSW mock', () => {
+  it('answers the packed client in msw/node by its package name, with the service’s rules and no server', async () => {
+    writeFileSync(
+      join(project, 'mock.mjs'),
+      [
+        "import { setupServer } from 'msw/node';",
+        "import { createAvatarClient } from '@avatar-service/client';",
+        "import { createSandbox } from '@avatar-service/msw';",
+        "const sandbox = createSandbox({ baseUrl: 'http://127.0.0.1:8080', startAt: Date.UTC(2026, 10, 26, 12) });",
+        'const server = setupServer(...sandbox.handlers);',
+        "server.listen({ onUnhandledRequest: 'error' });",
+        'const { apiKey } = await sandbox.createAccount({ credits: 10 });',
+        "const client = createAvatarClient({ baseUrl: 'http://127.0.0.1:8080', apiKey, retry: false });",
+        "const created = await client.createAvatar({ type: 'prompt', name: 'Ada', prompt: 'x' });",
+        'await sandbox.clock.advance(5000);',
+        'const ready = await client.getAvatar(created.data.id);',
+        "const refused = await client.createAvatar({ type: 'prompt', name: 'Bo', prompt: 'x' });",
+        'server.close();',
+        'console.log(JSON.stringify({ created: created.response.status, queued: created.data.status, ready: ready.data.status, refused: refused.response.status }));',
+        '',
+      ].join('\n'),
+    );
+
+    // The repository's Node: the domain the package carries needs Node 22 (its engines say so).
+    const { stdout } = await run(process.execPath, ['mock.mjs'], { cwd: project });
+
+    expect(JSON.parse(stdout)).toEqual({ created: 202, queued: 'queued', ready: 'ready', refused: 402 });
+  }, 60_000);
+
+  it('gives pages one module that imports nothing but msw: no node: module, the contract inside', () => {
+    const manifest = JSON.parse(readFileSync(join(project, 'node_modules', '@avatar-service', 'msw', 'package.json'), 'utf8'));
+    const browser = readFileSync(join(project, 'node_modules', '@avatar-service', 'msw', manifest.exports['./browser'].default), 'utf8');
+    const imports = [...browser.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]);
+
+    expect(manifest.exports['.'].browser).toBe(manifest.exports['./browser'].default);
+    expect([...new Set(imports)]).toEqual(['msw']);
+    expect(browser).not.toMatch(/from "node:|require\("node:/);
+    expect(browser).toContain('operationId: "createAvatar"');
+  });
+
+  it('declares every package its compiled tree imports, so an install brings all it needs', () => {
+    const root = join(project, 'node_modules', '@avatar-service', 'msw');
+    const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+    const declared = new Set([...Object.keys(manifest.dependencies), ...Object.keys(manifest.peerDependencies)]);
+    const js = readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js') && f !== 'browser.js');
+    const bare = js.flatMap((f) => [...readFileSync(join(root, f), 'utf8').matchAll(/from '([^.'][^']*)'/g)].map((m) => m[1]!));
+    const packages = new Set(bare.filter((spec) => !spec.startsWith('node:')).map((spec) => spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/')));
+
+    expect(packages.size).toBeGreaterThan(3);
+    expect([...packages].filter((name) => !declared.has(name))).toEqual([]);
   });
 });
