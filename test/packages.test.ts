@@ -20,6 +20,7 @@ const TSC = join(import.meta.dirname, '..', 'node_modules', 'typescript', 'bin',
 
 let scratch: string;
 let project: string;
+let mswProject: string;
 let fixture: Fixture;
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'packages-'));
@@ -28,7 +29,13 @@ beforeAll(async () => {
   await run('mkdir', ['-p', project]);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'user-project', private: true, type: 'module' }));
   // The dependencies come from npm's cache when it has them (CI installed them already).
-  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', ...tarballs], { cwd: project });
+  const msw = tarballs.filter((t) => t.includes('avatar-service-msw-'));
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', ...tarballs.filter((t) => !msw.includes(t))], { cwd: project });
+  // The mock's user apart: msw brings @types/* of its own, and the client's project must have none.
+  mswProject = join(scratch, 'front-end');
+  await run('mkdir', ['-p', mswProject]);
+  writeFileSync(join(mswProject, 'package.json'), JSON.stringify({ name: 'front-end-project', private: true, type: 'module' }));
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', ...tarballs.filter((t) => t.includes('avatar-service-client-')), ...msw], { cwd: mswProject });
   fixture = await startFixture();
 }, 180_000);
 afterAll(async () => {
@@ -139,7 +146,7 @@ describe('the packed client', () => {
 describe('the packed MSW mock', () => {
   it('answers the packed client in msw/node by its package name, with the service’s rules and no server', async () => {
     writeFileSync(
-      join(project, 'mock.mjs'),
+      join(mswProject, 'mock.mjs'),
       [
         "import { setupServer } from 'msw/node';",
         "import { createAvatarClient } from '@avatar-service/client';",
@@ -160,14 +167,29 @@ describe('the packed MSW mock', () => {
     );
 
     // The repository's Node: the domain the package carries needs Node 22 (its engines say so).
-    const { stdout } = await run(process.execPath, ['mock.mjs'], { cwd: project });
+    const { stdout } = await run(process.execPath, ['mock.mjs'], { cwd: mswProject });
 
     expect(JSON.parse(stdout)).toEqual({ created: 202, queued: 'queued', ready: 'ready', refused: 402 });
   }, 60_000);
 
+  it('runs the unit-test example of its README as written, from the installed packages', async () => {
+    const readme = readFileSync(join(mswProject, 'node_modules', '@avatar-service', 'msw', 'README.md'), 'utf8');
+    const section = readme.split(/^## /m).find((part) => part.startsWith('In unit tests'));
+    const example = section && /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(example).toBeDefined();
+    // What the example's comments say, printed so that the test can hold the example to them.
+    const report = "console.log(JSON.stringify({ queued: avatar!.status, ready: ready!.status, video: made!.status, broke: broke.response.status, limited: limited.response.status, retryAfter: limited.response.headers.get('Retry-After') }));";
+    writeFileSync(join(mswProject, 'readme-example.mts'), `${example}\n${report}\n`);
+
+    // The repository's Node strips the types, as a test runner would.
+    const { stdout } = await run(process.execPath, ['readme-example.mts'], { cwd: mswProject });
+
+    expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toEqual({ queued: 'queued', ready: 'ready', video: 'ready', broke: 402, limited: 429, retryAfter: '45' });
+  }, 60_000);
+
   it('gives pages one module that imports nothing but msw: no node: module, the contract inside', () => {
-    const manifest = JSON.parse(readFileSync(join(project, 'node_modules', '@avatar-service', 'msw', 'package.json'), 'utf8'));
-    const browser = readFileSync(join(project, 'node_modules', '@avatar-service', 'msw', manifest.exports['./browser'].default), 'utf8');
+    const manifest = JSON.parse(readFileSync(join(mswProject, 'node_modules', '@avatar-service', 'msw', 'package.json'), 'utf8'));
+    const browser = readFileSync(join(mswProject, 'node_modules', '@avatar-service', 'msw', manifest.exports['./browser'].default), 'utf8');
     const imports = [...browser.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]);
 
     expect(manifest.exports['.'].browser).toBe(manifest.exports['./browser'].default);
@@ -177,7 +199,7 @@ describe('the packed MSW mock', () => {
   });
 
   it('declares every package its compiled tree imports, so an install brings all it needs', () => {
-    const root = join(project, 'node_modules', '@avatar-service', 'msw');
+    const root = join(mswProject, 'node_modules', '@avatar-service', 'msw');
     const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
     const declared = new Set([...Object.keys(manifest.dependencies), ...Object.keys(manifest.peerDependencies)]);
     const js = readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js') && f !== 'browser.js');
