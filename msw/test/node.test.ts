@@ -4,6 +4,7 @@
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAvatarClient } from '../../client/src/index.ts';
+import { loadBundle } from '../../contract/schemas.ts';
 import { contractViolations } from '../../server/test/support/contractViolations.ts';
 import { createSandbox, type MockedService } from '../src/index.ts';
 
@@ -52,6 +53,21 @@ function mocked(options: Parameters<typeof createSandbox>[0] = {}): MockedServic
 }
 
 const clientFor = (apiKey: string) => createAvatarClient({ baseUrl: BASE_URL, apiKey, retry: false, fetch: recorded });
+
+describe('the handlers', () => {
+  it('answer every operation of the contract, each with a handler of its own', () => {
+    const bundle = loadBundle() as { paths: Record<string, Record<string, { operationId?: string }>> };
+    const operations = Object.entries(bundle.paths).flatMap(([path, item]) =>
+      Object.entries(item)
+        .filter(([, op]) => typeof op?.operationId === 'string')
+        .map(([method]) => `${method.toUpperCase()} ${BASE_URL}${path.replace(/\{(\w+)\}/g, ':$1')}`),
+    );
+    const handled = createSandbox({ baseUrl: BASE_URL }).handlers.map((h) => `${String(h.info.method)} ${String(h.info.path)}`);
+
+    expect(operations.length).toBeGreaterThanOrEqual(12);
+    expect(handled.filter((h) => operations.includes(h)).sort()).toEqual([...operations].sort());
+  });
+});
 
 describe('the sandbox in msw/node, through the typed client', () => {
   it('takes an avatar from queued to ready, makes a video of it, and refuses a create the credits do not cover (402)', async () => {
