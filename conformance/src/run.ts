@@ -4,6 +4,7 @@
 // It states its bound before the first request (bound.ts) and keeps it: each check runs
 // under its own limit, the whole run under the bound, and nothing it started is left
 // waiting once it returns.
+import { describeBudget, overBudget, plannedBudget, spentFrom } from './budget.ts';
 import { type Bound, checksEndSeconds, planBound, statedBound } from './bound.ts';
 import type { Check } from './check.ts';
 import { CHECKS } from './checks/index.ts';
@@ -11,16 +12,17 @@ import type { CheckContext } from './context.ts';
 import { SandboxClock } from './clock.ts';
 import { ContractValidator, DEFAULT_OPENAPI_PATH } from './contract.ts';
 import { type Deadline, deadline, LimitReached, reached, RUN_SCOPE, sleepWithin, within } from './deadline.ts';
-import { Http, type KeyName, redact, UnreachableError } from './http.ts';
+import { type Exchange, Http, type KeyName, redact, UnreachableError } from './http.ts';
 import { Shape } from './implementation/shape.ts';
 import { resolveOptions, type ResolvedOptions, type RunOptions } from './options.ts';
 import { CheckFailure, CheckSkip, PrerequisiteError, type Phase } from './outcome.ts';
 import { windowFor } from './observe/rate-limit-headers.ts';
+import { timeline } from './observe/timeline.ts';
 import { preflight } from './preflight.ts';
 import { WebhookReceiver } from './receiver/server.ts';
 import { aborted, buildReport, reportedFailure } from './report/build.ts';
 import type { AbortKind, CheckResult, Report } from './report/model.ts';
-import { areaOf, isRequired, selectChecks } from './selection.ts';
+import { areaOf, isRequired, selectChecks, startsJobs } from './selection.ts';
 import { World } from './world.ts';
 
 export { TOOL, VERSION } from './report/build.ts';
@@ -55,9 +57,19 @@ export async function runConformance(input: RunOptions): Promise<Report> {
   if (options.emptyKey) keys.push('empty');
   const shape = new Shape(options.implementation);
   const selected = selectChecks(CHECKS, options);
-  const stateful = options.profile !== 'mock' && selected.some((check) => check.profiles.includes(options.profile) && check.phase !== 'passive');
+  const stateful = startsJobs(selected, options);
   const clockPossible = options.clock && options.profile !== 'mock' && options.profile !== 'production' && shape.clockAdvance(1) !== undefined;
   const bound = statedBound(selected, options, clockPossible, stateful);
+  const planned = plannedBudget(selected, options, shape);
+  const budget: NonNullable<Report['budget']> = {
+    planned: { avatars: planned.creates.avatar, videos: planned.creates.avatar_video, requests: planned.requests, ...(planned.credits === undefined ? {} : { credits: planned.credits }) },
+    stated: describeBudget(planned),
+    ...(options.maxCredits === undefined ? {} : { maxCredits: options.maxCredits }),
+  };
+  // Refused before the first request: a run that may spend more than it was allowed, or
+  // that would spend real money on a live key without being told how much it may.
+  const refusal = overBudget(planned, options.maxCredits) ?? (options.profile === 'production' ? liveWithoutLimit(planned, 'the production profile runs on a live key') : undefined);
+  if (refusal) return { ...aborted(options, startedAt, 'usage', refusal), budget };
   // From here on every wait of the run, its checks' included, ends by the bound at the latest.
   const run = deadline(RUN_SCOPE, checksEndSeconds(bound) * 1000, undefined, bound.seconds);
   const unbound = new Http({
@@ -78,7 +90,7 @@ export async function runConformance(input: RunOptions): Promise<Report> {
   const http = unbound.within(run.signal);
   const sleep = (ms: number) => sleepWithin(options.sleep, ms, run.signal, 'pausing between polls');
 
-  progress({ type: 'start', total: selected.length, profile: options.profile, implementation: options.implementation.name, baseUrl: options.baseUrl, boundSeconds: bound.seconds, ...(options.fuzz > 0 ? { generated: { count: options.fuzz, seed: options.seed } } : {}) });
+  progress({ type: 'start', total: selected.length, profile: options.profile, implementation: options.implementation.name, baseUrl: options.baseUrl, boundSeconds: bound.seconds, budget: budget.stated, ...(options.fuzz > 0 ? { generated: { count: options.fuzz, seed: options.seed } } : {}) });
   try {
     return await runChecks();
   } finally {
@@ -99,6 +111,9 @@ export async function runConformance(input: RunOptions): Promise<Report> {
       abort = { kind: 'internal', message: `preflight failed: ${error instanceof Error ? error.message : String(error)}` };
     }
     if (abort) return aborted(options, startedAt, abort.kind, abort.message, http.log.length, reportBound());
+    const mainAccount = http.log.find((exchange) => exchange.key === 'main' && exchange.path === '/v1/me' && exchange.status === 200);
+    const live = shape.mode(mainAccount) === 'live' ? liveWithoutLimit(planned, 'GET /v1/me says --api-key is a live key') : undefined;
+    if (live) return { ...aborted(options, startedAt, 'usage', live, http.log.length, reportBound()), budget };
 
     const clock = new SandboxClock(http, shape, options.now);
     try {
@@ -203,8 +218,39 @@ export async function runConformance(input: RunOptions): Promise<Report> {
     }
 
     const ordered = selected.map((check) => results.get(check.id)).filter((r): r is CheckResult => r !== undefined);
-    return buildReport(options, startedAt, ordered, http.log.length, receiver?.deliveries().length ?? 0, reportBound());
+    const spent = stateful ? await spentByBalances(world, keys, shape, mainAccount) : undefined;
+    const observations = timeline({
+      startedAt,
+      log: http.log,
+      deliveries: receiver?.deliveries() ?? [],
+      eventType: (delivery) => shape.eventType(delivery),
+      jobs: world.jobs,
+      schedule: options.webhookRetries ?? shape.retries,
+    });
+    return buildReport(options, startedAt, ordered, http.log.length, receiver?.deliveries().length ?? 0, reportBound(), { budget: { ...budget, ...(spent ? { spent } : {}) }, observations });
   }
+}
+
+/** The one-line refusal of a run on a live key that was given no --max-credits; undefined when it spends nothing. */
+function liveWithoutLimit(planned: ReturnType<typeof plannedBudget>, why: string): string | undefined {
+  if (planned.requests === 0) return undefined;
+  return `${why}: its jobs are billed, so pass --max-credits <n> (the selected checks ${describeBudget(planned).replace(/^at most/, 'may spend at most')})`;
+}
+
+/**
+ * What the run spent by the balances of its keys with credits: before its jobs, and by one
+ * more GET /v1/me at its end (a read, which costs nothing). Undefined where the
+ * implementation shows no balance.
+ */
+async function spentByBalances(world: World, keys: readonly KeyName[], shape: Shape, preflightMain: Exchange | undefined) {
+  const pairs = [];
+  for (const key of keys.filter((k) => k !== 'empty')) {
+    const before = world.snapshots.get(`${key}:before`) ?? (key === 'main' ? preflightMain : undefined);
+    if (!before || !shape.balance(before)) continue;
+    // Taken now, not the credit checks' after-snapshot: checks of later phases create jobs too.
+    pairs.push({ key, before, after: await world.me(key).catch(() => undefined) });
+  }
+  return spentFrom(shape, pairs);
 }
 
 /** A check the run did not get to: not run, which fails the verdict when it is required. */
