@@ -107,5 +107,13 @@ describe('the budget of a run', () => {
       // The preflight's reads of /v1/me, one per key, and nothing else.
       expect(report.requests).toBe(3);
     });
+
+    it('when the same run is given --max-credits above its budget, then it goes on and reports what the balances say it spent', async () => {
+      const report = await runConformance({ ...optionsFor(live, 'core'), only: ['credits.account-charged'], maxCredits: 1000 });
+      expect(report.abort).toBeUndefined();
+      expect(report.budget?.maxCredits).toBe(1000);
+      expect(report.budget?.spent?.credits).toBeGreaterThan(0);
+      expect(report.budget!.spent!.credits).toBeLessThanOrEqual(report.budget!.planned.credits!);
+    }, 30_000);
   });
 });

@@ -33,6 +33,9 @@ export function toMarkdown(report: Report): string {
     ...(report.bound ? [`Bound: ${report.bound.seconds} s, stated before the first request${report.bound.reached ? '; **reached**: the checks not finished by then are reported not run' : ''}.`, ''] : []),
     `${report.counts.passed} passed, ${report.counts.failed} failed, ${report.counts.skipped} skipped, ${report.counts.notApplicable} not applicable.`,
     '',
+    ...(report.budget
+      ? [`Budget, stated before the first request: ${report.budget.stated}${report.budget.maxCredits === undefined ? '' : ` (--max-credits ${report.budget.maxCredits})`}. Spent: ${report.budget.spent ? `${report.budget.spent.credits} credits, by the ${report.budget.spent.from} balance of GET /v1/me before and after` : 'not known (no balance shown, or no job started)'}.`, '']
+      : []),
   ];
   if (report.abort) lines.push(`> ${report.abort.kind}: ${report.abort.message}`, '');
   lines.push('## Clauses', '', markdownClauseLegend(), '', '| clause | observe | rule | checks | result |', '|---|---|---|---|---|');
