@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeReports } from '../src/report/files.ts';
 import { toHtml } from '../src/report/html.ts';
 import type { Report } from '../src/report/model.ts';
 import { SECRET, startFixture, type Fixture } from './fixtures/reference.ts';
@@ -101,5 +102,18 @@ describe('the HTML report', () => {
     expect(report.budget?.spent?.credits).toBeGreaterThan(0);
     expect(report.budget!.spent!.credits).toBeLessThanOrEqual(report.budget!.planned.credits!);
     expect(toHtml(report)).toContain(`Spent: <b>${report.budget!.spent!.credits}</b> credits`);
+  });
+
+  it('when a receiver or proxy run asks for it, then the same report files write it, saying it has no pictures of a run of its own', () => {
+    const { observations: _observations, budget: _budget, ...rest } = report;
+    const receiverRun: Report = { ...rest, subject: 'receiver' };
+    const out = join(mkdtempSync(join(tmpdir(), 'conformance-html-')), 'receiver.html');
+    const errors: string[] = [];
+    writeReports(receiverRun, { 'report-html': out }, (text) => void errors.push(text));
+    expect(errors).toEqual([]);
+    const html = readFileSync(out, 'utf8');
+    expect(html).toContain('<h1>Receiver conformance report: ');
+    expect(html).toContain('id="clause-matrix"');
+    expect(html).toContain('This report has no observations over time');
   });
 });

@@ -134,7 +134,7 @@ function checksHtml(report: Report): string {
 function picturesHtml(observations: Observations | undefined): string {
   if (!observations) return '<p>This report has no observations over time (a run that did not start, or a receiver or proxy run).</p>';
   return [
-    figure('webhooks', 'Each webhook event\'s delivery attempts, in seconds from its first, against the documented retry schedule (grey bands: when each retry is due, with its jitter).', webhookChart(observations.webhooks, observations.schedule)),
+    figure('webhooks', 'Each webhook event\'s delivery attempts, in seconds from its first, against the documented retry schedule (grey bands: when each retry is due, with its jitter; where the run moved a sandbox clock forward, a due retry goes at once and comes before its band).', webhookChart(observations.webhooks, observations.schedule)),
     figure('rate-limits', 'RateLimit-Remaining of each key and bucket over the run, in seconds from its start; dashed lines: the ends of the windows the answers announced (RateLimit-Reset), red dots: 429 answers.', remainingChart(observations.remaining)),
     figure('jobs', 'How long each job took, from the answer to its create to the first read of its final state, by kind.', jobsChart(observations.jobs)),
   ].join('\n');
