@@ -60,6 +60,12 @@ export function overBudget(budget: PlannedBudget, maxCredits: number | undefined
   return undefined;
 }
 
+/** The one-line refusal of a run on a live key that was given no --max-credits; undefined when it spends nothing. */
+export function liveRefusal(budget: PlannedBudget, why: string): string | undefined {
+  if (budget.requests === 0) return undefined;
+  return `${why}: its jobs are billed, so pass --max-credits <n> (the selected checks ${describeBudget(budget).replace(/^at most/, 'may spend at most')})`;
+}
+
 export interface SpentReport {
   /** Credits the run took from the balances it could read, summed over its keys. */
   credits: number;

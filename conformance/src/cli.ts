@@ -6,18 +6,21 @@
 //
 // Exit codes: 0 every required check passed; 1 a check failed or a required one did not
 // run; 2 bad usage; 3 base URL unreachable; 4 a key was refused; 5 not this API;
-// 6 a bug in the runner. compare exits 0 without a regression, 1 with one, 2 on bad usage. Diagnoses are one line, never a stack trace. Once the reports
-// are written the process exits with its code, whatever sockets or timers are still open.
+// 6 a bug in the runner; compare exits 0 without a regression, 1 with one, 2 on bad usage.
+// Diagnoses are one line, never a stack trace. Once the reports are written the process
+// exits with its code, whatever sockets or timers are still open.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { liveRefusal, overBudget, plannedBudget } from './budget.ts';
 import { CHECKS } from './checks/index.ts';
 import { draftCommand } from './implementation/draft-command.ts';
 import { loadProfile, ProfileError, type ImplementationProfile } from './implementation/profile.ts';
+import { Shape } from './implementation/shape.ts';
 import { resolveOptions, type RunOptions } from './options.ts';
 import { PROFILES, type Profile } from './outcome.ts';
 import { proxyCommand } from './proxy/command.ts';
-import { compareCommand } from './report/compare.ts';
 import { receiverCommand } from './receiver-checks/command.ts';
+import { compareCommand } from './report/compare.ts';
 import { consoleProgress, summary } from './report/console.ts';
 import { writeReports } from './report/files.ts';
 import { listMatrix } from './report/markdown.ts';
@@ -25,8 +28,6 @@ import { EXIT_CODES } from './report/model.ts';
 import { counted } from './report/text.ts';
 import { runConformance } from './run.ts';
 import { missingValues, selectChecks, type MissingValue } from './selection.ts';
-import { describeBudget, overBudget, plannedBudget } from './budget.ts';
-import { Shape } from './implementation/shape.ts';
 
 /** How the user ran this: the package's command, or the script in a clone. */
 const COMMAND = import.meta.url.endsWith('.js') ? 'avatar-conformance' : 'node conformance/src/cli.ts';
@@ -96,10 +97,10 @@ Generated inputs (sent with --empty-key, after everything else):
 
 Reports:
   --report-json <file>  --report-junit <file>  --report-md <file>
-  --verbose             also print waits and skip reasons as they happen
   --report-html <file>  one self-contained page: the clause matrix, each check with the
                         exchanges of its failure, and pictures of the webhook attempts, each
                         key's RateLimit-Remaining and the job durations (opens offline)
+  --verbose             also print waits and skip reasons as they happen
   --no-color
 
 Credits (each check declares the creates it may make; the run states the total first):
@@ -312,7 +313,8 @@ async function main(): Promise<number> {
   const planned = plannedBudget(selectChecks(CHECKS, resolved), resolved, new Shape(resolved.implementation));
   const overspend = overBudget(planned, maxCredits);
   if (overspend) usage(overspend);
-  if (profile === 'production' && maxCredits === undefined && planned.requests > 0) usage(`the production profile runs on a live key, whose jobs are billed: pass --max-credits <n> (the selected checks ${describeBudget(planned).replace(/^at most/, 'may spend at most')})`);
+  const live = profile === 'production' && maxCredits === undefined ? liveRefusal(planned, 'the production profile runs on a live key') : undefined;
+  if (live) usage(live);
 
   const report = await runConformance(options);
   writeReports(report, values, (text) => process.stderr.write(text));

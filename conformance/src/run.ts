@@ -4,8 +4,8 @@
 // It states its bound before the first request (bound.ts) and keeps it: each check runs
 // under its own limit, the whole run under the bound, and nothing it started is left
 // waiting once it returns.
-import { describeBudget, overBudget, plannedBudget, spentFrom } from './budget.ts';
 import { type Bound, checksEndSeconds, planBound, statedBound } from './bound.ts';
+import { describeBudget, liveRefusal, overBudget, plannedBudget, spentFrom } from './budget.ts';
 import type { Check } from './check.ts';
 import { CHECKS } from './checks/index.ts';
 import type { CheckContext } from './context.ts';
@@ -68,7 +68,7 @@ export async function runConformance(input: RunOptions): Promise<Report> {
   };
   // Refused before the first request: a run that may spend more than it was allowed, or
   // that would spend real money on a live key without being told how much it may.
-  const refusal = overBudget(planned, options.maxCredits) ?? (options.profile === 'production' && options.maxCredits === undefined ? liveWithoutLimit(planned, 'the production profile runs on a live key') : undefined);
+  const refusal = overBudget(planned, options.maxCredits) ?? (options.profile === 'production' && options.maxCredits === undefined ? liveRefusal(planned, 'the production profile runs on a live key') : undefined);
   if (refusal) return { ...aborted(options, startedAt, 'usage', refusal), budget };
   // From here on every wait of the run, its checks' included, ends by the bound at the latest.
   const run = deadline(RUN_SCOPE, checksEndSeconds(bound) * 1000, undefined, bound.seconds);
@@ -112,7 +112,7 @@ export async function runConformance(input: RunOptions): Promise<Report> {
     }
     if (abort) return aborted(options, startedAt, abort.kind, abort.message, http.log.length, reportBound());
     const mainAccount = http.log.find((exchange) => exchange.key === 'main' && exchange.path === '/v1/me' && exchange.status === 200);
-    const live = shape.mode(mainAccount) === 'live' && options.maxCredits === undefined ? liveWithoutLimit(planned, 'GET /v1/me says --api-key is a live key') : undefined;
+    const live = shape.mode(mainAccount) === 'live' && options.maxCredits === undefined ? liveRefusal(planned, 'GET /v1/me says --api-key is a live key') : undefined;
     if (live) return { ...aborted(options, startedAt, 'usage', live, http.log.length, reportBound()), budget };
 
     const clock = new SandboxClock(http, shape, options.now);
@@ -229,12 +229,6 @@ export async function runConformance(input: RunOptions): Promise<Report> {
     });
     return buildReport(options, startedAt, ordered, http.log.length, receiver?.deliveries().length ?? 0, reportBound(), { budget: { ...budget, ...(spent ? { spent } : {}) }, observations });
   }
-}
-
-/** The one-line refusal of a run on a live key that was given no --max-credits; undefined when it spends nothing. */
-function liveWithoutLimit(planned: ReturnType<typeof plannedBudget>, why: string): string | undefined {
-  if (planned.requests === 0) return undefined;
-  return `${why}: its jobs are billed, so pass --max-credits <n> (the selected checks ${describeBudget(planned).replace(/^at most/, 'may spend at most')})`;
 }
 
 /**

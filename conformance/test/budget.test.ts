@@ -63,7 +63,7 @@ describe('the budget of a run', () => {
   it('when the production profile is run without --max-credits, then it is refused before any request: its key is live', async () => {
     const result = await cli(['--base-url', url, '--api-key', 'sk_live_main', '--profile', 'production', '--skip', 'receiver']);
     expect(result.code).toBe(2);
-    expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^usage: the production profile runs on a live key, whose jobs are billed: pass --max-credits <n>/)]);
+    expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^usage: the production profile runs on a live key: its jobs are billed, so pass --max-credits <n>/)]);
     expect(requests).toBe(0);
   });
 
