@@ -3,6 +3,8 @@
 // more than --max-credits, or that runs on a live key without it, is refused before it
 // sends anything.
 import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -87,6 +89,24 @@ describe('the budget of a run', () => {
     const shared = budgetOf(['rate-limits.over-limit-429']);
     const both = budgetOf(['rate-limits.over-limit-429', 'rate-limits.per-key']);
     expect(both.creates.avatar - shared.creates.avatar).toBe(11);
+  });
+
+  it('when a check sends a create a service could charge, or takes a key over its limit, then it declares what it may create', () => {
+    const root = new URL('../src/checks/', import.meta.url).pathname;
+    const creating: string[] = [];
+    const declaring: string[] = [];
+    for (const area of readdirSync(root, { withFileTypes: true }).filter((entry) => entry.isDirectory())) {
+      for (const file of readdirSync(join(root, area.name))) {
+        const source = readFileSync(join(root, area.name, file), 'utf8');
+        // Each request it spells out: a POST to a create path with a key that has credits and a body that is not made invalid.
+        const sends = [...source.matchAll(/send\(\{([^}]*(?:\{[^}]*\}[^}]*)*)\}\)/g)].map((match) => match[1]!);
+        const creates = sends.some((send) => /method: 'POST'/.test(send) && /path: '\/v1\/avatar(s|-videos)'/.test(send) && !/key: 'empty'|key: null|json: without\(/.test(send));
+        if (creates || /extraJob\(|refuseNow\(|exhaust\(/.test(source)) creating.push(`${area.name}/${file}`);
+        if (/\n  (creates|shares): /.test(source)) declaring.push(`${area.name}/${file}`);
+      }
+    }
+    expect(creating.length).toBeGreaterThan(5);
+    expect(declaring).toEqual(creating);
   });
 
   describe('against a service whose keys are live', () => {
