@@ -72,14 +72,23 @@ export interface SpentReport {
   /** How it was read: the available balance that went down, or else the used one that went up. */
   from: 'used' | 'available';
   keys: string[];
+  /** Keys read up to the clock checks, which moved their account's time (and maybe into a new credit period); their later creates are not counted. */
+  beforeClockMoves?: string[];
+}
+
+/** What was spent in words, for the console and the reports. */
+export function describeSpent(spent: SpentReport): string {
+  const early = spent.beforeClockMoves?.length ? `; for ${spent.beforeClockMoves.join(' and ')} up to the clock checks, which moved the account's time (maybe into a new credit period), so creates after them are not counted` : '';
+  return `${spent.credits} credits, by the ${spent.from} balance GET /v1/me showed before and after (${spent.keys.join(', ')})${early}`;
 }
 
 /** What the balances GET /v1/me showed before and after the run say it spent; undefined where they show none. */
-export function spentFrom(shape: Shape, pairs: readonly { key: string; before: Exchange | undefined; after: Exchange | undefined }[]): SpentReport | undefined {
+export function spentFrom(shape: Shape, pairs: readonly { key: string; before: Exchange | undefined; after: Exchange | undefined; beforeClockPhase?: boolean }[]): SpentReport | undefined {
   let credits = 0;
   let from: SpentReport['from'] | undefined;
   const keys: string[] = [];
-  for (const { key, before, after } of pairs) {
+  const early: string[] = [];
+  for (const { key, before, after, beforeClockPhase } of pairs) {
     const a = shape.balance(before);
     const b = shape.balance(after);
     if (!a || !b) continue;
@@ -92,6 +101,7 @@ export function spentFrom(shape: Shape, pairs: readonly { key: string; before: E
       from ??= 'used';
     } else continue;
     keys.push(key);
+    if (beforeClockPhase) early.push(key);
   }
-  return from === undefined ? undefined : { credits, from, keys };
+  return from === undefined ? undefined : { credits, from, keys, ...(early.length ? { beforeClockMoves: early } : {}) };
 }

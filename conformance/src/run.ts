@@ -174,6 +174,7 @@ export async function runConformance(input: RunOptions): Promise<Report> {
     });
 
     const results = new Map<string, CheckResult>();
+    let beforeClockPhase: { at: number; answers: Map<KeyName, Exchange | undefined> } | undefined;
     try {
       if (stateful) {
         try {
@@ -204,6 +205,9 @@ export async function runConformance(input: RunOptions): Promise<Report> {
       };
       for (const phase of PHASES) {
         const checks = selected.filter((c) => (c.phase ?? 'main') === phase);
+        // The clock checks may move an account's time past the end of its credit period,
+        // which renews its balance: what was spent is read up to here as well.
+        if (phase === 'clock' && stateful && checks.length > 0 && !run.signal.aborted) beforeClockPhase = await balancesNow(world, keys, options.now);
         // Rate-limited request checks and job checks wait on different things: overlap them.
         // The clock checks of the main key and those of the keys without jobs move different accounts' time.
         const lanes = phase === 'main' || phase === 'clock' ? [checks.filter((c) => c.lane === 'requests'), checks.filter((c) => c.lane !== 'requests')] : [checks];
@@ -218,7 +222,7 @@ export async function runConformance(input: RunOptions): Promise<Report> {
     }
 
     const ordered = selected.map((check) => results.get(check.id)).filter((r): r is CheckResult => r !== undefined);
-    const spent = stateful ? await spentByBalances(world, keys, shape, mainAccount) : undefined;
+    const spent = stateful ? await spentByBalances(world, keys, shape, mainAccount, clock, beforeClockPhase, options.now) : undefined;
     const observations = timeline({
       startedAt,
       log: http.log,
@@ -231,18 +235,29 @@ export async function runConformance(input: RunOptions): Promise<Report> {
   }
 }
 
+/** GET /v1/me of each key with credits, now (a read, which costs nothing). */
+async function balancesNow(world: World, keys: readonly KeyName[], now: () => number): Promise<{ at: number; answers: Map<KeyName, Exchange | undefined> }> {
+  const at = now();
+  const answers = new Map<KeyName, Exchange | undefined>();
+  for (const key of keys.filter((k) => k !== 'empty')) answers.set(key, await world.me(key).catch(() => undefined));
+  return { at, answers };
+}
+
 /**
  * What the run spent by the balances of its keys with credits: before its jobs, and by one
- * more GET /v1/me at its end (a read, which costs nothing). Undefined where the
+ * more GET /v1/me at its end. A key whose sandbox clock the clock checks moved may have
+ * crossed into a new credit period, whose balance starts afresh: for it the balance
+ * before those checks is read instead, and the report says so. Undefined where the
  * implementation shows no balance.
  */
-async function spentByBalances(world: World, keys: readonly KeyName[], shape: Shape, preflightMain: Exchange | undefined) {
+async function spentByBalances(world: World, keys: readonly KeyName[], shape: Shape, preflightMain: Exchange | undefined, clock: SandboxClock, beforeClockPhase: { at: number; answers: Map<KeyName, Exchange | undefined> } | undefined, now: () => number) {
+  const end = await balancesNow(world, keys, now);
   const pairs = [];
   for (const key of keys.filter((k) => k !== 'empty')) {
     const before = world.snapshots.get(`${key}:before`) ?? (key === 'main' ? preflightMain : undefined);
     if (!before || !shape.balance(before)) continue;
-    // Taken now, not the credit checks' after-snapshot: checks of later phases create jobs too.
-    pairs.push({ key, before, after: await world.me(key).catch(() => undefined) });
+    const moved = beforeClockPhase !== undefined && clock.accountTime(key, end.at).latest - clock.accountTime(key, beforeClockPhase.at).earliest > end.at - beforeClockPhase.at;
+    pairs.push({ key, before, after: moved ? beforeClockPhase.answers.get(key) : end.answers.get(key), beforeClockPhase: moved });
   }
   return spentFrom(shape, pairs);
 }

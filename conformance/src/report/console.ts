@@ -1,5 +1,6 @@
 // Live progress on a terminal: one line per check as it ends, the failure's detail
 // under it, and notes (waits for a rate-limit window) when asked for.
+import { describeSpent } from '../budget.ts';
 import type { Writable } from 'node:stream';
 import type { ProgressEvent } from '../options.ts';
 import type { CheckResult, Report } from './model.ts';
@@ -84,7 +85,7 @@ export function summary(report: Report, color: boolean): string {
     const uncovered = report.clauses.filter((c) => c.outcome === 'failed').map((c) => c.id);
     if (uncovered.length > 0) lines.push(`Clauses broken: ${uncovered.join(', ')}`);
     const spent = report.budget?.spent;
-    if (spent) lines.push(`Spent: ${spent.credits} credits by the ${spent.from} balance GET /v1/me showed before and after (${spent.keys.join(', ')}); the run stated ${report.budget!.planned.credits ?? '?'} at most${report.budget!.maxCredits === undefined ? '' : `, --max-credits ${report.budget!.maxCredits}`}.`);
+    if (spent) lines.push(`Spent: ${describeSpent(spent)}; the run stated ${report.budget!.planned.credits ?? '?'} at most${report.budget!.maxCredits === undefined ? '' : `, --max-credits ${report.budget!.maxCredits}`}.`);
     if (report.bound?.reached) lines.push(paint(color, 33, `The run reached its bound of ${report.bound.seconds} s: the checks it had not finished are reported not run.`));
     if (report.subject === 'proxy' && report.counts.passed + report.counts.failed === 0) lines.push(paint(color, 33, 'No check had traffic to judge: point a client at the proxy and let it create, poll and download (the reasons are above).'));
     const warned = report.results.filter((r) => r.warnings?.length).length;

@@ -3,6 +3,7 @@
 // year later. The pictures are inline SVG drawn here from the run's observations
 // (observe/timeline.ts): three kinds of chart with a handful of marks each do not need a
 // charting library's few hundred kilobytes inlined into every report, nor its script.
+import { describeSpent } from '../budget.ts';
 import type { JobSeen, Observations, RemainingSeen, WebhookAttemptsSeen } from '../observe/timeline.ts';
 import type { CheckResult, Report } from './model.ts';
 import { counted, MARKDOWN_RESULTS } from './text.ts';
@@ -79,7 +80,7 @@ function summaryHtml(report: Report): string {
   if (report.abort) lines.push(`<p><b>${esc(report.abort.kind)}</b>: ${esc(maskSecrets(report.abort.message))}</p>`);
   if (report.budget) {
     const { budget } = report;
-    const spent = budget.spent ? ` Spent: <b>${budget.spent.credits}</b> credits, by the ${budget.spent.from} balance GET /v1/me showed before and after (${esc(budget.spent.keys.join(', '))}).` : ' Spent: not known (the implementation shows no balance, or the run started no job).';
+    const spent = budget.spent ? ` Spent: <b>${budget.spent.credits}</b> ${esc(describeSpent(budget.spent).replace(/^\d+ /, ''))}.` : ' Spent: not known (the implementation shows no balance, or the run started no job).';
     lines.push(`<p id="budget">Budget stated before the first request: ${esc(budget.stated)}${budget.maxCredits === undefined ? '' : `; --max-credits ${budget.maxCredits}`}.${spent}</p>`);
   }
   return lines.join('\n');

@@ -2,6 +2,7 @@
 // it, the checks that prove it and how they came out in this run, with a legend of every
 // column and mark; then, where the profile holds an implementation to them, the
 // contract's decisions.
+import { describeSpent } from '../budget.ts';
 import type { Check } from '../check.ts';
 import { CLAUSES } from '../clauses.ts';
 import type { ProxyCheck } from '../proxy/check.ts';
@@ -34,7 +35,7 @@ export function toMarkdown(report: Report): string {
     `${report.counts.passed} passed, ${report.counts.failed} failed, ${report.counts.skipped} skipped, ${report.counts.notApplicable} not applicable.`,
     '',
     ...(report.budget
-      ? [`Budget, stated before the first request: ${report.budget.stated}${report.budget.maxCredits === undefined ? '' : ` (--max-credits ${report.budget.maxCredits})`}. Spent: ${report.budget.spent ? `${report.budget.spent.credits} credits, by the ${report.budget.spent.from} balance of GET /v1/me before and after` : 'not known (no balance shown, or no job started)'}.`, '']
+      ? [`Budget, stated before the first request: ${report.budget.stated}${report.budget.maxCredits === undefined ? '' : ` (--max-credits ${report.budget.maxCredits})`}. Spent: ${report.budget.spent ? describeSpent(report.budget.spent) : 'not known (no balance shown, or no job started)'}.`, '']
       : []),
   ];
   if (report.abort) lines.push(`> ${report.abort.kind}: ${report.abort.message}`, '');

@@ -56,7 +56,7 @@ export interface Report {
     planned: { avatars: number; videos: number; requests: number; credits?: number };
     stated: string;
     maxCredits?: number;
-    spent?: { credits: number; from: 'used' | 'available'; keys: string[] };
+    spent?: { credits: number; from: 'used' | 'available'; keys: string[]; beforeClockMoves?: string[] };
   };
   /** What the run saw over time, for the HTML report's pictures (observe/timeline.ts). */
   observations?: Observations;
