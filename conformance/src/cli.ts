@@ -6,24 +6,28 @@
 //
 // Exit codes: 0 every required check passed; 1 a check failed or a required one did not
 // run; 2 bad usage; 3 base URL unreachable; 4 a key was refused; 5 not this API;
-// 6 a bug in the runner. Diagnoses are one line, never a stack trace. Once the reports
-// are written the process exits with its code, whatever sockets or timers are still open.
+// 6 a bug in the runner; compare exits 0 without a regression, 1 with one, 2 on bad usage.
+// Diagnoses are one line, never a stack trace. Once the reports are written the process
+// exits with its code, whatever sockets or timers are still open.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { liveRefusal, overBudget, plannedBudget } from './budget.ts';
 import { CHECKS } from './checks/index.ts';
 import { draftCommand } from './implementation/draft-command.ts';
 import { loadProfile, ProfileError, type ImplementationProfile } from './implementation/profile.ts';
+import { Shape } from './implementation/shape.ts';
 import { resolveOptions, type RunOptions } from './options.ts';
 import { PROFILES, type Profile } from './outcome.ts';
 import { proxyCommand } from './proxy/command.ts';
 import { receiverCommand } from './receiver-checks/command.ts';
+import { compareCommand } from './report/compare.ts';
 import { consoleProgress, summary } from './report/console.ts';
 import { writeReports } from './report/files.ts';
 import { listMatrix } from './report/markdown.ts';
 import { EXIT_CODES } from './report/model.ts';
 import { counted } from './report/text.ts';
 import { runConformance } from './run.ts';
-import { missingValues, type MissingValue } from './selection.ts';
+import { missingValues, selectChecks, type MissingValue } from './selection.ts';
 
 /** How the user ran this: the package's command, or the script in a clone. */
 const COMMAND = import.meta.url.endsWith('.js') ? 'avatar-conformance' : 'node conformance/src/cli.ts';
@@ -32,6 +36,7 @@ const HELP = `Usage: ${COMMAND} --base-url <url> --api-key <key> [options]
        ${COMMAND} draft-profile <openapi file or URL> [--name <name>] [--output <file>]
        ${COMMAND} receiver --url <receiver URL> --signing-secret <secret> [options]
        ${COMMAND} proxy --upstream <service URL> --listen <port> [options]
+       ${COMMAND} compare <before.json> <after.json>
 
 Drives an implementation of the Avatar Service API over HTTP and reports, clause by
 clause, what holds. draft-profile drafts an implementation profile from the
@@ -92,8 +97,22 @@ Generated inputs (sent with --empty-key, after everything else):
 
 Reports:
   --report-json <file>  --report-junit <file>  --report-md <file>
+  --report-html <file>  one self-contained page: the clause matrix, each check with the
+                        exchanges of its failure, and pictures of the webhook attempts, each
+                        key's RateLimit-Remaining and the job durations (opens offline)
   --verbose             also print waits and skip reasons as they happen
   --no-color
+
+Credits (each check declares the creates it may make; the run states the total first):
+  --max-credits <n>     refuse to start (exit 2) when the selected checks may spend more;
+                        required on a live key (the production profile, or GET /v1/me
+                        saying the key is live)
+
+Comparing two runs:
+  ${COMMAND} compare <before.json> <after.json>
+                        what changed between two --report-json files; exit 0 when nothing
+                        regressed, 1 when a check newly fails, a required check no longer
+                        passes or disappeared, 2 when a file cannot be read
 
 Exit codes: 0 pass, 1 fail, 2 usage, 3 unreachable, 4 key refused, 5 not this API, 6 runner bug.
 `;
@@ -177,6 +196,9 @@ async function main(): Promise<number> {
     const io = { out: (text: string) => void process.stdout.write(text), err: (text: string) => void process.stderr.write(text), command: COMMAND, env: process.env, color: Boolean(process.stdout.isTTY) && !process.env.NO_COLOR };
     // A receiver run ends once its reports are written, whatever a receiver still holds open.
     return receiverCommand(process.argv.slice(3), io).then((code) => process.exit(code));
+  }
+  if (process.argv[2] === 'compare') {
+    return compareCommand(process.argv.slice(3), { out: (text) => void process.stdout.write(text), err: (text) => void process.stderr.write(text), command: COMMAND });
   }
   if (process.argv[2] === 'proxy') {
     const stopped = new Promise((resolve) => {
@@ -281,9 +303,18 @@ async function main(): Promise<number> {
     onProgress: consoleProgress({ stream: process.stdout, color, verbose: Boolean(values.verbose) }),
   };
 
+  const maxCredits = integer('--max-credits', values['max-credits'] ?? (config.maxCredits === undefined ? undefined : String(config.maxCredits)), 1_000_000_000);
+  if (maxCredits !== undefined) options.maxCredits = maxCredits;
   // Read as the run would read them (an empty value is none).
-  const missing = missingValues(CHECKS, resolveOptions(options));
+  const resolved = resolveOptions(options);
+  const missing = missingValues(CHECKS, resolved);
   if (missing.length > 0) refuseMissing(missing, profile);
+  // What the run may spend is known from the selection and the prices: refused before any request.
+  const planned = plannedBudget(selectChecks(CHECKS, resolved), resolved, new Shape(resolved.implementation));
+  const overspend = overBudget(planned, maxCredits);
+  if (overspend) usage(overspend);
+  const live = profile === 'production' && maxCredits === undefined ? liveRefusal(planned, 'the production profile runs on a live key') : undefined;
+  if (live) usage(live);
 
   const report = await runConformance(options);
   writeReports(report, values, (text) => process.stderr.write(text));
@@ -330,6 +361,8 @@ function parse() {
       'report-json': { type: 'string' },
       'report-junit': { type: 'string' },
       'report-md': { type: 'string' },
+      'report-html': { type: 'string' },
+      'max-credits': { type: 'string' },
       verbose: { type: 'boolean', short: 'v' },
       'no-color': { type: 'boolean' },
     },

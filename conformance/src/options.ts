@@ -85,22 +85,29 @@ export interface RunOptions {
    * reached by then are reported not run.
    */
   maxRunSeconds?: number;
+  /**
+   * The most credits the run may spend: a run whose checks may spend more (budget.ts) does
+   * not start. A run on a live key (the production profile, or GET /v1/me saying live)
+   * needs it.
+   */
+  maxCredits?: number;
   /** Injectable clock, for tests. A sleep is given the signal of the deadline it runs under. */
   now?: () => number;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 export type ProgressEvent =
-  | { type: 'start'; total: number; profile: Profile; implementation: string; baseUrl: string; boundSeconds: number; generated?: { count: number; seed: number } }
+  | { type: 'start'; total: number; profile: Profile; implementation: string; baseUrl: string; boundSeconds: number; budget?: string; generated?: { count: number; seed: number } }
   | { type: 'check-start'; id: string; title: string }
   | { type: 'check-end'; result: import('./outcome.ts').CheckResult }
   | { type: 'note'; message: string };
 
 export type ResolvedOptions = Required<
-  Omit<RunOptions, 'secondKey' | 'emptyKey' | 'signingSecret' | 'onProgress' | 'failMarker' | 'receiver' | 'openapiPath' | 'expectedLimits' | 'implementation' | 'webhookRetries' | 'maxRunSeconds'>
+  Omit<RunOptions, 'secondKey' | 'emptyKey' | 'signingSecret' | 'onProgress' | 'failMarker' | 'receiver' | 'openapiPath' | 'expectedLimits' | 'implementation' | 'webhookRetries' | 'maxRunSeconds' | 'maxCredits'>
 > & {
   /** Given for this run; else the bound the run works out holds alone. */
   maxRunSeconds: number | undefined;
+  maxCredits: number | undefined;
   /** Given for this run; else the implementation profile's schedule holds. */
   webhookRetries: { delaysSeconds: number[]; jitter: number } | undefined;
   secondKey: string | undefined;
@@ -152,6 +159,7 @@ export function resolveOptions(options: RunOptions): ResolvedOptions {
     onProgress: options.onProgress ?? (() => undefined),
     now: options.now ?? Date.now,
     maxRunSeconds: options.maxRunSeconds,
+    maxCredits: options.maxCredits,
     sleep: options.sleep ?? sleepUnlessAborted,
   };
 }

@@ -58,6 +58,17 @@ export interface WorldDeps {
   sleep: (ms: number) => Promise<void>;
 }
 
+/**
+ * The most creates the run's shared jobs send on keys with credits, whatever checks use
+ * them (kickoff starts them all): the prompt, photo and props avatars and the ready
+ * video, the video asked of an avatar not ready yet (refused by a correct service); with
+ * a failure trigger, the failed avatar, the failed video and the video asked of it. The
+ * request without credits goes on the key that has none.
+ */
+export function sharedCreates(canFail: boolean): { avatar: number; avatar_video: number } {
+  return { avatar: 3 + (canFail ? 1 : 0), avatar_video: 2 + (canFail ? 2 : 0) };
+}
+
 /** The longest a check listens for the webhook of a job a refused request might wrongly have started. */
 export const SETTLE_GRACE_MAX_SECONDS = 30;
 

@@ -28,6 +28,9 @@ describe('the runner against a correct implementation', () => {
       // Every black-box clause was proven in the run, not just listed.
       const unproven = report.clauses.filter((c) => c.observe.includes('B') && c.outcome !== 'passed' && c.id !== 'WH-HTTPS-PUBLIC');
       expect(unproven.map((c) => `${c.id}: ${c.outcome}`)).toEqual([]);
+      // The budget stated before the run held: what the balances say it spent is within it.
+      expect(report.budget?.spent?.credits).toBeGreaterThan(0);
+      expect(report.budget!.spent!.credits).toBeLessThanOrEqual(report.budget!.planned.credits!);
     } finally {
       await fixture.close();
     }

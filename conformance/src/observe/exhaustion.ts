@@ -6,6 +6,7 @@
 import type { CheckContext } from '../context.ts';
 import { validPromptAvatar, without } from '../expect.ts';
 import type { Exchange, KeyName } from '../http.ts';
+import type { ResolvedOptions } from '../options.ts';
 
 export interface Refusal {
   key: KeyName;
@@ -16,6 +17,15 @@ export interface Refusal {
   limit: number;
   /** When the 429 arrived, runner clock. */
   refusedAt: number | undefined;
+}
+
+/**
+ * The most creates one refusal may send that a service could charge: outside the contract
+ * profile, when invalid requests do not use the window up, one more valid avatar than the
+ * limit. The limit is the first expected generation limit, the one the pacer learns.
+ */
+export function refusalCreates(options: Pick<ResolvedOptions, 'profile' | 'expectedLimits'>): { avatar: number } {
+  return { avatar: options.profile === 'contract' ? 0 : (options.expectedLimits.generation[0] ?? 10) + 1 };
 }
 
 /** The key taken over its limit: the second account's, else the main one. */

@@ -1,7 +1,7 @@
 import { defineCheck, STATEFUL } from '../../check.ts';
 import { describe } from '../../expect.ts';
 import { isJson } from '../../world.ts';
-import { exhaust, refuseNow, stillRefused } from '../../observe/exhaustion.ts';
+import { exhaust, refusalCreates, refuseNow, stillRefused } from '../../observe/exhaustion.ts';
 import { fail, skip } from '../../outcome.ts';
 
 export default defineCheck({
@@ -11,6 +11,9 @@ export default defineCheck({
   clauses: ['RL-BUCKETS'],
   decisions: ['ND-ME'],
   profiles: STATEFUL,
+  shares: ['exhaustion'],
+  // Its own refusal after the shared one.
+  creates: (options) => (refusalCreates(options)),
   phase: 'exhaust',
   async run(ctx) {
     const expected = ctx.options.expectedLimits;

@@ -29,6 +29,7 @@ export default defineCheck({
   // The source has no delivery log: an implementation without one is not wrong.
   optionalIn: ['core', 'production'],
   needs: ['receiver'],
+  creates: () => ({ avatar: 1 }),
   // After the credit checks, so that its job changes none of their figures, and after the
   // webhook checks, which count the run's deliveries (it needs no clock, and uses one).
   phase: 'clock',
