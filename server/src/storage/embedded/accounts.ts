@@ -12,6 +12,7 @@ function toAccount(row: Row): Account {
     signingSecret: String(row.signing_secret),
     createdAt: Number(row.created_at),
     clockOffsetMs: Number(row.clock_offset_ms ?? 0),
+    ownerId: row.owner_id === null || row.owner_id === undefined ? null : String(row.owner_id),
   };
 }
 
@@ -41,9 +42,17 @@ export function embeddedAccounts(db: Db, versions: AccountVersions): AccountStor
 
   return {
     async createAccount(a: NewAccount) {
-      db.prepare('INSERT INTO accounts (id, name, monthly_credits, plan, signing_secret, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
-        a.id, a.name, a.monthlyCredits, JSON.stringify(a.plan), a.signingSecret, a.createdAt,
-      );
+      return transaction(db, () => {
+        if (a.ownerId !== null) {
+          const owner = db.prepare('SELECT owner_id FROM accounts WHERE id = ?').get(a.ownerId) as Row | undefined;
+          if (!owner) return { ok: false, reason: 'owner_not_found' } as const;
+          if (owner.owner_id !== null) return { ok: false, reason: 'owner_is_workspace' } as const;
+        }
+        db.prepare('INSERT INTO accounts (id, name, monthly_credits, plan, signing_secret, created_at, owner_id) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+          a.id, a.name, a.monthlyCredits, JSON.stringify(a.plan), a.signingSecret, a.createdAt, a.ownerId,
+        );
+        return { ok: true } as const;
+      });
     },
     async getAccount(id) {
       const row = db.prepare('SELECT * FROM accounts WHERE id = ?').get(id) as Row | undefined;
@@ -51,6 +60,9 @@ export function embeddedAccounts(db: Db, versions: AccountVersions): AccountStor
     },
     async listAccounts() {
       return (db.prepare('SELECT * FROM accounts ORDER BY created_at').all() as Row[]).map(toAccount);
+    },
+    async listWorkspaces(ownerId) {
+      return (db.prepare('SELECT * FROM accounts WHERE owner_id = ? ORDER BY created_at, id').all(ownerId) as Row[]).map(toAccount);
     },
     async countAccounts() {
       return Number((db.prepare('SELECT COUNT(*) AS n FROM accounts').get() as Row).n);

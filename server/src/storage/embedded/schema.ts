@@ -127,4 +127,11 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX webhook_events_by_account ON webhook_events (account_id, created_at DESC, id DESC);
   ALTER TABLE webhook_events ADD COLUMN replay INTEGER NOT NULL DEFAULT 0;
   `,
+  `
+  -- Workspaces: an account with an owner is a workspace of that owner account, with its
+  -- own keys, credits and limits. Every account stored before this version is an owner
+  -- with no workspaces (owner_id NULL).
+  ALTER TABLE accounts ADD COLUMN owner_id TEXT REFERENCES accounts(id);
+  CREATE INDEX accounts_by_owner ON accounts (owner_id, created_at) WHERE owner_id IS NOT NULL;
+  `,
 ];

@@ -133,4 +133,15 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     ALTER TABLE webhook_events ADD COLUMN replay BOOLEAN NOT NULL DEFAULT false;
     `,
   },
+  {
+    version: 7,
+    name: 'workspaces',
+    // An account with an owner is a workspace of that owner account, with its own keys,
+    // credits and limits. Every account stored before this version is an owner with no
+    // workspaces (owner_id NULL).
+    sql: `
+    ALTER TABLE accounts ADD COLUMN owner_id TEXT REFERENCES accounts(id);
+    CREATE INDEX accounts_by_owner ON accounts (owner_id, created_at) WHERE owner_id IS NOT NULL;
+    `,
+  },
 ];
