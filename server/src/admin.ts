@@ -110,6 +110,13 @@ async function mustExist(store: Store, accountId: string) {
   return account;
 }
 
+/** The account --owner names, which must be an owner account: a workspace holds no workspaces. */
+async function mustBeOwner(store: Store): Promise<Account> {
+  const owner = await mustExist(store, text('owner'));
+  if (owner.ownerId !== null) throw new UsageError(`account ${owner.id} is a workspace of ${owner.ownerId}; --owner takes an owner account`);
+  return owner;
+}
+
 function kind(account: Account): { account_type: 'owner' | 'workspace'; owner_account_id: string | null } {
   return { account_type: account.ownerId === null ? 'owner' : 'workspace', owner_account_id: account.ownerId };
 }
@@ -136,9 +143,7 @@ async function run(store: Store, command: string | undefined): Promise<void> {
       print({ ...(await createAccount(store, systemClock, { name: values.name, monthlyCredits: count('credits', false), mode: mode() })) });
       return;
     case 'create-workspace': {
-      const owner = await store.accounts.getAccount(text('owner'));
-      if (!owner) throw new UsageError(`no account ${text('owner')}`);
-      if (owner.ownerId !== null) throw new UsageError(`account ${owner.id} is a workspace of ${owner.ownerId}; --owner takes an owner account`);
+      const owner = await mustBeOwner(store);
       print({ ...(await createWorkspace(store, systemClock, owner.id, { name: values.name, monthlyCredits: count('credits', false), mode: mode() })) });
       return;
     }
@@ -188,9 +193,7 @@ async function run(store: Store, command: string | undefined): Promise<void> {
       return;
     }
     case 'list-workspaces': {
-      const owner = await store.accounts.getAccount(text('owner'));
-      if (!owner) throw new UsageError(`no account ${text('owner')}`);
-      if (owner.ownerId !== null) throw new UsageError(`account ${owner.id} is a workspace of ${owner.ownerId}; --owner takes an owner account`);
+      const owner = await mustBeOwner(store);
       const period = periodOf(systemClock.now());
       printRows(await Promise.all([owner, ...(await store.accounts.listWorkspaces(owner.id))].map((a) => listed(store, a, period))));
       return;
