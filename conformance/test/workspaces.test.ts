@@ -46,4 +46,18 @@ describe(ID, () => {
       await broken.close();
     }
   });
+
+  it("fails CR-ACCOUNT, showing the workspace's balance unmoved, when the service charges the workspace's ready job to no one", async () => {
+    const broken = await startFixture({ flaws: { freeWorkspaceJobs: true } });
+    try {
+      const report = await run(broken, 'contract', { only: [ID] });
+      const result = report.results.find((r) => r.id === ID);
+
+      expect(result?.outcome).toBe('failed');
+      expect(result?.failure).toMatchObject({ clause: 'CR-ACCOUNT', expected: 'at least 10 credits charged to the workspace', received: 'before: available 100, reserved 0, used 0; after: available 100, reserved 0, used 0' });
+      expect(result?.failure?.message).toMatch(/^the workspace's avatar av_\w+ is ready, but the workspace's balance shows 0 credits paid$/);
+    } finally {
+      await broken.close();
+    }
+  });
 });
