@@ -3,10 +3,12 @@
 // never the workspace's owner nor a sibling workspace, however the creates interleave;
 // GET /v1/me says which account pays; each key keeps its own rate limits.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyWebhook } from '../../../client/src/verify.ts';
 import { createWorkspace } from '../../src/domain/accounts.ts';
 import { DomainError } from '../../src/domain/errors.ts';
 import type { RatePlan } from '../../src/domain/model.ts';
 import { GENEROUS_PLAN, promptAvatar, startTestService, type TestService } from '../support/harness.ts';
+import { startReceiver } from '../support/receiver.ts';
 
 let svc: TestService;
 
@@ -83,6 +85,26 @@ describe('the account a job is charged to (CR-ACCOUNT)', () => {
     const bySibling = await svc.request('GET', `/v1/avatars/${created.body.id}`, { key: sibling.api_key });
 
     expect([created.status, byOwner.status, bySibling.status]).toEqual([202, 404, 404]);
+  });
+});
+
+describe("a workspace's webhooks", () => {
+  it('are signed with the workspace\'s own signing secret, not its owner\'s (AUTH-SIGNING-SECRET)', async () => {
+    const receiver = await startReceiver();
+    try {
+      const owner = await svc.account({ plan: GENEROUS_PLAN });
+      const workspace = await svc.workspace(owner.account_id, { plan: GENEROUS_PLAN });
+      await svc.request('POST', '/v1/avatars', { key: workspace.api_key, json: promptAvatar({ webhook_url: `${receiver.url}/workspace` }) });
+
+      const [delivery] = await receiver.waitFor(1);
+      const verify = (secret: string) => () => verifyWebhook({ rawBody: delivery!.rawBody, headers: delivery!.headers as Record<string, string>, secret });
+
+      expect(workspace.signing_secret).not.toBe(owner.signing_secret);
+      expect(verify(workspace.signing_secret)()).toMatchObject({ type: 'avatar.ready' });
+      expect(verify(owner.signing_secret)).toThrow(/does not match the body: wrong secret/);
+    } finally {
+      await receiver.close();
+    }
   });
 });
 
