@@ -127,8 +127,8 @@ export interface paths {
         };
         /**
          * Get the calling account
-         * @description Tells who the key belongs to: the account charged for its jobs, the key's
-         *     mode, the credits of the current month (quota, used, reserved, available) and what
+         * @description Tells who the key belongs to: the account charged for its jobs (an owner account,
+         *     or a workspace and the owner it belongs to, who is not charged), the key's mode, the credits of the current month (quota, used, reserved, available) and what
          *     remains of each rate-limit window. Reads are free; this request itself counts
          *     against the read bucket, and the figures include it.
          */
@@ -813,6 +813,11 @@ export interface components {
          * @description `GET /v1/me`: the account the key belongs to, the key itself, the
          *     account's credits and what remains of the key's rate limits. Reading it is free and
          *     counts against the read bucket like any GET.
+         *
+         *     An account is an owner account or one of an owner's workspaces. Each has its own keys,
+         *     its own credits and its own webhook signing secret: a key's jobs are charged to the
+         *     account it belongs to (`account_id`), never to the owner of a workspace nor to another
+         *     workspace of the same owner, and its rate limits are its own.
          */
         Account: {
             /** @constant */
@@ -822,6 +827,19 @@ export interface components {
              * @example acct_0b5d7f9h1j3l5n7p9r1t3v5x
              */
             account_id: string;
+            /**
+             * @description Which kind of account `account_id` is: `owner`, an account of its own that may hold
+             *     workspaces, or `workspace`, one of the workspaces of the owner `owner_account_id`.
+             *     Either way it is the account that pays for the key's jobs.
+             * @enum {string}
+             */
+            account_type: "owner" | "workspace";
+            /**
+             * @description For a workspace, the ID of the owner account it belongs to (which is not charged for
+             *     the workspace's jobs); null for an owner account.
+             * @example acct_7y5w3u1s9q7o5m3k1i9g7e5c
+             */
+            owner_account_id: string | null;
             name: string;
             key: components["schemas"]["ApiKeyInfo"];
             credits: components["schemas"]["CreditBalance"];

@@ -49,6 +49,10 @@ Keys and secrets (flags, or the environment variables in brackets):
   --api-key <key>               key of an account with at least 80 credits [CONFORMANCE_API_KEY]
   --second-key <key>            key of another account [CONFORMANCE_SECOND_KEY]
   --empty-key <key>             key of an account without credits [CONFORMANCE_EMPTY_KEY]
+  --workspace-key <key>         key of a workspace with credits for an avatar [CONFORMANCE_WORKSPACE_KEY]
+  --owner-key <key>             key of that workspace's owner account [CONFORMANCE_OWNER_KEY]
+                                (both or neither; without them credits.workspace-charged
+                                is not applicable)
   --signing-secret <secret>     the webhook signing secret [CONFORMANCE_SIGNING_SECRET]
   A run whose required checks need one of these that it was not given is refused before
   any request (exit 2), one line per value; --skip leaves those checks out.
@@ -270,6 +274,8 @@ async function main(): Promise<number> {
     ...(implementation ? { implementation } : {}),
     secondKey: values['second-key'] ?? config.secondKey ?? env.CONFORMANCE_SECOND_KEY,
     emptyKey: values['empty-key'] ?? config.emptyKey ?? env.CONFORMANCE_EMPTY_KEY,
+    workspaceKey: values['workspace-key'] ?? config.workspaceKey ?? env.CONFORMANCE_WORKSPACE_KEY,
+    ownerKey: values['owner-key'] ?? config.ownerKey ?? env.CONFORMANCE_OWNER_KEY,
     signingSecret: values['signing-secret'] ?? config.signingSecret ?? env.CONFORMANCE_SIGNING_SECRET,
     only: [...(config.only ?? []), ...list(values.only)],
     skip: [...(config.skip ?? []), ...list(values.skip)],
@@ -307,6 +313,9 @@ async function main(): Promise<number> {
   if (maxCredits !== undefined) options.maxCredits = maxCredits;
   // Read as the run would read them (an empty value is none).
   const resolved = resolveOptions(options);
+  if (Boolean(resolved.workspaceKey) !== Boolean(resolved.ownerKey)) {
+    usage(`${resolved.workspaceKey ? '--owner-key (or CONFORMANCE_OWNER_KEY)' : '--workspace-key (or CONFORMANCE_WORKSPACE_KEY)'} is missing: --workspace-key and --owner-key are given together, a workspace's key and its owner account's`);
+  }
   const missing = missingValues(CHECKS, resolved);
   if (missing.length > 0) refuseMissing(missing, profile);
   // What the run may spend is known from the selection and the prices: refused before any request.
@@ -334,6 +343,8 @@ function parse() {
       'api-key': { type: 'string' },
       'second-key': { type: 'string' },
       'empty-key': { type: 'string' },
+      'workspace-key': { type: 'string' },
+      'owner-key': { type: 'string' },
       'signing-secret': { type: 'string' },
       profile: { type: 'string' },
       only: { type: 'string', multiple: true },

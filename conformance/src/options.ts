@@ -12,6 +12,14 @@ export interface RunOptions {
   secondKey?: string;
   /** A key of an account without credits (402, and cheap validation requests). */
   emptyKey?: string;
+  /**
+   * A key of a workspace, and a key of the owner account it belongs to (source 1.5, 5.2),
+   * both accounts other than those of apiKey and secondKey: credits.workspace-charged
+   * makes a job with the workspace's and holds the owner's balance still. Without both
+   * that check is not applicable.
+   */
+  workspaceKey?: string;
+  ownerKey?: string;
   /** The webhook signing secret of the integration. */
   signingSecret?: string;
   profile?: Profile;
@@ -103,7 +111,7 @@ export type ProgressEvent =
   | { type: 'note'; message: string };
 
 export type ResolvedOptions = Required<
-  Omit<RunOptions, 'secondKey' | 'emptyKey' | 'signingSecret' | 'onProgress' | 'failMarker' | 'receiver' | 'openapiPath' | 'expectedLimits' | 'implementation' | 'webhookRetries' | 'maxRunSeconds' | 'maxCredits'>
+  Omit<RunOptions, 'secondKey' | 'emptyKey' | 'workspaceKey' | 'ownerKey' | 'signingSecret' | 'onProgress' | 'failMarker' | 'receiver' | 'openapiPath' | 'expectedLimits' | 'implementation' | 'webhookRetries' | 'maxRunSeconds' | 'maxCredits'>
 > & {
   /** Given for this run; else the bound the run works out holds alone. */
   maxRunSeconds: number | undefined;
@@ -112,6 +120,8 @@ export type ResolvedOptions = Required<
   webhookRetries: { delaysSeconds: number[]; jitter: number } | undefined;
   secondKey: string | undefined;
   emptyKey: string | undefined;
+  workspaceKey: string | undefined;
+  ownerKey: string | undefined;
   signingSecret: string | undefined;
   /** The implementation profile, its failure trigger resolved for this run. */
   implementation: ImplementationProfile;
@@ -128,6 +138,8 @@ export function resolveOptions(options: RunOptions): ResolvedOptions {
     apiKey: options.apiKey,
     secondKey: options.secondKey || undefined,
     emptyKey: options.emptyKey || undefined,
+    workspaceKey: options.workspaceKey || undefined,
+    ownerKey: options.ownerKey || undefined,
     signingSecret: options.signingSecret || undefined,
     profile,
     only: options.only ?? [],

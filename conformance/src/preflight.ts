@@ -12,7 +12,7 @@ export interface PreflightAbort {
   message: string;
 }
 
-const FLAG: Record<KeyName, string> = { main: '--api-key', second: '--second-key', empty: '--empty-key' };
+const FLAG: Record<KeyName, string> = { main: '--api-key', second: '--second-key', empty: '--empty-key', workspace: '--workspace-key', owner: '--owner-key' };
 
 /**
  * Credits the run's own jobs need at the implementation's prices: four avatars and two

@@ -74,7 +74,9 @@ export async function runConformance(input: RunOptions): Promise<Report> {
   const run = deadline(RUN_SCOPE, checksEndSeconds(bound) * 1000, undefined, bound.seconds);
   const unbound = new Http({
     baseUrl: options.baseUrl,
-    keys: { main: options.apiKey, second: options.secondKey, empty: options.emptyKey },
+    // The workspace and owner keys are used by credits.workspace-charged alone: they are
+    // not among the run's keys, so no other check (nor the choice of a validation key) sends with them.
+    keys: { main: options.apiKey, second: options.secondKey, empty: options.emptyKey, workspace: options.workspaceKey, owner: options.ownerKey },
     requestTimeoutMs: options.requestTimeoutMs,
     maxRateLimitWaitSeconds: options.maxRateLimitWaitSeconds,
     now: options.now,

@@ -18,6 +18,8 @@ export function optionsFor(fixture: Fixture, profile: Profile, extra: Partial<Ru
     apiKey: fixture.keys.main,
     secondKey: fixture.keys.second,
     emptyKey: fixture.keys.empty,
+    workspaceKey: fixture.keys.workspace,
+    ownerKey: fixture.keys.owner,
     signingSecret: SECRET,
     profile,
     jobTimeoutSeconds: 10,

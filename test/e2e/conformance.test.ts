@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runConformance } from '../../conformance/src/run.ts';
 import { periodOf } from '../../server/src/domain/credits.ts';
 import { startTestService, type TestService } from '../../server/test/support/harness.ts';
-import { expectClockChecked, expectPass, keysForRun } from './support.ts';
+import { expectClockChecked, expectPass, expectWorkspaceChecked, keysForRun } from './support.ts';
 
 let svc: TestService;
 
@@ -23,6 +23,7 @@ describe.concurrent('the conformance runner against the server on the embedded s
 
     expectPass(report);
     expectClockChecked(report);
+    expectWorkspaceChecked(report);
   }, 240_000);
 
   it('passes the monthly quota when the account had a one-off grant for the month of the run', async () => {

@@ -26,6 +26,7 @@ import creditsInsufficient402 from './credits/insufficient-credits-402.ts';
 import creditsReadsAreFree from './credits/reads-are-free.ts';
 import creditsReservedOnAccept from './credits/reserved-on-accept.ts';
 import creditsWebhookFailuresChangeNothing from './credits/webhook-failures-change-nothing.ts';
+import creditsWorkspaceCharged from './credits/workspace-charged.ts';
 import generatedCreates from './inputs/creates.ts';
 import generatedReads from './inputs/reads.ts';
 import idempotencyRetryCreatesOnce from './idempotency/retry-creates-once.ts';
@@ -112,6 +113,8 @@ export const CHECKS: readonly Check[] = [
   rateLimitsDailyWindows,
   webhooksRetrySchedule,
   creditsMonthlyQuota,
+  // a workspace's job, on its own keys (not applicable without them)
+  creditsWorkspaceCharged,
   // after the credit checks, on the main key: jobs of its own
   idempotencyRetryCreatesOnce,
   listsEachRecordOnce,

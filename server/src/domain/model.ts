@@ -76,6 +76,12 @@ export interface Account {
    * negative, never decreasing). The account's time is the service's time plus this.
    */
   clockOffsetMs: number;
+  /**
+   * The owner account this account is a workspace of, or null for an owner account
+   * (source 1.5, 5.2). A workspace has its own keys, credits, limits and signing secret:
+   * its jobs are charged to it, never to its owner.
+   */
+  ownerId: string | null;
 }
 
 export interface ApiKey {

@@ -34,6 +34,9 @@ export class StoreUnavailableError extends Error {
 
 export type NewAccount = Omit<Account, 'clockOffsetMs'>;
 
+/** Why a workspace was not created: its owner is missing, or is itself a workspace (workspaces hold no workspaces). */
+export type WorkspaceRefused = 'owner_not_found' | 'owner_is_workspace';
+
 /** How an account's sandbox clock moves: forward by `byMs`, or up to an offset (never back). */
 export type ClockMove = { byMs: number } | { toOffsetMs: number };
 
@@ -69,9 +72,17 @@ export interface KeyRecord {
 }
 
 export interface AccountStore {
-  createAccount(account: NewAccount): Promise<void>;
+  /**
+   * Creates the account: an owner account when `ownerId` is null, else a workspace of that
+   * owner, checked in the same step (the owner exists and is an owner account), or nothing
+   * and the reason.
+   */
+  createAccount(account: NewAccount): Promise<{ ok: true } | { ok: false; reason: WorkspaceRefused }>;
   getAccount(id: string): Promise<Account | null>;
+  /** Every account, owners and workspaces, oldest first. */
   listAccounts(): Promise<Account[]>;
+  /** The workspaces of an owner account, oldest first (none for an unknown ID or a workspace). */
+  listWorkspaces(ownerId: string): Promise<Account[]>;
   countAccounts(): Promise<number>;
   /** False, creating nothing, for a live key of an account whose sandbox clock has moved. */
   createKey(key: NewApiKey): Promise<boolean>;

@@ -23,6 +23,7 @@ export function rowToAccount(row: Row, id: unknown = row.id): Account {
     signingSecret: String(row.signing_secret),
     createdAt: num(row.created_at),
     clockOffsetMs: num(row.clock_offset_ms ?? 0),
+    ownerId: textOrNull(row.owner_id),
   };
 }
 
