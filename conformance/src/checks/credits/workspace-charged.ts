@@ -19,6 +19,8 @@ export default defineCheck({
   profiles: STATEFUL,
   // Not every service has workspaces, and a run may have no keys of one.
   optionalIn: ['core', 'contract', 'production'],
+  // One avatar, charged to the workspace, and only when its keys are given.
+  creates: (options) => (options.workspaceKey && options.ownerKey ? { avatar: 1 } : {}),
   // After the credit checks of the run's accounts; one avatar of the workspace's own.
   phase: 'clock',
   waits: (allow) => allow.options.jobTimeoutSeconds,
