@@ -42,20 +42,20 @@ describe('in production', () => {
 
     const result = await deliverOnce('https://hooks.example.com/x', '{}', {}, { mode: 'production', timeoutMs: 500, resolve: resolverOf([address]) });
 
-    expect(result).toMatchObject({ ok: false, error: expect.stringMatching(/^refused: .*non-public/) });
+    expect(result).toMatchObject({ ok: false, error: 'refused_by_policy', detail: expect.stringMatching(/^refused: .*is not public/) });
     expect(receiver.deliveries.length).toBe(before);
   });
 
   it('refuses a name when any of its addresses is not public', async () => {
     const result = await deliverOnce('https://hooks.example.com/x', '{}', {}, { mode: 'production', timeoutMs: 500, resolve: resolverOf([v4('8.8.8.8'), v4('10.0.0.1')]) });
 
-    expect(result).toMatchObject({ ok: false, error: expect.stringContaining('10.0.0.1') });
+    expect(result).toMatchObject({ ok: false, error: 'refused_by_policy', detail: expect.stringContaining('10.0.0.1') });
   });
 
   it.each([['http://hooks.example.com/x', 'https'], ['https://127.0.0.1/x', 'not public'], ['https://localhost/x', 'not public']])('refuses %s', async (url, reason) => {
     const result = await deliverOnce(url, '{}', {}, { mode: 'production', timeoutMs: 500, resolve: resolverOf([v4('8.8.8.8')]) });
 
-    expect(result).toMatchObject({ ok: false, error: expect.stringContaining(reason) });
+    expect(result).toMatchObject({ ok: false, error: 'refused_by_policy', detail: expect.stringContaining(reason) });
   });
 });
 
