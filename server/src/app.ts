@@ -6,6 +6,7 @@ import type { DomainDeps } from './domain/deps.ts';
 import type { GenerationEngine } from './domain/engine.ts';
 import { accessLog } from './http/accessLog.ts';
 import { refuseRepeatedAuthorization } from './http/admit.ts';
+import { requireHost } from './http/connectionErrors.ts';
 import { createRequestValidator, type RequestValidator } from './http/requestValidator.ts';
 import { errorHandler } from './http/errors.ts';
 import { requestId } from './http/requestId.ts';
@@ -47,6 +48,7 @@ export function createApp({ domain, engine, log, metrics, validator = createRequ
   app.use(accessLog(log));
   app.use(observe(metrics));
   app.use(errorHandler(log));
+  app.use(requireHost);
   app.use(refuseRepeatedAuthorization);
   app.use(async (ctx, next) => {
     if (ctx.path === '/healthz') {

@@ -48,6 +48,12 @@ export function errorHandler(log: Logger): Middleware {
       if ((ctx.status === 405 || ctx.status === 501) && ctx.body === undefined) {
         throw new HttpProblem('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}.`);
       }
+      // The router answers OPTIONS itself with an empty 200. The contract documents no
+      // OPTIONS operation and the API serves no browsers (ND-OPTIONS): it is refused as
+      // any other method the path does not take, with the same Allow.
+      if (ctx.method === 'OPTIONS' && ctx.status === 200 && ctx.body === '' && ctx.response.get('Allow')) {
+        throw new HttpProblem('method_not_allowed', `OPTIONS is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}.`);
+      }
     } catch (error) {
       if (error instanceof DomainError || error instanceof HttpProblem) {
         sendProblem(ctx, error);
