@@ -601,7 +601,12 @@ export interface components {
          *     must use `https://` and a public host; an address that is not public (loopback,
          *     private, link-local, CGNAT, unique-local, multicast) is refused with `422` at request
          *     time and again at delivery time. A server in sandbox mode also
-         *     accepts `http://` and loopback receivers, for local development.
+         *     accepts `http://`, loopback and private receivers, for local development,
+         *     but never a link-local or cloud metadata host (`169.254.0.0/16`, `fe80::/10`,
+         *     `fd00:ec2::254`, `metadata.google.internal`, ...): `422` with rule
+         *     `link_local_refused`. A host name is read without its trailing dots, however
+         *     many. A host refused at delivery (a name that resolves where the rules forbid)
+         *     ends the event at once: its attempt is logged `refused_by_policy` and not retried.
          * @example https://hooks.example.com/avatar-events
          */
         WebhookUrl: string;

@@ -45,6 +45,15 @@ afterAll(async () => {
 });
 
 describe('a start that cannot go on', () => {
+  it('refuses production without PUBLIC_BASE_URL in one line naming the variable, exit 2, before opening anything', async () => {
+    const exit = await run(MAIN, [], { SERVICE_MODE: 'production', PUBLIC_BASE_URL: '', PORT: '0', DATA_DIR: '/nonexistent/never-made' });
+
+    expect(exit.code).toBe(2);
+    expect(exit.stderr.trim().split('\n')).toHaveLength(1);
+    expect(exit.stderr).toMatch(/^Invalid configuration: SERVICE_MODE=production needs PUBLIC_BASE_URL /);
+    expect(existsSync('/nonexistent/never-made')).toBe(false);
+  });
+
   it('says in one line that the port is in use, and exits 1', async () => {
     const other = await createTestStoreEnv();
 
@@ -152,7 +161,7 @@ describe('the first account on an empty store', () => {
   it('in production, goes to a file only this user reads, never to stdout', async () => {
     const other = await createTestStoreEnv();
     const dataDir = mkdtempSync(join(tmpdir(), 'first-account-'));
-    const production = await startServerProcess({ ...other.env, DATA_DIR: dataDir, SERVICE_MODE: 'production', LOG_LEVEL: 'info' });
+    const production = await startServerProcess({ ...other.env, DATA_DIR: dataDir, SERVICE_MODE: 'production', PUBLIC_BASE_URL: 'https://avatars.example.com', LOG_LEVEL: 'info' });
     await production.waitForLine(/^Created a sandbox account/);
     await production.stop();
     const file = join(dataDir, 'first-account.txt');

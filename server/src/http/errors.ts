@@ -67,11 +67,13 @@ export function errorHandler(log: Logger): Middleware {
       }
       // A file the engine could not make: its reason is for the log, not for the client.
       if (error instanceof ArtifactUnavailableError) {
-        log.error({ requestId: ctx.state.requestId, err: error }, 'file could not be made');
         if (error.retryable) {
+          // Expected under load and answered as such: one line, no stack to alarm anyone.
+          log.warn({ requestId: ctx.state.requestId, reason: error.message }, 'file not made now (the engine is busy); answered 503');
           ctx.set('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
           sendProblem(ctx, new HttpProblem('service_unavailable', 'The engine is making many files at once; retry after the delay in Retry-After.'));
         } else {
+          log.error({ requestId: ctx.state.requestId, err: error }, 'file could not be made');
           sendProblem(ctx, new HttpProblem('internal_error', 'The engine could not make this file. Quote the request ID when you report it.'));
         }
         return;

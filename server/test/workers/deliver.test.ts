@@ -75,7 +75,7 @@ describe('the address that was checked', () => {
 
 describe('a production server', () => {
   it('refuses http and non-public webhook URLs at request time with 422', async () => {
-    const svc = await startTestService({ env: { SERVICE_MODE: 'production' } });
+    const svc = await startTestService({ env: { SERVICE_MODE: 'production', PUBLIC_BASE_URL: 'https://avatars.example.com' } });
     try {
       const { api_key: key } = await svc.account({ plan: GENEROUS_PLAN });
       const cases: [string, string][] = [
@@ -96,7 +96,7 @@ describe('a production server', () => {
   });
 
   it('gives up on an event whose host resolves inside, having never connected', async () => {
-    const svc = await startTestService({ env: { SERVICE_MODE: 'production', WEBHOOK_MAX_ATTEMPTS: '1', WEBHOOK_POLL_MS: '20' }, resolve: resolverOf([v4('127.0.0.1')]) });
+    const svc = await startTestService({ env: { SERVICE_MODE: 'production', PUBLIC_BASE_URL: 'https://avatars.example.com', WEBHOOK_MAX_ATTEMPTS: '1', WEBHOOK_POLL_MS: '20' }, resolve: resolverOf([v4('127.0.0.1')]) });
     try {
       const { api_key: key } = await svc.account({ plan: GENEROUS_PLAN });
       const before = receiver.deliveries.length;
