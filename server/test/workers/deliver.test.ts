@@ -59,6 +59,33 @@ describe('in production', () => {
   });
 });
 
+describe('in the sandbox', () => {
+  it.each([
+    ['link-local metadata', v4('169.254.169.254')],
+    ['link-local', v4('169.254.10.20')],
+    ['IPv6 link-local', v6('fe80::1')],
+    ['AWS IPv6 metadata', v6('fd00:ec2::254')],
+    ['IPv4-mapped metadata', v6('::ffff:a9fe:a9fe')],
+  ])('refuses a name that resolves to %s, without connecting, and says no more than its category to the account', async (_case, address) => {
+    const before = receiver.deliveries.length;
+
+    const result = await deliverOnce('http://hooks.example.com/x', '{}', {}, { mode: 'sandbox', timeoutMs: 500, resolve: resolverOf([v4('127.0.0.1'), address]) });
+
+    expect(result).toMatchObject({ ok: false, error: 'refused_by_policy', attempted: false, detail: expect.stringContaining(address.address) });
+    expect(receiver.deliveries.length).toBe(before);
+  });
+
+  it('resolves a name ending in several dots as the one name', async () => {
+    const calls: string[] = [];
+    const url = receiver.url.replace('127.0.0.1', 'receiver.test..');
+
+    const result = await deliverOnce(`${url}/dots`, '{}', {}, { mode: 'sandbox', timeoutMs: 1000, resolve: resolverOf([v4('127.0.0.1')], calls) });
+
+    expect(result).toEqual({ ok: true, status: 200 });
+    expect(calls).toEqual(['receiver.test']);
+  });
+});
+
 describe('the address that was checked', () => {
   it('is the one the connection uses: the name is resolved once, by our resolver', async () => {
     const calls: string[] = [];
