@@ -530,7 +530,7 @@ export interface components {
             /**
              * @description The rule: `required`, `type`, `enum`, `const`, `minimum`, `maximum`, `minLength`,
              *     `maxLength`, `format`, `pattern`, `not_allowed` (a member of another avatar type or
-             *     unknown, or a query parameter the operation does not take), `https_required`, `public_host_required`, `exists`, or `text` (every
+             *     unknown, or a query parameter the operation does not take), `https_required`, `public_host_required`, `link_local_refused` (a webhook host that is link-local or a cloud metadata service, refused in every mode), `exists`, or `text` (every
              *     string of a request body, member names included, must be well-formed Unicode
              *     without U+0000).
              * @example minimum
