@@ -254,6 +254,7 @@ describe(`answers at the connection level (seed ${SEED})`, () => {
   const token = fc.stringMatching(/^[a-z]{1,10}$/);
   const request = fc.oneof(
     fc.tuple(fc.constantFrom('GET', 'POST', 'DELETE'), path).map(([m, p]) => ({ kind: 'no Host', text: `${m} ${p} HTTP/1.1\r\nContent-Length: 0\r\n\r\n`, status: 400 })),
+    fc.tuple(path, label, label).map(([p, a, b]) => ({ kind: 'two Hosts', text: `GET ${p} HTTP/1.1\r\nHost: ${a}\r\nhost: ${b}\r\n\r\n`, status: 400 })),
     fc.tuple(label, fc.integer({ min: 1, max: 65535 })).map(([h, p]) => ({ kind: 'CONNECT', text: `CONNECT ${h}.example:${p} HTTP/1.1\r\nHost: ${h}.example:${p}\r\n\r\n`, status: 405 })),
     fc.tuple(path, token.filter((t) => t !== 'chunked' && t !== 'identity')).map(([p, te]) => ({ kind: 'Transfer-Encoding', text: `POST ${p} HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: ${te}\r\n\r\nabc`, status: 400 })),
     fc.tuple(path, fc.stringMatching(/^[g-z!~]{1,6}$/)).map(([p, size]) => ({ kind: 'chunk size', text: `POST ${p} HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n${size}\r\nabc\r\n0\r\n\r\n`, status: 400 })),

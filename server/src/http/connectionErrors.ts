@@ -95,15 +95,19 @@ export function answerConnectionErrors(server: Server, log: Logger): void {
 }
 
 /**
- * HTTP/1.1 requires Host (RFC 9112 §3.2): a request without one is refused with a
- * problem under its request ID. The server is created with `requireHostHeader: false`
- * so that Node does not answer it first with a bare 400.
+ * HTTP/1.1 requires one Host (RFC 9112 §3.2): a request without one, or with two (which
+ * a proxy in front may have read otherwise than Node, which keeps the first), is refused
+ * with a problem under its request ID. The server is created with `requireHostHeader:
+ * false` so that Node does not answer the first case with a bare 400.
  */
 export const requireHost: Middleware = async (ctx, next) => {
-  const { httpVersionMajor: major, httpVersionMinor: minor } = ctx.req;
-  if ((major > 1 || (major === 1 && minor >= 1)) && ctx.req.headers.host === undefined) {
+  const { httpVersionMajor: major, httpVersionMinor: minor, rawHeaders } = ctx.req;
+  let hosts = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.toLowerCase() === 'host') hosts++;
+  const http11 = major > 1 || (major === 1 && minor >= 1);
+  if (hosts > 1 || (http11 && hosts === 0)) {
     ctx.set('Connection', 'close');
-    throw new HttpProblem('malformed_request', 'An HTTP/1.1 request must carry a Host header.');
+    throw new HttpProblem('malformed_request', hosts > 1 ? 'A request must carry one Host header, not several.' : 'An HTTP/1.1 request must carry a Host header.');
   }
   await next();
 };

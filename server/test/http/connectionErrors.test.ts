@@ -44,6 +44,7 @@ describe('requests the HTTP parser refuses', () => {
 
   it.each([
     ['an HTTP/1.1 request without Host', 'GET /v1/me HTTP/1.1\r\n\r\n', 400, 'malformed_request'],
+    ['a request with two Host headers', 'GET /v1/me HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\n\r\n', 400, 'malformed_request'],
     ['a CONNECT', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 405, 'method_not_allowed'],
     ['a Transfer-Encoding other than chunked', 'POST /v1/avatars HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: xchunked\r\n\r\nabc', 400, 'malformed_request'],
     ['a bad chunk size', 'POST /v1/avatars HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n', 400, 'malformed_request'],
