@@ -122,22 +122,29 @@ describe('a production server', () => {
     }
   });
 
-  it('gives up on an event whose host resolves inside, having never connected', async () => {
-    const svc = await startTestService({ env: { SERVICE_MODE: 'production', PUBLIC_BASE_URL: 'https://avatars.example.com', WEBHOOK_MAX_ATTEMPTS: '1', WEBHOOK_POLL_MS: '20' }, resolve: resolverOf([v4('127.0.0.1')]) });
+  it('ends an event whose host resolves inside at its first attempt, never connecting and never retrying, logged refused_by_policy', async () => {
+    // Six attempts on the schedule: the refusal, the same on every retry, must not use them.
+    const svc = await startTestService({
+      env: { SERVICE_MODE: 'production', PUBLIC_BASE_URL: 'https://avatars.example.com', WEBHOOK_MAX_ATTEMPTS: '6', WEBHOOK_BASE_DELAY_MS: '20', WEBHOOK_POLL_MS: '20' },
+      resolve: resolverOf([v4('127.0.0.1')]),
+    });
     try {
       const { api_key: key } = await svc.account({ plan: GENEROUS_PLAN });
       const before = receiver.deliveries.length;
       const id = (await svc.request('POST', '/v1/avatars', { key, json: promptAvatar({ webhook_url: 'https://rebind.example.com/hook' }) })).body.id;
       await svc.waitTerminal(`/v1/avatars/${id}`, key);
+      const { eventIdFor } = await import('../../src/domain/ids.ts');
+      const eventId = eventIdFor(id, 'avatar.ready');
 
-      let status = 'pending';
-      for (let i = 0; i < 100 && status === 'pending'; i++) {
-        const { eventIdFor } = await import('../../src/domain/ids.ts');
-        status = (await svc.store.outbox.getEvent(eventIdFor(id, 'avatar.ready')))?.status ?? 'pending';
+      let event = await svc.request('GET', `/v1/webhook-events/${eventId}`, { key });
+      for (let i = 0; i < 200 && event.body.status !== 'failed'; i++) {
         await new Promise((r) => setTimeout(r, 20));
+        event = await svc.request('GET', `/v1/webhook-events/${eventId}`, { key });
       }
 
-      expect(status).toBe('failed');
+      expect(event.body).toMatchObject({ status: 'failed', next_attempt_at: null, attempts_total: 1 });
+      expect(event.body.attempts).toEqual([expect.objectContaining({ number: 1, status_code: null, error_code: 'refused_by_policy', succeeded: false })]);
+      expect(event.body.attempts[0].error).not.toMatch(/127\.0\.0\.1|rebind/);
       expect(receiver.deliveries.length).toBe(before);
     } finally {
       await svc.dispose();
