@@ -111,6 +111,8 @@ describe(`webhook addresses (seed ${SEED})`, () => {
       settings(60),
     );
     expect(await sandbox.activeJobs()).toBe(0);
+    expect((await sandbox.request('GET', '/v1/webhook-events', { key: broke })).body.data).toEqual([]);
+    expect((await sandbox.request('GET', '/v1/avatars', { key: broke })).body.data).toEqual([]);
   });
 });
 
