@@ -53,6 +53,10 @@ const localNameWithDots = fc
 /** Hosts the sandbox refuses: link-local (also inside IPv6 forms) and cloud metadata addresses and names. */
 const linkLocalOrMetadataHost = fc.oneof(
   fc.tuple(byte, byte).map(([a, b]) => `169.254.${a}.${b}`),
+  // The spellings the URL parser reads as the same address: one number, hex, octal.
+  fc.tuple(byte, byte).map(([a, b]) => String(((169 * 256 + 254) * 256 + a) * 256 + b)),
+  fc.tuple(byte, byte).map(([a, b]) => `0xa9.0xfe.0x${a.toString(16)}.${b}`),
+  fc.tuple(byte, byte).map(([a, b]) => `0251.0376.0${a.toString(8)}.${b}`),
   fc.tuple(byte, byte).map(([a, b]) => `[::ffff:169.254.${a}.${b}]`),
   fc.integer({ min: 0x80, max: 0xbf }).chain((second) => fc.integer({ min: 0, max: 0xffff }).map((tail) => `[fe${second.toString(16)}::${tail.toString(16)}]`)),
   fc.constantFrom('[fd00:ec2::254]', '100.100.100.200', '168.63.129.16', '[64:ff9b::a9fe:a9fe]', '[2002:a9fe:a9fe::1]'),
