@@ -4,6 +4,7 @@
 // rest. Why an attempt failed is shown as its category (attemptErrors.ts), never in the
 // network's words; an event shows its last MAX_SHOWN_ATTEMPTS attempts and how many it had. The dispatcher writes the log, in the transaction of each attempt's outcome; a
 // replay only marks the event due, and the dispatcher signs it afresh when it sends it.
+import { shownAttemptsLimit } from '../../../contract/webhookLog.ts';
 import type { components } from '../../../generated/openapi.ts';
 import { shownAttemptError } from './attemptErrors.ts';
 import type { Caller, DomainDeps } from './deps.ts';
@@ -18,13 +19,14 @@ export type WebhookEventResource = components['schemas']['WebhookEvent'];
 export type WebhookEventList = components['schemas']['WebhookEventList'];
 
 /**
- * Attempts an event shows at most, the latest. More than the longest retry schedule
+ * Attempts an event shows at most, the latest: the contract's `maxItems` of
+ * WebhookEvent's `attempts` (25). More than the longest retry schedule
  * (WEBHOOK_MAX_ATTEMPTS is at most 20), so a scheduled delivery's whole story is shown;
  * only replays, which an account can repeat at the generation bucket's rate, pass it,
  * and an event replayed hundreds of times must not make its answer (and a page of 100
  * such events) grow without bound.
  */
-export const MAX_SHOWN_ATTEMPTS = 25;
+export const MAX_SHOWN_ATTEMPTS = shownAttemptsLimit();
 
 const STATUSES: readonly OutboxEvent['status'][] = ['pending', 'delivered', 'failed'];
 
