@@ -54,6 +54,21 @@ describe('a start that cannot go on', () => {
     expect(existsSync('/nonexistent/never-made')).toBe(false);
   });
 
+  it('warns in one line of a sandbox about to listen beyond loopback, before anything else it says', async () => {
+    // The port is taken on 127.0.0.1, so the listen on every interface fails: the test
+    // never opens a port beyond loopback, and the warning must come before the listen.
+    const other = await createTestStoreEnv();
+
+    const exit = await run(MAIN, [], { ...other.env, HOST: '0.0.0.0', PORT: String(server.port), SERVICE_MODE: '' });
+    await other.drop();
+
+    const lines = exit.stderr.trim().split('\n');
+    expect(exit.code).toBe(1);
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^warning: sandbox mode \(SERVICE_MODE is not production\) listening beyond loopback on 0\.0\.0\.0: .*SERVICE_MODE=production.*HOST=127\.0\.0\.1/);
+    expect(lines[1]).toMatch(/^Cannot start: 0\.0\.0\.0:\d+ is already in use/);
+  });
+
   it('says in one line that the port is in use, and exits 1', async () => {
     const other = await createTestStoreEnv();
 
