@@ -74,7 +74,7 @@ export function answerConnectionErrors(server: Server, log: Logger): void {
       // response, under the app's request ID; the app's read of the body then fails and
       // it answers nothing more.
       const id = current.getHeader('X-Request-Id');
-      const { status, title, body, headers } = refuse(typeof id === 'string' ? id : undefined, new URL(current.req.url ?? '/', 'http://x').pathname);
+      const { status, title, body, headers } = refuse(typeof id === 'string' ? id : undefined, (current.req.url ?? '').split('?')[0]);
       current.writeHead(status, title, headers).end(body, () => socket.destroy());
     } else {
       socket.destroy(); // a client that broke off its own request: the app sees it leave
