@@ -16,6 +16,7 @@ import { ConfigError, loadConfig, startWarnings } from '../src/config.ts';
 import { ATTEMPT_ERROR_CODES } from '../src/domain/attemptErrors.ts';
 import { ArtifactUnavailableError } from '../src/domain/engine.ts';
 import { eventIdFor } from '../src/domain/ids.ts';
+import { StoreUnavailableError, errorForLog } from '../src/domain/ports.ts';
 import { MAX_SHOWN_ATTEMPTS } from '../src/domain/webhookLog.ts';
 import { errorHandler } from '../src/http/errors.ts';
 import { requestId } from '../src/http/requestId.ts';
@@ -345,5 +346,13 @@ describe(`what a start says (seed ${SEED})`, () => {
     expect(expected).toMatchObject({ level: 40, reason: '16 videos are being rendered already' });
     expect(JSON.stringify(expected)).not.toMatch(/"stack"|\n\s+at /);
     expect(unexpected).toMatchObject({ level: 50, err: { stack: expect.stringContaining('FFmpeg exited 1') } });
+  });
+
+  it('logs the store out of reach, which the workers retry on every poll, by its message alone; an error nobody foresaw keeps its stack', () => {
+    const outage = errorForLog(new StoreUnavailableError('connect ECONNREFUSED to the database'));
+    const bug = new TypeError('undefined is not a function');
+
+    expect(outage).toEqual({ type: 'StoreUnavailableError', message: 'connect ECONNREFUSED to the database' });
+    expect(errorForLog(bug)).toBe(bug);
   });
 });

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { ArtifactUnavailableError } from '../domain/engine.ts';
 import { DomainError } from '../domain/errors.ts';
-import { StoreUnavailableError } from '../domain/ports.ts';
+import { StoreUnavailableError, errorForLog } from '../domain/ports.ts';
 import { HttpProblem, PROBLEM_CONTENT_TYPE, PROBLEMS, problemBody } from './problem.ts';
 import type { AppContext, Middleware } from './state.ts';
 
@@ -60,7 +60,7 @@ export function errorHandler(log: Logger): Middleware {
         return;
       }
       if (error instanceof StoreUnavailableError) {
-        log.warn({ requestId: ctx.state.requestId, err: { message: error.message } }, 'store unavailable');
+        log.warn({ requestId: ctx.state.requestId, err: errorForLog(error) }, 'store unavailable');
         ctx.set('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
         sendProblem(ctx, new HttpProblem('service_unavailable', 'The service cannot reach its store; retry after the delay in Retry-After.'));
         return;

@@ -19,7 +19,7 @@ import { destinationHealth, type DeliveryFairness, type DestinationHealth } from
 import { retryDelayMs } from '../domain/webhookSchedule.ts';
 import type { ServiceMode } from '../domain/webhookUrl.ts';
 import type { Metrics } from '../metrics.ts';
-import type { Delivered, Store } from '../domain/ports.ts';
+import { errorForLog, type Delivered, type Store } from '../domain/ports.ts';
 import { createBatcher } from './batcher.ts';
 import { deliverOnce, systemResolver, type Resolver } from './deliver.ts';
 import { createPump } from './pump.ts';
@@ -69,7 +69,7 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
       if (next !== null) armDueTimer(next);
     },
     options.pollMs,
-    (error) => log.warn({ err: error }, 'could not read the webhook outbox; retrying'),
+    (error) => log.warn({ err: errorForLog(error) }, 'could not read the webhook outbox; retrying'),
   );
   // Deliveries are recorded together: under load, one write for the attempts that ended meanwhile.
   const delivered = createBatcher<Delivered>((batch) => store.outbox.markDelivered(batch));
@@ -151,7 +151,7 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
 
   function track(event: ClaimedEvent): void {
     const p: Promise<void> = attempt(event)
-      .catch((error) => log.error({ err: error, eventId: event.id }, 'webhook bookkeeping failed; the event lease will expire and it will be retried'))
+      .catch((error) => log.error({ err: errorForLog(error), eventId: event.id }, 'webhook bookkeeping failed; the event lease will expire and it will be retried'))
       .finally(() => {
         inFlight.delete(p);
         pump.wake();
