@@ -66,6 +66,13 @@ describe('requests the HTTP parser refuses', () => {
     expect(reply.head).toMatch(/\r\nallow: POST, HEAD, GET\r\n/i);
   });
 
+  it.each([['/healthz'], ['/metrics']])('refuses a method other than GET on %s with 405 and its Allow', async (path) => {
+    const reply = await raw(`POST ${path} HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+
+    expect(reply).toMatchObject({ status: 405, body: { code: 'method_not_allowed', request_id: expect.stringMatching(/^req_/) } });
+    expect(reply.head).toMatch(/\r\nallow: GET, HEAD\r\n/i);
+  });
+
   it('answers an HTTP/1.0 request without Host as any other (Host is HTTP/1.1\'s rule)', async () => {
     const reply = await raw('GET /v1/me HTTP/1.0\r\n\r\n');
 
