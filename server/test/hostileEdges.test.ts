@@ -266,6 +266,7 @@ describe(`answers at the connection level (seed ${SEED})`, () => {
     fc.tuple(path, token.filter((t) => t !== 'chunked' && t !== 'identity')).map(([p, te]) => ({ kind: 'Transfer-Encoding', text: `POST ${p} HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: ${te}\r\n\r\nabc`, status: 400 })),
     fc.tuple(path, fc.stringMatching(/^[g-z!~]{1,6}$/)).map(([p, size]) => ({ kind: 'chunk size', text: `POST ${p} HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n${size}\r\nabc\r\n0\r\n\r\n`, status: 400 })),
     fc.constantFrom('/v1/me', '/v1/avatars', '/v1/webhook-events').map((p) => ({ kind: 'OPTIONS', text: `OPTIONS ${p} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n`, status: 405 })),
+    fc.tuple(fc.constantFrom('/healthz', '/metrics'), fc.constantFrom('POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS')).map(([p, m]) => ({ kind: `${m} ${p}`, text: `${m} ${p} HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`, status: 405 })),
   );
 
   it('is a problem with a request ID for every request the server refuses before or while reading it', async () => {
