@@ -63,7 +63,9 @@ export function isLocalName(host: string): boolean {
 export function productionRefusal(url: URL): { rule: 'https_required' | 'public_host_required'; reason: string } | null {
   if (url.protocol !== 'https:') return { rule: 'https_required', reason: 'production delivers to https:// only' };
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  const local = isIpLiteral(host) ? !isPublicIp(host) : isLocalName(host);
+  // A metadata service is never a receiver, even where its address is public (Azure's
+  // wire server) or its name is not local (metadata.goog).
+  const local = isIpLiteral(host) ? !isPublicIp(host) || isLinkLocalOrMetadata(host) : isLocalName(host) || isMetadataName(host);
   return local ? { rule: 'public_host_required', reason: `host ${host} is not public` } : null;
 }
 

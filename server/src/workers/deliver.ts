@@ -95,9 +95,9 @@ async function pickAddress(url: URL, options: DeliveryOptions): Promise<{ addres
   const addresses = literal ? [{ address: host, family: literal as 4 | 6 }] : await options.resolve(canonicalName(host));
   if (addresses.length === 0) return { notFound: `host ${host} has no address` };
   // Every address must pass: a name that also points where it may not is refused whole.
-  const allowed = options.mode === 'production' ? isPublicIp : (ip: string) => !isLinkLocalOrMetadata(ip);
+  const allowed = (ip: string) => !isLinkLocalOrMetadata(ip) && (options.mode !== 'production' || isPublicIp(ip));
   const inside = addresses.find((a) => !allowed(a.address));
-  if (inside) return { refused: `host ${host} resolves to ${inside.address}, which ${options.mode === 'production' ? 'is not public' : 'is link-local or a metadata service'}` };
+  if (inside) return { refused: `host ${host} resolves to ${inside.address}, which ${isLinkLocalOrMetadata(inside.address) ? 'is link-local or a metadata service' : 'is not public'}` };
   return { address: addresses[0]! };
 }
 

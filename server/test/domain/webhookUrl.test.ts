@@ -51,6 +51,8 @@ describe('checkWebhookUrl in production', () => {
     ['https://vm../x', 'public_host_required'],
     ['https://printer.local.../x', 'public_host_required'],
     ['https://metadata.google.internal../x', 'public_host_required'],
+    ['https://168.63.129.16/machine', 'public_host_required'],
+    ['https://metadata.goog/computeMetadata/v1/', 'public_host_required'],
     ['https://user:pw@hooks.example.com/x', 'format'],
     ['gopher://hooks.example.com/x', 'https_required'],
   ])('refuses %s (%s)', (url, rule) => {

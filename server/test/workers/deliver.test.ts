@@ -37,12 +37,13 @@ describe('in production', () => {
     ['6to4 of loopback', v6('2002:7f00:1::1')],
     ['Teredo', v6('2001:0:4136:e378:8000:63bf:80ff:fffe')],
     ['NAT64 of loopback', v6('64:ff9b::7f00:1')],
+    ["Azure's wire server, a public address", v4('168.63.129.16')],
   ])('refuses a name that resolves to %s, without connecting', async (_case, address) => {
     const before = receiver.deliveries.length;
 
     const result = await deliverOnce('https://hooks.example.com/x', '{}', {}, { mode: 'production', timeoutMs: 500, resolve: resolverOf([address]) });
 
-    expect(result).toMatchObject({ ok: false, error: 'refused_by_policy', detail: expect.stringMatching(/^refused: .*is not public/) });
+    expect(result).toMatchObject({ ok: false, error: 'refused_by_policy', detail: expect.stringMatching(/^refused: .*resolves to .*(is not public|is link-local or a metadata service)/), attempted: false });
     expect(receiver.deliveries.length).toBe(before);
   });
 
