@@ -537,7 +537,7 @@ export interface components {
             /**
              * @description The rule: `required`, `type`, `enum`, `const`, `minimum`, `maximum`, `minLength`,
              *     `maxLength`, `format`, `pattern`, `not_allowed` (a member of another avatar type or
-             *     unknown, or a query parameter the operation does not take), `https_required`, `public_host_required`, `exists`, or `text` (every
+             *     unknown, or a query parameter the operation does not take), `https_required`, `public_host_required`, `link_local_refused` (a webhook host that is link-local or a cloud metadata service, refused in every mode), `exists`, or `text` (every
              *     string of a request body, member names included, must be well-formed Unicode
              *     without U+0000).
              * @example minimum
@@ -608,7 +608,12 @@ export interface components {
          *     must use `https://` and a public host; an address that is not public (loopback,
          *     private, link-local, CGNAT, unique-local, multicast) is refused with `422` at request
          *     time and again at delivery time. A server in sandbox mode also
-         *     accepts `http://` and loopback receivers, for local development.
+         *     accepts `http://`, loopback and private receivers, for local development,
+         *     but never a link-local or cloud metadata host (`169.254.0.0/16`, `fe80::/10`,
+         *     `fd00:ec2::254`, `metadata.google.internal`, ...): `422` with rule
+         *     `link_local_refused`. A host name is read without its trailing dots, however
+         *     many. A host refused at delivery (a name that resolves where the rules forbid)
+         *     ends the event at once: its attempt is logged `refused_by_policy` and not retried.
          * @example https://hooks.example.com/avatar-events
          */
         WebhookUrl: string;
@@ -871,8 +876,27 @@ export interface components {
             duration_ms: number;
             /** @description The HTTP status the receiver answered; `null` when no answer came (timeout, refused connection, address refused). */
             status_code: number | null;
-            /** @description Why the attempt failed (`status 500`, `no answer within 10000 ms`, ...); `null` when it succeeded. */
+            /**
+             * @description Why the attempt failed, one sentence for people (`status 500`, `redirect 302 not
+             *     followed`, `the receiver refused the connection ...`): the sentence of its
+             *     `error_code`, never the network's own error text, an address, a port or what a
+             *     non-HTTP service answered. `null` when it succeeded.
+             */
             error: string | null;
+            /**
+             * @description Why the attempt failed, for programs; `null` when it succeeded. New codes may be added.
+             *     - `receiver_status`: the receiver answered, with a status other than `2xx` (`status_code`); redirects are not followed.
+             *     - `timeout`: no answer came within the attempt's time limit.
+             *     - `connection_refused`: the host refused the connection; nothing listens at that port.
+             *     - `connection_failed`: the connection broke before an answer (a reset, or the network or host unreachable).
+             *     - `name_not_found`: the host name has no address in DNS.
+             *     - `tls_failure`: the TLS handshake failed (a certificate that is expired, untrusted or for another name, or no TLS at that port).
+             *     - `invalid_response`: what answered is not HTTP.
+             *     - `refused_by_policy`: the URL's host is not one this service delivers to (in production a host that is not public; in any mode a link-local or cloud metadata host). Final: the event ends `failed` at once, without retries.
+             *     - `account_closed`: the account no longer exists.
+             * @example receiver_status
+             */
+            error_code: string | null;
             /** @description Whether the receiver answered `2xx`. */
             succeeded: boolean;
         };
@@ -902,7 +926,8 @@ export interface components {
             /**
              * @description `pending`: an attempt is due or in flight (the first one, a retry or a replay);
              *     `delivered`: the last attempt succeeded; `failed`: the last attempt failed and no
-             *     other is scheduled (the schedule ran out, or a replay failed).
+             *     other is scheduled (the schedule ran out, a replay failed, or the URL's host was
+             *     refused by the address rules at delivery, which ends the event at once).
              * @enum {string}
              */
             status: "pending" | "delivered" | "failed";
@@ -921,8 +946,14 @@ export interface components {
              * @description When a receiver last acknowledged the event; `null` if none ever did. Kept when a later replay fails.
              */
             delivered_at: string | null;
-            /** @description Every attempt, oldest first. */
+            /**
+             * @description The event's attempts, oldest first: every one up to 25, then the latest 25 (each keeps
+             *     its `number`, so the ones left out are those before the first shown). The retry
+             *     schedule fits; only an event replayed many times has more.
+             */
             attempts: components["schemas"]["WebhookAttempt"][];
+            /** @description How many attempts the event has had, replays included; more than `attempts` holds when the earliest are left out. */
+            attempts_total: number;
             /** @description The envelope as it was sent, the same JSON on every attempt (the body the signature covers, parsed). */
             payload: {
                 [key: string]: unknown;

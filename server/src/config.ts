@@ -2,6 +2,7 @@
 // environment; everything else receives a Config.
 import { resolve } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
+import ipaddr from 'ipaddr.js';
 import type { ServiceMode } from './domain/webhookUrl.ts';
 
 /** Which halves of the service a process runs: the HTTP API, the workers, or both. */
@@ -84,6 +85,12 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd(), heapMb =
   if (role !== 'all' && !databaseUrl) {
     throw new ConfigError(`ROLE=${role} needs DATABASE_URL and REDIS_URL: the embedded store serves one process that is both API and worker`);
   }
+  const mode = oneOf(env, 'SERVICE_MODE', 'sandbox', ['sandbox', 'production'] as const);
+  // Records and webhooks link to their files through this base: a production server
+  // that made it up would hand its customers http://localhost links.
+  if (mode === 'production' && !env.PUBLIC_BASE_URL) {
+    throw new ConfigError('SERVICE_MODE=production needs PUBLIC_BASE_URL (the https:// address clients reach this service at): the links in records and webhooks are made from it');
+  }
   // A worker writes the file links of the webhook payloads, and serves no files itself.
   if (role === 'worker' && !env.PUBLIC_BASE_URL) {
     throw new ConfigError('ROLE=worker needs PUBLIC_BASE_URL (the API\'s public address): the links in the webhook payloads it sends must point at the API, not at the worker');
@@ -95,7 +102,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd(), heapMb =
     redisPrefix: env.REDIS_PREFIX ?? '',
     port,
     host,
-    mode: oneOf(env, 'SERVICE_MODE', 'sandbox', ['sandbox', 'production'] as const),
+    mode,
     dataDir: resolve(cwd, env.DATA_DIR || 'data'),
     publicBaseUrl,
     publicBaseUrlFromPort: !env.PUBLIC_BASE_URL,
@@ -148,6 +155,27 @@ function httpLimits(env: Env): Config['http'] {
     keepAliveTimeoutMs: int(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 5000, 100, 600_000),
     maxConnections: int(env, 'HTTP_MAX_CONNECTIONS', 4096, 1, 1_000_000),
   };
+}
+
+/** Whether `host` (HOST) accepts connections from this machine only. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '');
+  if (bare.toLowerCase().replace(/\.+$/, '') === 'localhost') return true;
+  if (!ipaddr.isValid(bare)) return false;
+  const address = ipaddr.process(bare);
+  return address.range() === 'loopback';
+}
+
+/**
+ * What a start says before serving, one line each: a sandbox server reachable beyond
+ * this machine takes http:// and private webhook targets and sandbox keys from anyone
+ * who reaches it, which is for local development, not for a team's shared server.
+ */
+export function startWarnings(c: Config): string[] {
+  if (c.mode !== 'sandbox' || isLoopbackHost(c.host)) return [];
+  return [
+    `warning: sandbox mode (SERVICE_MODE is not production) listening beyond loopback on ${c.host}: webhooks go to http:// and private addresses of this network; set SERVICE_MODE=production for a shared server, or HOST=127.0.0.1 to keep it local`,
+  ];
 }
 
 /** What an operator checks when the store cannot be reached (start and operator command alike). */

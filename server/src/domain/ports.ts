@@ -32,6 +32,15 @@ export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError';
 }
 
+/**
+ * What a log line keeps of an error: the store being out of reach, which is expected
+ * and retried, by its type and message alone (its stack would only alarm, on every poll
+ * of an outage); any other error whole, stack included, since nobody foresaw it.
+ */
+export function errorForLog(error: unknown): unknown {
+  return error instanceof StoreUnavailableError ? { type: error.name, message: error.message } : error;
+}
+
 export type NewAccount = Omit<Account, 'clockOffsetMs'>;
 
 /** Why a workspace was not created: its owner is missing, or is itself a workspace (workspaces hold no workspaces). */
