@@ -1076,6 +1076,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1092,6 +1094,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["ExhaustedX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
@@ -1130,6 +1134,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1146,6 +1152,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1162,6 +1170,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1178,6 +1188,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1194,6 +1206,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1210,6 +1224,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1226,6 +1242,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["ExhaustedX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
@@ -1243,6 +1261,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1259,6 +1279,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1275,6 +1297,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1291,6 +1315,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1307,6 +1333,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1323,6 +1351,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1339,6 +1369,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1355,6 +1387,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1371,6 +1405,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1401,6 +1437,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1417,6 +1455,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["ExhaustedX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
@@ -1434,6 +1474,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1450,6 +1492,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1466,6 +1510,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1482,6 +1528,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1498,6 +1546,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1637,6 +1687,16 @@ export interface components {
          */
         "X-RateLimit-Reset": number;
         /**
+         * @description Every window of the key's bucket for this operation, as the quota policies of the IETF draft (draft-ietf-httpapi-ratelimit-headers, revision 10): an RFC 9651 List of Strings naming the window (`"minute"`, `"day"`), each with `q`, the requests the window admits, and `w`, its length in seconds. It changes only when the account's plan does. Sent beside `RateLimit-Limit`, `-Remaining` and `-Reset`, which stay: the `q` of the policy that `RateLimit` names is `RateLimit-Limit`.
+         * @example "minute";q=120;w=60, "day";q=10000;w=86400
+         */
+        "RateLimit-Policy": string;
+        /**
+         * @description The active window's state as a service limit of the IETF draft (draft-ietf-httpapi-ratelimit-headers, revision 10): an RFC 9651 List of one String naming the window that `RateLimit-Policy` describes, with `r`, the requests left in it, and `t`, the seconds until it starts again. `r` is `RateLimit-Remaining` and `t` is `RateLimit-Reset`; the active window is the one those describe (on a 429, the window that refused).
+         * @example "minute";r=119;t=42
+         */
+        RateLimit: string;
+        /**
          * @description The authentication scheme the service expects.
          * @example Bearer realm="avatar-service"
          */
@@ -1752,6 +1812,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1819,6 +1881,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1862,6 +1926,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1917,6 +1983,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1979,6 +2047,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2023,6 +2093,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2056,6 +2128,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2110,6 +2184,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2148,6 +2224,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2187,6 +2265,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2221,6 +2301,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2258,6 +2340,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -39,6 +39,7 @@ const DECISIONS = [
   'ND-CREDIT-COST',
   'ND-COMPAT',
   'ND-QUERY',
+  'ND-RATELIMIT-FIELDS',
 ];
 
 const doc = loadDocument();
