@@ -45,8 +45,11 @@ function name(value: string): string {
   return `"${value}"`;
 }
 
+/** RFC 9651 §3.3.1: an Integer has at most 15 digits. */
+const MAX_SF_INTEGER = 999_999_999_999_999;
+
 function count(value: number, what: string): number {
-  if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${what} must be a non-negative integer, got ${value}`);
+  if (!Number.isSafeInteger(value) || value < 0 || value > MAX_SF_INTEGER) throw new RangeError(`${what} must be a non-negative integer of at most 15 digits, got ${value}`);
   return value;
 }
 

@@ -35,6 +35,7 @@ describe('writing the fields', () => {
   it('when a figure is negative or not whole, then nothing is written', () => {
     expect(() => formatRateLimit({ name: 'minute', remaining: -1, resetSeconds: 1 })).toThrow(RangeError);
     expect(() => formatRateLimitPolicy([{ name: 'minute', quota: 1.5 }])).toThrow(RangeError);
+    expect(() => formatRateLimitPolicy([{ name: 'day', quota: Number.MAX_SAFE_INTEGER }])).toThrow(/15 digits/);
     expect(() => formatRateLimitPolicy([{ name: 'a "b"', quota: 1 }])).toThrow(RangeError);
   });
 });

@@ -33,6 +33,7 @@ import listsEachRecordOnce from './lists/each-record-once.ts';
 import rateLimitsBothChecks from './rate-limits/both-checks.ts';
 import rateLimitsBuckets from './rate-limits/buckets.ts';
 import rateLimitsCompatHeadersAgree from './rate-limits/compat-headers-agree.ts';
+import rateLimitsStructuredFieldsAgree from './rate-limits/structured-fields-agree.ts';
 import rateLimitsDailyWindows from './rate-limits/daily-windows.ts';
 import rateLimitsHeadersOnAnswers from './rate-limits/headers-on-answers.ts';
 import rateLimitsOverLimit429 from './rate-limits/over-limit-429.ts';
@@ -123,6 +124,7 @@ export const CHECKS: readonly Check[] = [
   versioningV1Prefix,
   rateLimitsHeadersOnAnswers,
   rateLimitsCompatHeadersAgree,
+  rateLimitsStructuredFieldsAgree,
   rateLimitsRetryAfterOnlyOn429,
   contractStatusDocumented,
   contractBodiesMatchSchemas,
