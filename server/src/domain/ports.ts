@@ -32,7 +32,7 @@ export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError';
 }
 
-export type NewAccount = Omit<Account, 'clockOffsetMs'>;
+export type NewAccount = Omit<Account, 'clockOffsetMs' | 'standardWebhooks'>;
 
 /** How an account's sandbox clock moves: forward by `byMs`, or up to an offset (never back). */
 export type ClockMove = { byMs: number } | { toOffsetMs: number };
@@ -78,6 +78,8 @@ export interface AccountStore {
   setMonthlyCredits(accountId: string, credits: number): Promise<boolean>;
   grantCredits(accountId: string, period: string, credits: number): Promise<boolean>;
   setSigningSecret(accountId: string, secret: string): Promise<boolean>;
+  /** Turns the Standard Webhooks headers on or off for the account's deliveries (ND-STANDARD-WEBHOOKS). */
+  setStandardWebhooks(accountId: string, on: boolean): Promise<boolean>;
   /**
    * Moves the account's sandbox clock forward and, in the same transaction, brings the
    * due times of its pending webhook events that are not in flight closer by as much, so

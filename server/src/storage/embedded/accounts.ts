@@ -12,6 +12,7 @@ function toAccount(row: Row): Account {
     signingSecret: String(row.signing_secret),
     createdAt: Number(row.created_at),
     clockOffsetMs: Number(row.clock_offset_ms ?? 0),
+    standardWebhooks: Number(row.standard_webhooks ?? 0) === 1,
   };
 }
 
@@ -92,6 +93,9 @@ export function embeddedAccounts(db: Db, versions: AccountVersions): AccountStor
     },
     async setSigningSecret(accountId, secret) {
       return changing(db.prepare('UPDATE accounts SET signing_secret = ? WHERE id = ?').run(secret, accountId));
+    },
+    async setStandardWebhooks(accountId, on) {
+      return changing(db.prepare('UPDATE accounts SET standard_webhooks = ? WHERE id = ?').run(on ? 1 : 0, accountId));
     },
     async advanceClock(accountId, move) {
       const moved = transaction(db, (): ClockMoved => {

@@ -127,4 +127,11 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX webhook_events_by_account ON webhook_events (account_id, created_at DESC, id DESC);
   ALTER TABLE webhook_events ADD COLUMN replay INTEGER NOT NULL DEFAULT 0;
   `,
+  `
+  -- Standard Webhooks, as an option: whether an account's deliveries also carry webhook-id,
+  -- webhook-timestamp and webhook-signature, and whether each logged attempt carried them.
+  -- Every account and attempt before this version had the X-Service-* headers alone.
+  ALTER TABLE accounts ADD COLUMN standard_webhooks INTEGER NOT NULL DEFAULT 0 CHECK (standard_webhooks IN (0, 1));
+  ALTER TABLE webhook_attempts ADD COLUMN standard_webhooks INTEGER NOT NULL DEFAULT 0 CHECK (standard_webhooks IN (0, 1));
+  `,
 ];
