@@ -819,6 +819,16 @@ export interface components {
             key: components["schemas"]["ApiKeyInfo"];
             credits: components["schemas"]["CreditBalance"];
             rate_limits: components["schemas"]["RateLimitStatus"];
+            /**
+             * @description Whether the account's webhooks also carry the Standard Webhooks headers
+             *     (`webhook-id`, `webhook-timestamp`, `webhook-signature`) beside `X-Service-Event-Id`,
+             *     `X-Service-Timestamp` and `X-Service-Signature`, which every delivery carries either way.
+             *     An operator turns it on (`npm run admin -- set-standard-webhooks --account ID --on`).
+             *     Always present in this service's answers; optional for other implementations of the
+             *     contract.
+             * @example false
+             */
+            standard_webhooks?: boolean;
         };
         /**
          * @description The event ID, `evt_` followed by 32 lowercase hex digits derived from the resource ID and the event type, so one event keeps one ID however often it is sent.
@@ -850,6 +860,17 @@ export interface components {
             error: string | null;
             /** @description Whether the receiver answered `2xx`. */
             succeeded: boolean;
+            /**
+             * @description The signature headers the attempt carried: `X-Service-Signature` always, and
+             *     `webhook-signature` (with `webhook-id` and `webhook-timestamp`) when the account had
+             *     Standard Webhooks turned on at the time. Names only, never the values. Always present
+             *     in this service's answers.
+             * @example [
+             *       "X-Service-Signature",
+             *       "webhook-signature"
+             *     ]
+             */
+            signature_headers?: ("X-Service-Signature" | "webhook-signature")[];
         };
         /**
          * @description A webhook event of one of the account's jobs and every attempt to deliver it: what

@@ -25,6 +25,9 @@ const USAGE = `Usage: npm run admin -- <command> [flags]
   set-plan --account ID [--read-per-minute N] [--read-per-day N]
            [--generation-per-minute N] [--generation-per-day N]
   rotate-signing-secret --account ID [--json]
+  set-standard-webhooks --account ID --on|--off [--json]
+                                 webhooks also carry webhook-id, webhook-timestamp and
+                                 webhook-signature (Standard Webhooks), or stop; X-Service-* stay
   list-accounts [--json]
 
 The store is the one the server uses: DATABASE_URL + REDIS_URL when set, else DATA_DIR (default ./data).`;
@@ -51,6 +54,8 @@ const OPTIONS = {
   account: { type: 'string' },
   key: { type: 'string' },
   json: { type: 'boolean', default: false },
+  on: { type: 'boolean', default: false },
+  off: { type: 'boolean', default: false },
   help: { type: 'boolean', default: false },
   'read-per-minute': { type: 'string' },
   'read-per-day': { type: 'string' },
@@ -147,6 +152,13 @@ async function run(store: Store, command: string | undefined): Promise<void> {
       const secret = generateSigningSecret();
       await store.accounts.setSigningSecret(text('account'), secret);
       print({ account_id: text('account'), signing_secret: secret });
+      return;
+    }
+    case 'set-standard-webhooks': {
+      if (values.on === values.off) throw new UsageError('give exactly one of --on and --off');
+      await mustExist(store, text('account'));
+      await store.accounts.setStandardWebhooks(text('account'), values.on);
+      print({ account_id: text('account'), standard_webhooks: values.on });
       return;
     }
     case 'list-accounts': {

@@ -40,6 +40,7 @@ const DECISIONS = [
   'ND-COMPAT',
   'ND-QUERY',
   'ND-RATELIMIT-FIELDS',
+  'ND-STANDARD-WEBHOOKS',
 ];
 
 const doc = loadDocument();

@@ -62,6 +62,7 @@ function toResource(event: OutboxEvent, attempts: readonly LoggedAttempt[], cloc
       status_code: a.statusCode,
       error: a.error,
       succeeded: a.error === null,
+      signature_headers: a.standardWebhooks ? ['X-Service-Signature', 'webhook-signature'] : ['X-Service-Signature'],
     })),
     payload: JSON.parse(event.payload) as Record<string, unknown>,
   };
