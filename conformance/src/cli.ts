@@ -45,6 +45,8 @@ Keys and secrets (flags, or the environment variables in brackets):
   --second-key <key>            key of another account [CONFORMANCE_SECOND_KEY]
   --empty-key <key>             key of an account without credits [CONFORMANCE_EMPTY_KEY]
   --signing-secret <secret>     the webhook signing secret [CONFORMANCE_SIGNING_SECRET]
+  --standard-webhooks           the --api-key account also gets Standard Webhooks headers
+                                (webhook-id, -timestamp, -signature): check them too
   A run whose required checks need one of these that it was not given is refused before
   any request (exit 2), one line per value; --skip leaves those checks out.
 
@@ -249,6 +251,7 @@ async function main(): Promise<number> {
     secondKey: values['second-key'] ?? config.secondKey ?? env.CONFORMANCE_SECOND_KEY,
     emptyKey: values['empty-key'] ?? config.emptyKey ?? env.CONFORMANCE_EMPTY_KEY,
     signingSecret: values['signing-secret'] ?? config.signingSecret ?? env.CONFORMANCE_SIGNING_SECRET,
+    ...(values['standard-webhooks'] ? { standardWebhooks: true } : {}),
     only: [...(config.only ?? []), ...list(values.only)],
     skip: [...(config.skip ?? []), ...list(values.skip)],
     ...(values['no-fail-marker'] ? { failMarker: null } : values['fail-marker'] !== undefined ? { failMarker: values['fail-marker'] } : {}),
@@ -304,6 +307,7 @@ function parse() {
       'second-key': { type: 'string' },
       'empty-key': { type: 'string' },
       'signing-secret': { type: 'string' },
+      'standard-webhooks': { type: 'boolean' },
       profile: { type: 'string' },
       only: { type: 'string', multiple: true },
       skip: { type: 'string', multiple: true },

@@ -14,6 +14,12 @@ export interface RunOptions {
   emptyKey?: string;
   /** The webhook signing secret of the integration. */
   signingSecret?: string;
+  /**
+   * The --api-key account is opted in to Standard Webhooks (ND-STANDARD-WEBHOOKS): its
+   * deliveries carry webhook-id, webhook-timestamp and webhook-signature as well, and
+   * webhooks.standard-signature checks them beside X-Service-*. Default false.
+   */
+  standardWebhooks?: boolean;
   profile?: Profile;
   /**
    * How the implementation made the source's "not shown" choices (implementation/
@@ -122,6 +128,7 @@ export function resolveOptions(options: RunOptions): ResolvedOptions {
     secondKey: options.secondKey || undefined,
     emptyKey: options.emptyKey || undefined,
     signingSecret: options.signingSecret || undefined,
+    standardWebhooks: options.standardWebhooks ?? false,
     profile,
     only: options.only ?? [],
     skip: options.skip ?? [],

@@ -35,6 +35,24 @@ describe('the runner against a correct implementation', () => {
     }
   }, 60_000);
 
+  it('when the account is opted in to Standard Webhooks and the run is told so, then both signatures are checked and pass; untold, the new check is not applicable', async () => {
+    const fixture = await startFixture({ config: { standardWebhooks: true } });
+    try {
+      const only = ['webhooks.signature', 'webhooks.standard-signature'];
+      const told = await run(fixture, 'contract', { standardWebhooks: true, only });
+      const untold = await run(fixture, 'contract', { only });
+      const outcome = (report: typeof told, id: string) => report.results.find((r) => r.id === id)?.outcome;
+
+      expect(failures(told)).toEqual([]);
+      expect(outcome(told, 'webhooks.signature')).toBe('passed');
+      expect(outcome(told, 'webhooks.standard-signature')).toBe('passed');
+      expect(outcome(untold, 'webhooks.signature')).toBe('passed');
+      expect(outcome(untold, 'webhooks.standard-signature')).toBe('not_applicable');
+    } finally {
+      await fixture.close();
+    }
+  }, 60_000);
+
   it('when the answers of the run’s creates come back after their jobs ended (a slow path), then more creates are made until one is seen pending, and every check passes', async () => {
     // The run makes four avatars and three videos on the main key before this check judges
     // (the one asked of an avatar not ready yet is accepted: by its late answer the avatar

@@ -60,6 +60,7 @@ import webhooksPollingAfterFailedDeliveries from './webhooks/polling-after-faile
 import webhooksRetriedAfterFailure from './webhooks/retried-after-failure.ts';
 import webhooksRetrySchedule from './webhooks/retry-schedule.ts';
 import webhooksSignature from './webhooks/signature.ts';
+import webhooksStandardSignature from './webhooks/standard-signature.ts';
 import webhooksTimestamp from './webhooks/timestamp.ts';
 
 export const CHECKS: readonly Check[] = [
@@ -88,6 +89,7 @@ export const CHECKS: readonly Check[] = [
   webhooksEventTypeMatchesState,
   webhooksPayloadMatchesGet,
   webhooksSignature,
+  webhooksStandardSignature,
   webhooksTimestamp,
   webhooksRetriedAfterFailure,
   webhooksEventIdStable,
