@@ -163,9 +163,9 @@ async function run(store: Store, command: string | undefined): Promise<void> {
     }
     case 'list-accounts': {
       const accounts = await store.accounts.listAccounts();
-      const rows = accounts.map((a) => ({ account_id: a.id, name: a.name, monthly_credits: a.monthlyCredits, plan: a.plan }));
+      const rows = accounts.map((a) => ({ account_id: a.id, name: a.name, monthly_credits: a.monthlyCredits, plan: a.plan, standard_webhooks: a.standardWebhooks }));
       if (values.json) console.log(JSON.stringify(rows));
-      else for (const r of rows) console.log(`${r.account_id}  ${r.name}  credits/month=${r.monthly_credits}  plan=${JSON.stringify(r.plan)}`);
+      else for (const r of rows) console.log(`${r.account_id}  ${r.name}  credits/month=${r.monthly_credits}  plan=${JSON.stringify(r.plan)}${r.standard_webhooks ? '  standard-webhooks' : ''}`);
       return;
     }
     default:

@@ -221,6 +221,7 @@ describe('the operator command beside a running server', () => {
 
     const on = await run(ADMIN, ['set-standard-webhooks', '--account', created.account_id, '--on', '--json'], storeEnv.env);
     const afterOn = await me();
+    const listed = JSON.parse((await run(ADMIN, ['list-accounts', '--json'], storeEnv.env)).stdout) as { account_id: string; standard_webhooks: boolean }[];
     const off = await run(ADMIN, ['set-standard-webhooks', '--account', created.account_id, '--off'], storeEnv.env);
     const afterOff = await me();
     const both = await run(ADMIN, ['set-standard-webhooks', '--account', created.account_id, '--on', '--off'], storeEnv.env);
@@ -229,6 +230,7 @@ describe('the operator command beside a running server', () => {
     expect(on.code).toBe(0);
     expect(JSON.parse(on.stdout)).toEqual({ account_id: created.account_id, standard_webhooks: true });
     expect(afterOn).toBe(true);
+    expect(listed.find((a) => a.account_id === created.account_id)?.standard_webhooks).toBe(true);
     expect(off.code).toBe(0);
     expect(afterOff).toBe(false);
     expect(both.code).toBe(2);
