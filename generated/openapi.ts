@@ -1669,6 +1669,27 @@ export interface components {
          * @example v1=6f1c2b0e9a4d8f7c3b5a1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b
          */
         "X-Service-Signature": string;
+        /**
+         * @description Standard Webhooks, sent only to an account opted in (`standard_webhooks` in `GET /v1/me`):
+         *     the event ID, the same as `X-Service-Event-Id` and the body's `id`, on every attempt.
+         * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
+         */
+        "Webhook-Id": string;
+        /**
+         * @description Standard Webhooks, sent only to an account opted in: Unix time in whole seconds when the
+         *     attempt was signed, the same as `X-Service-Timestamp`. Refuse one more than 300 seconds
+         *     from your clock.
+         * @example 1762074881
+         */
+        "Webhook-Timestamp": string;
+        /**
+         * @description Standard Webhooks, sent only to an account opted in: `v1,` followed by the base64
+         *     HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${rawBody}`, keyed with the bytes that
+         *     the base64 after `whsec_` in the signing secret encodes; a space-separated list, any entry
+         *     of which may match. Signs the same bytes as `X-Service-Signature`, which comes either way.
+         * @example v1,bZSgFf60VMgufNZB5bBDBKsaPKahTtfWu/E+aQW0y8Q=
+         */
+        "Webhook-Signature": string;
     };
     requestBodies: never;
     headers: {
@@ -2408,6 +2429,27 @@ export interface operations {
                  * @example v1=6f1c2b0e9a4d8f7c3b5a1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b
                  */
                 "X-Service-Signature": components["parameters"]["X-Service-Signature"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in (`standard_webhooks` in `GET /v1/me`):
+                 *     the event ID, the same as `X-Service-Event-Id` and the body's `id`, on every attempt.
+                 * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
+                 */
+                "webhook-id"?: components["parameters"]["Webhook-Id"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in: Unix time in whole seconds when the
+                 *     attempt was signed, the same as `X-Service-Timestamp`. Refuse one more than 300 seconds
+                 *     from your clock.
+                 * @example 1762074881
+                 */
+                "webhook-timestamp"?: components["parameters"]["Webhook-Timestamp"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in: `v1,` followed by the base64
+                 *     HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${rawBody}`, keyed with the bytes that
+                 *     the base64 after `whsec_` in the signing secret encodes; a space-separated list, any entry
+                 *     of which may match. Signs the same bytes as `X-Service-Signature`, which comes either way.
+                 * @example v1,bZSgFf60VMgufNZB5bBDBKsaPKahTtfWu/E+aQW0y8Q=
+                 */
+                "webhook-signature"?: components["parameters"]["Webhook-Signature"];
             };
             path?: never;
             cookie?: never;
@@ -2461,6 +2503,27 @@ export interface operations {
                  * @example v1=6f1c2b0e9a4d8f7c3b5a1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b
                  */
                 "X-Service-Signature": components["parameters"]["X-Service-Signature"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in (`standard_webhooks` in `GET /v1/me`):
+                 *     the event ID, the same as `X-Service-Event-Id` and the body's `id`, on every attempt.
+                 * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
+                 */
+                "webhook-id"?: components["parameters"]["Webhook-Id"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in: Unix time in whole seconds when the
+                 *     attempt was signed, the same as `X-Service-Timestamp`. Refuse one more than 300 seconds
+                 *     from your clock.
+                 * @example 1762074881
+                 */
+                "webhook-timestamp"?: components["parameters"]["Webhook-Timestamp"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in: `v1,` followed by the base64
+                 *     HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${rawBody}`, keyed with the bytes that
+                 *     the base64 after `whsec_` in the signing secret encodes; a space-separated list, any entry
+                 *     of which may match. Signs the same bytes as `X-Service-Signature`, which comes either way.
+                 * @example v1,bZSgFf60VMgufNZB5bBDBKsaPKahTtfWu/E+aQW0y8Q=
+                 */
+                "webhook-signature"?: components["parameters"]["Webhook-Signature"];
             };
             path?: never;
             cookie?: never;
@@ -2514,6 +2577,27 @@ export interface operations {
                  * @example v1=6f1c2b0e9a4d8f7c3b5a1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b
                  */
                 "X-Service-Signature": components["parameters"]["X-Service-Signature"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in (`standard_webhooks` in `GET /v1/me`):
+                 *     the event ID, the same as `X-Service-Event-Id` and the body's `id`, on every attempt.
+                 * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
+                 */
+                "webhook-id"?: components["parameters"]["Webhook-Id"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in: Unix time in whole seconds when the
+                 *     attempt was signed, the same as `X-Service-Timestamp`. Refuse one more than 300 seconds
+                 *     from your clock.
+                 * @example 1762074881
+                 */
+                "webhook-timestamp"?: components["parameters"]["Webhook-Timestamp"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in: `v1,` followed by the base64
+                 *     HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${rawBody}`, keyed with the bytes that
+                 *     the base64 after `whsec_` in the signing secret encodes; a space-separated list, any entry
+                 *     of which may match. Signs the same bytes as `X-Service-Signature`, which comes either way.
+                 * @example v1,bZSgFf60VMgufNZB5bBDBKsaPKahTtfWu/E+aQW0y8Q=
+                 */
+                "webhook-signature"?: components["parameters"]["Webhook-Signature"];
             };
             path?: never;
             cookie?: never;
@@ -2567,6 +2651,27 @@ export interface operations {
                  * @example v1=6f1c2b0e9a4d8f7c3b5a1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b
                  */
                 "X-Service-Signature": components["parameters"]["X-Service-Signature"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in (`standard_webhooks` in `GET /v1/me`):
+                 *     the event ID, the same as `X-Service-Event-Id` and the body's `id`, on every attempt.
+                 * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
+                 */
+                "webhook-id"?: components["parameters"]["Webhook-Id"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in: Unix time in whole seconds when the
+                 *     attempt was signed, the same as `X-Service-Timestamp`. Refuse one more than 300 seconds
+                 *     from your clock.
+                 * @example 1762074881
+                 */
+                "webhook-timestamp"?: components["parameters"]["Webhook-Timestamp"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in: `v1,` followed by the base64
+                 *     HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${rawBody}`, keyed with the bytes that
+                 *     the base64 after `whsec_` in the signing secret encodes; a space-separated list, any entry
+                 *     of which may match. Signs the same bytes as `X-Service-Signature`, which comes either way.
+                 * @example v1,bZSgFf60VMgufNZB5bBDBKsaPKahTtfWu/E+aQW0y8Q=
+                 */
+                "webhook-signature"?: components["parameters"]["Webhook-Signature"];
             };
             path?: never;
             cookie?: never;
