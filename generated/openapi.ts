@@ -849,6 +849,16 @@ export interface components {
             key: components["schemas"]["ApiKeyInfo"];
             credits: components["schemas"]["CreditBalance"];
             rate_limits: components["schemas"]["RateLimitStatus"];
+            /**
+             * @description Whether the account's webhooks also carry the Standard Webhooks headers
+             *     (`webhook-id`, `webhook-timestamp`, `webhook-signature`) beside `X-Service-Event-Id`,
+             *     `X-Service-Timestamp` and `X-Service-Signature`, which every delivery carries either way.
+             *     An operator turns it on (`npm run admin -- set-standard-webhooks --account ID --on`).
+             *     Always present in this service's answers; optional for other implementations of the
+             *     contract.
+             * @example false
+             */
+            standard_webhooks?: boolean;
         };
         /**
          * @description The event ID, `evt_` followed by 32 lowercase hex digits derived from the resource ID and the event type, so one event keeps one ID however often it is sent.
@@ -899,6 +909,17 @@ export interface components {
             error_code: string | null;
             /** @description Whether the receiver answered `2xx`. */
             succeeded: boolean;
+            /**
+             * @description The signature headers the attempt carried: `X-Service-Signature` always, and
+             *     `webhook-signature` (with `webhook-id` and `webhook-timestamp`) when the account had
+             *     Standard Webhooks turned on at the time. Names only, never the values. Always present
+             *     in this service's answers.
+             * @example [
+             *       "X-Service-Signature",
+             *       "webhook-signature"
+             *     ]
+             */
+            signature_headers?: ("X-Service-Signature" | "webhook-signature")[];
         };
         /**
          * @description A webhook event of one of the account's jobs and every attempt to deliver it: what
@@ -1136,6 +1157,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1152,6 +1175,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["ExhaustedX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
@@ -1190,6 +1215,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1206,6 +1233,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1222,6 +1251,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1238,6 +1269,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1254,6 +1287,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1270,6 +1305,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1286,6 +1323,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["ExhaustedX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
@@ -1303,6 +1342,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1319,6 +1360,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1335,6 +1378,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1351,6 +1396,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1367,6 +1414,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1383,6 +1432,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1399,6 +1450,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1415,6 +1468,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1431,6 +1486,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1461,6 +1518,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1477,6 +1536,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["ExhaustedX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
@@ -1494,6 +1555,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1510,6 +1573,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1526,6 +1591,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1542,6 +1609,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1558,6 +1627,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1658,6 +1729,27 @@ export interface components {
          * @example v1=6f1c2b0e9a4d8f7c3b5a1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b
          */
         "X-Service-Signature": string;
+        /**
+         * @description Standard Webhooks, sent only to an account opted in (`standard_webhooks` in `GET /v1/me`):
+         *     the event ID, the same as `X-Service-Event-Id` and the body's `id`, on every attempt.
+         * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
+         */
+        "Webhook-Id": string;
+        /**
+         * @description Standard Webhooks, sent only to an account opted in: Unix time in whole seconds when the
+         *     attempt was signed, the same as `X-Service-Timestamp`. Refuse one more than 300 seconds
+         *     from your clock.
+         * @example 1762074881
+         */
+        "Webhook-Timestamp": string;
+        /**
+         * @description Standard Webhooks, sent only to an account opted in: `v1,` followed by the base64
+         *     HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${rawBody}`, keyed with the bytes that
+         *     the base64 after `whsec_` in the signing secret encodes; a space-separated list, any entry
+         *     of which may match. Signs the same bytes as `X-Service-Signature`, which comes either way.
+         * @example v1,bZSgFf60VMgufNZB5bBDBKsaPKahTtfWu/E+aQW0y8Q=
+         */
+        "Webhook-Signature": string;
     };
     requestBodies: never;
     headers: {
@@ -1696,6 +1788,16 @@ export interface components {
          * @example 42
          */
         "X-RateLimit-Reset": number;
+        /**
+         * @description Every window of the key's bucket for this operation, as the quota policies of the IETF draft (draft-ietf-httpapi-ratelimit-headers, revision 10): an RFC 9651 List of Strings naming the window (`"minute"`, `"day"`), each with `q`, the requests the window admits, and `w`, its length in seconds. It changes only when the account's plan does. Sent beside `RateLimit-Limit`, `-Remaining` and `-Reset`, which stay: the `q` of the policy that `RateLimit` names is `RateLimit-Limit`.
+         * @example "minute";q=120;w=60, "day";q=10000;w=86400
+         */
+        "RateLimit-Policy": string;
+        /**
+         * @description The active window's state as a service limit of the IETF draft (draft-ietf-httpapi-ratelimit-headers, revision 10): an RFC 9651 List of one String naming the window that `RateLimit-Policy` describes, with `r`, the requests left in it, and `t`, the seconds until it starts again. `r` is `RateLimit-Remaining` and `t` is `RateLimit-Reset`; the active window is the one those describe (on a 429, the window that refused).
+         * @example "minute";r=119;t=42
+         */
+        RateLimit: string;
         /**
          * @description The authentication scheme the service expects.
          * @example Bearer realm="avatar-service"
@@ -1812,6 +1914,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1879,6 +1983,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1922,6 +2028,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1977,6 +2085,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2039,6 +2149,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2083,6 +2195,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2116,6 +2230,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2170,6 +2286,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2208,6 +2326,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2247,6 +2367,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2281,6 +2403,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2318,6 +2442,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2363,6 +2489,27 @@ export interface operations {
                  * @example v1=6f1c2b0e9a4d8f7c3b5a1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b
                  */
                 "X-Service-Signature": components["parameters"]["X-Service-Signature"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in (`standard_webhooks` in `GET /v1/me`):
+                 *     the event ID, the same as `X-Service-Event-Id` and the body's `id`, on every attempt.
+                 * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
+                 */
+                "webhook-id"?: components["parameters"]["Webhook-Id"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in: Unix time in whole seconds when the
+                 *     attempt was signed, the same as `X-Service-Timestamp`. Refuse one more than 300 seconds
+                 *     from your clock.
+                 * @example 1762074881
+                 */
+                "webhook-timestamp"?: components["parameters"]["Webhook-Timestamp"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in: `v1,` followed by the base64
+                 *     HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${rawBody}`, keyed with the bytes that
+                 *     the base64 after `whsec_` in the signing secret encodes; a space-separated list, any entry
+                 *     of which may match. Signs the same bytes as `X-Service-Signature`, which comes either way.
+                 * @example v1,bZSgFf60VMgufNZB5bBDBKsaPKahTtfWu/E+aQW0y8Q=
+                 */
+                "webhook-signature"?: components["parameters"]["Webhook-Signature"];
             };
             path?: never;
             cookie?: never;
@@ -2416,6 +2563,27 @@ export interface operations {
                  * @example v1=6f1c2b0e9a4d8f7c3b5a1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b
                  */
                 "X-Service-Signature": components["parameters"]["X-Service-Signature"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in (`standard_webhooks` in `GET /v1/me`):
+                 *     the event ID, the same as `X-Service-Event-Id` and the body's `id`, on every attempt.
+                 * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
+                 */
+                "webhook-id"?: components["parameters"]["Webhook-Id"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in: Unix time in whole seconds when the
+                 *     attempt was signed, the same as `X-Service-Timestamp`. Refuse one more than 300 seconds
+                 *     from your clock.
+                 * @example 1762074881
+                 */
+                "webhook-timestamp"?: components["parameters"]["Webhook-Timestamp"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in: `v1,` followed by the base64
+                 *     HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${rawBody}`, keyed with the bytes that
+                 *     the base64 after `whsec_` in the signing secret encodes; a space-separated list, any entry
+                 *     of which may match. Signs the same bytes as `X-Service-Signature`, which comes either way.
+                 * @example v1,bZSgFf60VMgufNZB5bBDBKsaPKahTtfWu/E+aQW0y8Q=
+                 */
+                "webhook-signature"?: components["parameters"]["Webhook-Signature"];
             };
             path?: never;
             cookie?: never;
@@ -2469,6 +2637,27 @@ export interface operations {
                  * @example v1=6f1c2b0e9a4d8f7c3b5a1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b
                  */
                 "X-Service-Signature": components["parameters"]["X-Service-Signature"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in (`standard_webhooks` in `GET /v1/me`):
+                 *     the event ID, the same as `X-Service-Event-Id` and the body's `id`, on every attempt.
+                 * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
+                 */
+                "webhook-id"?: components["parameters"]["Webhook-Id"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in: Unix time in whole seconds when the
+                 *     attempt was signed, the same as `X-Service-Timestamp`. Refuse one more than 300 seconds
+                 *     from your clock.
+                 * @example 1762074881
+                 */
+                "webhook-timestamp"?: components["parameters"]["Webhook-Timestamp"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in: `v1,` followed by the base64
+                 *     HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${rawBody}`, keyed with the bytes that
+                 *     the base64 after `whsec_` in the signing secret encodes; a space-separated list, any entry
+                 *     of which may match. Signs the same bytes as `X-Service-Signature`, which comes either way.
+                 * @example v1,bZSgFf60VMgufNZB5bBDBKsaPKahTtfWu/E+aQW0y8Q=
+                 */
+                "webhook-signature"?: components["parameters"]["Webhook-Signature"];
             };
             path?: never;
             cookie?: never;
@@ -2522,6 +2711,27 @@ export interface operations {
                  * @example v1=6f1c2b0e9a4d8f7c3b5a1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b
                  */
                 "X-Service-Signature": components["parameters"]["X-Service-Signature"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in (`standard_webhooks` in `GET /v1/me`):
+                 *     the event ID, the same as `X-Service-Event-Id` and the body's `id`, on every attempt.
+                 * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
+                 */
+                "webhook-id"?: components["parameters"]["Webhook-Id"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in: Unix time in whole seconds when the
+                 *     attempt was signed, the same as `X-Service-Timestamp`. Refuse one more than 300 seconds
+                 *     from your clock.
+                 * @example 1762074881
+                 */
+                "webhook-timestamp"?: components["parameters"]["Webhook-Timestamp"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in: `v1,` followed by the base64
+                 *     HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${rawBody}`, keyed with the bytes that
+                 *     the base64 after `whsec_` in the signing secret encodes; a space-separated list, any entry
+                 *     of which may match. Signs the same bytes as `X-Service-Signature`, which comes either way.
+                 * @example v1,bZSgFf60VMgufNZB5bBDBKsaPKahTtfWu/E+aQW0y8Q=
+                 */
+                "webhook-signature"?: components["parameters"]["Webhook-Signature"];
             };
             path?: never;
             cookie?: never;

@@ -54,6 +54,8 @@ Keys and secrets (flags, or the environment variables in brackets):
                                 (both or neither; without them credits.workspace-charged
                                 is not applicable)
   --signing-secret <secret>     the webhook signing secret [CONFORMANCE_SIGNING_SECRET]
+  --standard-webhooks           the --api-key account also gets Standard Webhooks headers
+                                (webhook-id, -timestamp, -signature): check them too
   A run whose required checks need one of these that it was not given is refused before
   any request (exit 2), one line per value; --skip leaves those checks out.
 
@@ -277,6 +279,7 @@ async function main(): Promise<number> {
     workspaceKey: values['workspace-key'] ?? config.workspaceKey ?? env.CONFORMANCE_WORKSPACE_KEY,
     ownerKey: values['owner-key'] ?? config.ownerKey ?? env.CONFORMANCE_OWNER_KEY,
     signingSecret: values['signing-secret'] ?? config.signingSecret ?? env.CONFORMANCE_SIGNING_SECRET,
+    ...(values['standard-webhooks'] ? { standardWebhooks: true } : {}),
     only: [...(config.only ?? []), ...list(values.only)],
     skip: [...(config.skip ?? []), ...list(values.skip)],
     ...(values['no-fail-marker'] ? { failMarker: null } : values['fail-marker'] !== undefined ? { failMarker: values['fail-marker'] } : {}),
@@ -346,6 +349,7 @@ function parse() {
       'workspace-key': { type: 'string' },
       'owner-key': { type: 'string' },
       'signing-secret': { type: 'string' },
+      'standard-webhooks': { type: 'boolean' },
       profile: { type: 'string' },
       only: { type: 'string', multiple: true },
       skip: { type: 'string', multiple: true },

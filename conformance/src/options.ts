@@ -22,6 +22,12 @@ export interface RunOptions {
   ownerKey?: string;
   /** The webhook signing secret of the integration. */
   signingSecret?: string;
+  /**
+   * The --api-key account is opted in to Standard Webhooks (ND-STANDARD-WEBHOOKS): its
+   * deliveries carry webhook-id, webhook-timestamp and webhook-signature as well, and
+   * webhooks.standard-signature checks them beside X-Service-*. Default false.
+   */
+  standardWebhooks?: boolean;
   profile?: Profile;
   /**
    * How the implementation made the source's "not shown" choices (implementation/
@@ -141,6 +147,7 @@ export function resolveOptions(options: RunOptions): ResolvedOptions {
     workspaceKey: options.workspaceKey || undefined,
     ownerKey: options.ownerKey || undefined,
     signingSecret: options.signingSecret || undefined,
+    standardWebhooks: options.standardWebhooks ?? false,
     profile,
     only: options.only ?? [],
     skip: options.skip ?? [],

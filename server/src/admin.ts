@@ -28,6 +28,9 @@ const USAGE = `Usage: npm run admin -- <command> [flags]
   set-plan --account ID [--read-per-minute N] [--read-per-day N]
            [--generation-per-minute N] [--generation-per-day N]
   rotate-signing-secret --account ID [--json]
+  set-standard-webhooks --account ID --on|--off [--json]
+                                 webhooks also carry webhook-id, webhook-timestamp and
+                                 webhook-signature (Standard Webhooks), or stop; X-Service-* stay
   list-accounts [--json]
   list-workspaces --owner ID [--json]          an owner account and its workspaces, with this month's credits
 
@@ -58,6 +61,8 @@ const OPTIONS = {
   key: { type: 'string' },
   owner: { type: 'string' },
   json: { type: 'boolean', default: false },
+  on: { type: 'boolean', default: false },
+  off: { type: 'boolean', default: false },
   help: { type: 'boolean', default: false },
   'read-per-minute': { type: 'string' },
   'read-per-day': { type: 'string' },
@@ -125,7 +130,7 @@ function kind(account: Account): { account_type: 'owner' | 'workspace'; owner_ac
 /** One account as list-accounts and list-workspaces show it. */
 async function listed(store: Store, account: Account, period: string) {
   const balance = await store.jobs.creditBalance(account.id, period);
-  return { account_id: account.id, ...kind(account), name: account.name, monthly_credits: account.monthlyCredits, available: balance.available, plan: account.plan };
+  return { account_id: account.id, ...kind(account), name: account.name, monthly_credits: account.monthlyCredits, available: balance.available, plan: account.plan, standard_webhooks: account.standardWebhooks };
 }
 
 function printRows(rows: Awaited<ReturnType<typeof listed>>[]): void {
@@ -133,7 +138,7 @@ function printRows(rows: Awaited<ReturnType<typeof listed>>[]): void {
   else {
     for (const r of rows) {
       const owner = r.owner_account_id ? ` of ${r.owner_account_id}` : '';
-      console.log(`${r.account_id}  ${r.account_type}${owner}  ${r.name}  credits/month=${r.monthly_credits}  available=${r.available}  plan=${JSON.stringify(r.plan)}`);
+      console.log(`${r.account_id}  ${r.account_type}${owner}  ${r.name}  credits/month=${r.monthly_credits}  available=${r.available}  plan=${JSON.stringify(r.plan)}${r.standard_webhooks ? '  standard-webhooks' : ''}`);
     }
   }
 }
@@ -187,6 +192,13 @@ async function run(store: Store, command: string | undefined): Promise<void> {
       const secret = generateSigningSecret();
       await store.accounts.setSigningSecret(text('account'), secret);
       print({ account_id: text('account'), signing_secret: secret });
+      return;
+    }
+    case 'set-standard-webhooks': {
+      if (values.on === values.off) throw new UsageError('give exactly one of --on and --off');
+      await mustExist(store, text('account'));
+      await store.accounts.setStandardWebhooks(text('account'), values.on);
+      print({ account_id: text('account'), standard_webhooks: values.on });
       return;
     }
     case 'list-accounts': {

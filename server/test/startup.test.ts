@@ -238,6 +238,29 @@ describe('the operator command beside a running server', () => {
     expect(me.status).toBe(200);
   });
 
+  it('turns Standard Webhooks on and off for an account, which GET /v1/me then shows, and refuses neither or both flags', async () => {
+    const created = JSON.parse((await run(ADMIN, ['create-account', '--json'], storeEnv.env)).stdout);
+    const me = async () => ((await (await fetch(`${server.url}/v1/me`, { headers: { Authorization: `Bearer ${created.api_key}` } })).json()) as { standard_webhooks: boolean }).standard_webhooks;
+    const before = await me();
+
+    const on = await run(ADMIN, ['set-standard-webhooks', '--account', created.account_id, '--on', '--json'], storeEnv.env);
+    const afterOn = await me();
+    const listed = JSON.parse((await run(ADMIN, ['list-accounts', '--json'], storeEnv.env)).stdout) as { account_id: string; standard_webhooks: boolean }[];
+    const off = await run(ADMIN, ['set-standard-webhooks', '--account', created.account_id, '--off'], storeEnv.env);
+    const afterOff = await me();
+    const both = await run(ADMIN, ['set-standard-webhooks', '--account', created.account_id, '--on', '--off'], storeEnv.env);
+
+    expect(before).toBe(false);
+    expect(on.code).toBe(0);
+    expect(JSON.parse(on.stdout)).toEqual({ account_id: created.account_id, standard_webhooks: true });
+    expect(afterOn).toBe(true);
+    expect(listed.find((a) => a.account_id === created.account_id)?.standard_webhooks).toBe(true);
+    expect(off.code).toBe(0);
+    expect(afterOff).toBe(false);
+    expect(both.code).toBe(2);
+    expect(both.stderr.split('\n')[0]).toBe('admin: give exactly one of --on and --off');
+  });
+
   it('refuses a live key for an account whose sandbox clock moved in one line, exit 2', async () => {
     const created = JSON.parse((await run(ADMIN, ['create-account', '--json'], storeEnv.env)).stdout);
     const key = created.api_key as string;

@@ -97,8 +97,13 @@ const mutations: Mutation[] = [
   },
   {
     rule: 'rule/success-has-rate-limit-headers',
-    violation: 'the 200 of GET /v1/me without RateLimit-Reset',
-    mutate: (dir) => edit(dir, ME, '        RateLimit-Reset:\n          $ref: ../components/headers/RateLimit-Reset.yaml\n', ''),
+    violation: 'the 200 of GET /v1/me without X-RateLimit-Reset',
+    mutate: (dir) => edit(dir, ME, '        X-RateLimit-Reset:\n          $ref: ../components/headers/X-RateLimit-Reset.yaml\n', ''),
+  },
+  {
+    rule: 'rule/structured-rate-limit-fields-with-the-trio',
+    violation: 'the 404 NotFound response with the trio but without RateLimit',
+    mutate: (dir) => edit(dir, 'openapi/components/responses/NotFound.yaml', '  RateLimit:\n    $ref: ../headers/RateLimit.yaml\n', ''),
   },
   {
     rule: 'rule/retry-after-only-on-429-and-503',

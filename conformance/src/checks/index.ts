@@ -34,6 +34,7 @@ import listsEachRecordOnce from './lists/each-record-once.ts';
 import rateLimitsBothChecks from './rate-limits/both-checks.ts';
 import rateLimitsBuckets from './rate-limits/buckets.ts';
 import rateLimitsCompatHeadersAgree from './rate-limits/compat-headers-agree.ts';
+import rateLimitsStructuredFieldsAgree from './rate-limits/structured-fields-agree.ts';
 import rateLimitsDailyWindows from './rate-limits/daily-windows.ts';
 import rateLimitsHeadersOnAnswers from './rate-limits/headers-on-answers.ts';
 import rateLimitsOverLimit429 from './rate-limits/over-limit-429.ts';
@@ -60,6 +61,7 @@ import webhooksPollingAfterFailedDeliveries from './webhooks/polling-after-faile
 import webhooksRetriedAfterFailure from './webhooks/retried-after-failure.ts';
 import webhooksRetrySchedule from './webhooks/retry-schedule.ts';
 import webhooksSignature from './webhooks/signature.ts';
+import webhooksStandardSignature from './webhooks/standard-signature.ts';
 import webhooksTimestamp from './webhooks/timestamp.ts';
 
 export const CHECKS: readonly Check[] = [
@@ -88,6 +90,7 @@ export const CHECKS: readonly Check[] = [
   webhooksEventTypeMatchesState,
   webhooksPayloadMatchesGet,
   webhooksSignature,
+  webhooksStandardSignature,
   webhooksTimestamp,
   webhooksRetriedAfterFailure,
   webhooksEventIdStable,
@@ -126,6 +129,7 @@ export const CHECKS: readonly Check[] = [
   versioningV1Prefix,
   rateLimitsHeadersOnAnswers,
   rateLimitsCompatHeadersAgree,
+  rateLimitsStructuredFieldsAgree,
   rateLimitsRetryAfterOnlyOn429,
   contractStatusDocumented,
   contractBodiesMatchSchemas,

@@ -11,6 +11,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { isDeepStrictEqual } from 'node:util';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+import { formatRateLimit, formatRateLimitPolicy } from '../../../contract/rateLimitFields.ts';
 import type { ContractValidator } from '../contract.ts';
 import type { Shape } from '../implementation/shape.ts';
 import type { Bucket } from '../pacer.ts';
@@ -206,6 +207,10 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       'x-ratelimit-limit': String(limit),
       'x-ratelimit-remaining': '0',
       'x-ratelimit-reset': wait,
+      // The IETF draft's fields, as the reference sends them beside the trio (ND-RATELIMIT-FIELDS);
+      // the window's length is not known here, and the draft leaves w optional.
+      'ratelimit-policy': formatRateLimitPolicy([{ name: 'injected', quota: limit }]),
+      ratelimit: formatRateLimit({ name: 'injected', remaining: 0, resetSeconds: INJECTED_RETRY_AFTER_SECONDS }),
     };
     seen.injected = true;
     seen.status = 429;

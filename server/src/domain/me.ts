@@ -47,5 +47,6 @@ export async function getMe(deps: DomainDeps, { caller, decision: read }: Admiss
       available: balance.available,
     },
     rate_limits: { read: bucketResource(read), generation: bucketResource(generation) },
+    standard_webhooks: caller.account.standardWebhooks,
   };
 }

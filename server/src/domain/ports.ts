@@ -41,7 +41,7 @@ export function errorForLog(error: unknown): unknown {
   return error instanceof StoreUnavailableError ? { type: error.name, message: error.message } : error;
 }
 
-export type NewAccount = Omit<Account, 'clockOffsetMs'>;
+export type NewAccount = Omit<Account, 'clockOffsetMs' | 'standardWebhooks'>;
 
 /** Why a workspace was not created: its owner is missing, or is itself a workspace (workspaces hold no workspaces). */
 export type WorkspaceRefused = 'owner_not_found' | 'owner_is_workspace';
@@ -102,6 +102,8 @@ export interface AccountStore {
   setMonthlyCredits(accountId: string, credits: number): Promise<boolean>;
   grantCredits(accountId: string, period: string, credits: number): Promise<boolean>;
   setSigningSecret(accountId: string, secret: string): Promise<boolean>;
+  /** Turns the Standard Webhooks headers on or off for the account's deliveries (ND-STANDARD-WEBHOOKS). */
+  setStandardWebhooks(accountId: string, on: boolean): Promise<boolean>;
   /**
    * Moves the account's sandbox clock forward and, in the same transaction, brings the
    * due times of its pending webhook events that are not in flight closer by as much, so

@@ -78,6 +78,7 @@ function toResource(event: OutboxEvent, attempts: readonly LoggedAttempt[], cloc
         error: failure?.message ?? null,
         error_code: failure?.code ?? null,
         succeeded: a.error === null,
+        signature_headers: a.standardWebhooks ? ['X-Service-Signature', 'webhook-signature'] : ['X-Service-Signature'],
       };
     }),
     attempts_total: attempts.length,

@@ -7,9 +7,13 @@
 // the rule's, not the receiver's, and would be the same on every retry.
 import type { Logger } from 'pino';
 import {
+  STANDARD_WEBHOOK_ID_HEADER,
+  STANDARD_WEBHOOK_SIGNATURE_HEADER,
+  STANDARD_WEBHOOK_TIMESTAMP_HEADER,
   WEBHOOK_EVENT_ID_HEADER,
   WEBHOOK_SIGNATURE_HEADER,
   WEBHOOK_TIMESTAMP_HEADER,
+  signStandardWebhook,
   signWebhook,
 } from '../../../contract/webhookSignature.ts';
 import { attemptErrorText } from '../domain/attemptErrors.ts';
@@ -92,6 +96,15 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
             [WEBHOOK_EVENT_ID_HEADER]: event.id,
             [WEBHOOK_TIMESTAMP_HEADER]: String(timestamp),
             [WEBHOOK_SIGNATURE_HEADER]: signWebhook(account.signingSecret, timestamp, event.payload),
+            // An opted-in account gets the same ID, time and bytes signed under Standard
+            // Webhooks as well (ND-STANDARD-WEBHOOKS); the headers above never change.
+            ...(account.standardWebhooks
+              ? {
+                  [STANDARD_WEBHOOK_ID_HEADER]: event.id,
+                  [STANDARD_WEBHOOK_TIMESTAMP_HEADER]: String(timestamp),
+                  [STANDARD_WEBHOOK_SIGNATURE_HEADER]: signStandardWebhook(account.signingSecret, event.id, timestamp, event.payload),
+                }
+              : {}),
           },
           { mode: options.mode, timeoutMs: options.timeoutMs, resolve: options.resolve ?? systemResolver },
         )
@@ -105,6 +118,7 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
       durationMs: Math.max(0, endedAt - startedAt),
       statusCode: result.status,
       error: result.ok ? null : attemptErrorText(result.error, result.status),
+      standardWebhooks: account?.standardWebhooks === true,
     };
 
     if (result.ok) {

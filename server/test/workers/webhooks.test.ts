@@ -67,6 +67,41 @@ describe('each terminal event (WH-TERMINAL, WH-PAYLOAD-SHAPE, WH-SIGNATURE)', ()
     }
   });
 
+  it('when the account is opted in to Standard Webhooks, then a delivery verifies under both schemes, X-Service-* unchanged, and the log says both were sent (ND-STANDARD-WEBHOOKS)', async () => {
+    const { receiver, svc, key, account } = await setup();
+    const plain = await svc.account({ plan: GENEROUS_PLAN, credits: 10_000 });
+    await svc.store.accounts.setStandardWebhooks(account.account_id, true);
+    const opted = await createAvatar(svc, key, `${receiver.url}/opted`);
+    const other = await createAvatar(svc, plain.api_key, `${receiver.url}/plain`);
+
+    const deliveries = await receiver.waitFor(2);
+
+    const d = deliveries.find((x) => x.path === '/opted')!;
+    const headers = d.headers as Record<string, string>;
+    const service = verifyWebhook({ rawBody: d.rawBody, headers, secret: account.signing_secret, scheme: 'service' });
+    const standard = verifyWebhook({ rawBody: d.rawBody, headers, secret: account.signing_secret, scheme: 'standard' });
+    expect(service.id).toBe(eventIdFor(opted, 'avatar.ready'));
+    expect(standard).toEqual(service);
+    expect(headers['webhook-id']).toBe(headers['x-service-event-id']);
+    expect(headers['webhook-timestamp']).toBe(headers['x-service-timestamp']);
+    expect(headers['x-service-signature']).toMatch(/^v1=[0-9a-f]{64}$/);
+    expect(headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+    // Tampered bytes fail under the new scheme too.
+    expect(() => verifyWebhook({ rawBody: `${d.rawBody} `, headers, secret: account.signing_secret, scheme: 'standard' })).toThrow(/webhook-signature does not match/);
+
+    const p = deliveries.find((x) => x.path === '/plain')!;
+    expect(p.headers['webhook-signature']).toBeUndefined();
+    expect(p.headers['webhook-id']).toBeUndefined();
+    expect(verifyWebhook({ rawBody: p.rawBody, headers: p.headers as Record<string, string>, secret: plain.signing_secret }).id).toBe(eventIdFor(other, 'avatar.ready'));
+
+    const logOf = async (k: string, job: string) =>
+      (await eventually(() => svc.request('GET', `/v1/webhook-events?job_id=${job}`, { key: k }), (r) => r.body.data?.[0]?.attempts?.length === 1)).body.data[0].attempts[0];
+    expect((await logOf(key, opted)).signature_headers).toEqual(['X-Service-Signature', 'webhook-signature']);
+    expect((await logOf(plain.api_key, other)).signature_headers).toEqual(['X-Service-Signature']);
+    expect((await svc.request('GET', '/v1/me', { key })).body.standard_webhooks).toBe(true);
+    expect((await svc.request('GET', '/v1/me', { key: plain.api_key })).body.standard_webhooks).toBe(false);
+  });
+
   it('sends nothing for a job without webhook_url (WH-OPTIONAL)', async () => {
     const { receiver, svc, key } = await setup();
     const id = (await svc.request('POST', '/v1/avatars', { key, json: promptAvatar() })).body.id;

@@ -81,6 +81,9 @@ export function embeddedAccounts(db: Db, versions: AccountVersions): AccountStor
     async setSigningSecret(accountId, secret) {
       return changing(db.prepare('UPDATE accounts SET signing_secret = ? WHERE id = ?').run(secret, accountId));
     },
+    async setStandardWebhooks(accountId, on) {
+      return changing(db.prepare('UPDATE accounts SET standard_webhooks = ? WHERE id = ?').run(on ? 1 : 0, accountId));
+    },
     async advanceClock(accountId, move, maxOffsetMs) {
       const moved = transaction(db, (): ClockMoved => {
         const row = db.prepare('SELECT clock_offset_ms FROM accounts WHERE id = ?').get(accountId) as Row | undefined;

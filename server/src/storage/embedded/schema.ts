@@ -150,4 +150,11 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE accounts ADD COLUMN owner_id TEXT REFERENCES accounts(id);
   CREATE INDEX accounts_by_owner ON accounts (owner_id, created_at) WHERE owner_id IS NOT NULL;
   `,
+  `
+  -- Standard Webhooks, as an option: whether an account's deliveries also carry webhook-id,
+  -- webhook-timestamp and webhook-signature, and whether each logged attempt carried them.
+  -- Every account and attempt before this version had the X-Service-* headers alone.
+  ALTER TABLE accounts ADD COLUMN standard_webhooks INTEGER NOT NULL DEFAULT 0 CHECK (standard_webhooks IN (0, 1));
+  ALTER TABLE webhook_attempts ADD COLUMN standard_webhooks INTEGER NOT NULL DEFAULT 0 CHECK (standard_webhooks IN (0, 1));
+  `,
 ];

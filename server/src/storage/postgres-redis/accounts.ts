@@ -5,7 +5,7 @@ import { num, rowToAccount, rowToKey } from '../rows.ts';
 import { guarded, transaction, type Row } from './database.ts';
 
 /** What rowToAccount reads, named: a prepared statement's columns must not change under it when a migration adds one. */
-const ACCOUNT_COLUMNS = 'id, name, monthly_credits, plan, signing_secret, created_at, clock_offset_ms, owner_id';
+const ACCOUNT_COLUMNS = 'id, name, monthly_credits, plan, signing_secret, created_at, clock_offset_ms, owner_id, standard_webhooks';
 
 export function postgresAccounts(pool: pg.Pool, versions: AccountVersions): AccountStore {
   const q = (text: string, values: unknown[] = []) => guarded(() => pool.query(text, values));
@@ -17,7 +17,7 @@ export function postgresAccounts(pool: pg.Pool, versions: AccountVersions): Acco
       await named(
         'key-by-hash',
         `SELECT k.id AS key_id, k.mode, k.prefix, k.created_at AS key_created_at, k.revoked_at,
-                a.id AS account_id, a.name, a.monthly_credits, a.plan, a.signing_secret, a.created_at, a.clock_offset_ms, a.owner_id
+                a.id AS account_id, a.name, a.monthly_credits, a.plan, a.signing_secret, a.created_at, a.clock_offset_ms, a.owner_id, a.standard_webhooks
          FROM api_keys k JOIN accounts a ON a.id = k.account_id
          WHERE k.hash = $1 AND k.revoked_at IS NULL`,
         [hash],
@@ -94,6 +94,9 @@ export function postgresAccounts(pool: pg.Pool, versions: AccountVersions): Acco
     },
     async setSigningSecret(accountId, secret) {
       return versions.changing(accountId, async () => changed(await q('UPDATE accounts SET signing_secret = $1 WHERE id = $2', [secret, accountId])));
+    },
+    async setStandardWebhooks(accountId, on) {
+      return versions.changing(accountId, async () => changed(await q('UPDATE accounts SET standard_webhooks = $1 WHERE id = $2', [on, accountId])));
     },
     async advanceClock(accountId, move, maxOffsetMs) {
       return versions.changing(accountId, () => transaction(pool, async (client): Promise<ClockMoved> => {

@@ -165,4 +165,14 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     CREATE INDEX accounts_by_owner ON accounts (owner_id, created_at) WHERE owner_id IS NOT NULL;
     `,
   },
+  {
+    version: 10,
+    name: 'standard webhooks opt-in',
+    // Whether an account's deliveries also carry the Standard Webhooks headers, and whether
+    // each logged attempt carried them; everything before had the X-Service-* headers alone.
+    sql: `
+    ALTER TABLE accounts ADD COLUMN standard_webhooks BOOLEAN NOT NULL DEFAULT false;
+    ALTER TABLE webhook_attempts ADD COLUMN standard_webhooks BOOLEAN NOT NULL DEFAULT false;
+    `,
+  },
 ];
