@@ -140,3 +140,8 @@ export function bucketWindows(bucket: string, buckets: RateLimitBuckets = RATE_L
 export function formatNumber(n: number): string {
   return n.toLocaleString('en-US');
 }
+
+/** A bucket's limits as the texts write them: "120/minute and 10,000/day". */
+export function bucketLimitsText(bucket: string, buckets: RateLimitBuckets = RATE_LIMIT_BUCKETS): string {
+  return bucketWindows(bucket, buckets).map((w) => `${formatNumber(w.limit)}/${w.name}`).join(' and ');
+}
