@@ -1,5 +1,6 @@
 // Regenerates generated/openapi.json (the Redocly bundle that the server, the client
-// and the runner load) and generated/openapi.ts (openapi-typescript's types).
+// and the runner load) and generated/openapi.ts (openapi-typescript's types), and fills
+// the contract's numbers into the Markdown docs' spans (docNumbers.ts).
 // With --check it writes nothing and fails when the committed files are stale, so a
 // contract change that was not regenerated cannot land.
 import { execFileSync } from 'node:child_process';
@@ -7,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
+import { fillNumbers, NUMBER_DOCS } from './docNumbers.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const check = process.argv.includes('--check');
@@ -22,10 +24,12 @@ try {
   });
   const bundle = readFileSync(bundlePath, 'utf8');
   const ast = await openapiTS(JSON.parse(bundle), { silent: true });
-  const outputs = {
+  const outputs: Record<string, string> = {
     'generated/openapi.json': bundle,
     'generated/openapi.ts': HEADER + astToString(ast),
   };
+  // The docs' numbers follow the contract's x- members (docNumbers.ts).
+  for (const doc of NUMBER_DOCS) outputs[doc] = fillNumbers(readFileSync(join(root, doc), 'utf8'), JSON.parse(bundle), doc);
 
   const stale = Object.entries(outputs).filter(([path, text]) => {
     try {

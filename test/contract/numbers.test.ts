@@ -1,0 +1,129 @@
+// The contract's numbers (openapi/README.md, "The contract's numbers"): the x- members
+// are well formed and complete, the document's own prose and examples agree with them,
+// and no number of theirs is written again by hand in the code.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { formatNumber, problemCodes, rateLimitBuckets, creditCosts, webhookDelivery } from '../../contract/numbers.ts';
+import { rateLimitBuckets as operationBuckets } from '../../contract/operations.ts';
+import { BUNDLE, ROOT, type JsonObject } from './support/openapi.ts';
+
+const bundle = JSON.parse(readFileSync(BUNDLE, 'utf8')) as JsonObject;
+const buckets = rateLimitBuckets(bundle);
+const prices = creditCosts(bundle);
+const delivery = webhookDelivery(bundle);
+const problems = problemCodes(bundle);
+const info = bundle.info as JsonObject;
+const components = bundle.components as Record<string, Record<string, JsonObject>>;
+
+/** "120 a minute and 10,000 a day", as the contract's prose writes a bucket's limits. */
+const limitsText = (bucket: string) => buckets[bucket]!.map((w) => `${formatNumber(w.limit)} a ${w.name}`).join(' and ');
+
+describe('the x- members of the contract', () => {
+  test('every bucket an operation counts against states its windows', () => {
+    const named = new Set(operationBuckets(bundle).values());
+    expect(named.size).toBeGreaterThan(0);
+    for (const bucket of named) expect(Object.keys(buckets), `x-rate-limit-bucket ${bucket} has no windows in info.x-rate-limit-buckets`).toContain(bucket);
+  });
+
+  test("windows of the same name have the same length in every bucket, and each bucket's are shortest first", () => {
+    const lengths = new Map<string, number>();
+    for (const [bucket, windows] of Object.entries(buckets)) {
+      expect(windows.map((w) => w.windowSeconds), `${bucket}'s windows`).toEqual([...windows.map((w) => w.windowSeconds)].sort((a, b) => a - b));
+      for (const w of windows) {
+        expect(lengths.get(w.name) ?? w.windowSeconds, `${bucket}'s ${w.name} window`).toBe(w.windowSeconds);
+        lengths.set(w.name, w.windowSeconds);
+      }
+    }
+  });
+
+  test('the retry schedule grows and its jitter leaves every wait positive', () => {
+    expect(delivery.retryDelaysSeconds.length).toBeGreaterThan(0);
+    for (let i = 1; i < delivery.retryDelaysSeconds.length; i++) expect(delivery.retryDelaysSeconds[i]).toBeGreaterThan(delivery.retryDelaysSeconds[i - 1]!);
+    expect(delivery.jitter).toBeGreaterThanOrEqual(0);
+    expect(delivery.jitter).toBeLessThan(1);
+  });
+
+  test('a malformed member is refused naming it and the rule', () => {
+    const broken = structuredClone(bundle);
+    ((broken.info as JsonObject)['x-rate-limit-buckets'] as Record<string, JsonObject[]>).read![0]!.limit = 0;
+    expect(() => rateLimitBuckets(broken)).toThrow('info.x-rate-limit-buckets.read[0].limit must be a positive integer, not 0');
+    const unpriced = structuredClone(bundle);
+    delete ((unpriced.paths as Record<string, Record<string, JsonObject>>)['/v1/avatars']!.post!)['x-credit-cost'];
+    expect(() => creditCosts(unpriced)).toThrow('x-credit-cost of createAvatar must be a positive integer');
+  });
+});
+
+describe("the contract's prose agrees with its x- members", () => {
+  const description = String(info.description);
+
+  test("info.description's table of limits has each bucket's row with its limits", () => {
+    const rows = new Map<string, string[]>();
+    for (const line of description.split('\n')) {
+      const cells = line.trim().split('|').slice(1, -1).map((c) => c.trim());
+      if (cells.length === 4 && cells[0] !== 'bucket' && !cells[0]!.startsWith('---')) rows.set(cells[0]!.split(' ')[0]!, cells.slice(2));
+    }
+    expect([...rows.keys()].sort()).toEqual(Object.keys(buckets).sort());
+    for (const [bucket, windows] of Object.entries(buckets)) expect(rows.get(bucket), `the ${bucket} row of info.description`).toEqual(windows.map((w) => formatNumber(w.limit)));
+  });
+
+  test("info.description states each create's price and the webhook delivery", () => {
+    expect(description).toContain(`An avatar costs ${formatNumber(prices.avatar)} credits and a video ${formatNumber(prices.avatar_video)} credits`);
+    const waits = delivery.retryDelaysSeconds.map((s) => `${formatNumber(s)} s`);
+    const flat = description.replace(/\s+/g, ' ');
+    expect(flat).toContain(`waits at most ${formatNumber(delivery.timeoutSeconds)} seconds`);
+    expect(flat).toContain(`${delivery.attempts} attempts in all, waiting about ${waits.slice(0, -1).join(', ')} and ${waits.at(-1)} (each ±${formatNumber(delivery.jitter * 100)} % jitter)`);
+  });
+
+  test("the Problem code's description names every code of x-problem-codes, with the status it gives", () => {
+    const text = String((components.schemas!.Problem!.properties as Record<string, JsonObject>).code!.description);
+    const named = [...text.matchAll(/`([a-z_]+)`(?: \((\d{3}))?/g)];
+    expect(new Set(named.map((m) => m[1])), 'the codes Problem.code describes').toEqual(new Set(Object.keys(problems)));
+    for (const [, code, status] of named) if (status) expect(Number(status), `the status the description gives ${code}`).toBe(problems[code!]!.status);
+  });
+
+  test("the RateLimit-Limit headers' descriptions and examples are their bucket's limits", () => {
+    const headers = Object.entries(components.headers!).filter(([name]) => /RateLimit-Limit$/.test(name));
+    expect(headers.length).toBeGreaterThan(0);
+    for (const [name, header] of headers) {
+      const bucket = name.startsWith('Generation') ? 'generation' : name.startsWith('Sandbox') ? 'sandbox' : 'read';
+      expect(buckets[bucket]!.map((w) => w.limit), `${name}'s example`).toContain(header.example);
+      const stated = String(header.description).match(/\d[\d,]* a minute and [\d,]+ a day/);
+      if (stated) expect(stated[0], `${name}'s description`).toBe(limitsText(bucket));
+    }
+  });
+
+  test("every example shows the contract's prices and limits", () => {
+    const seen = { records: 0, refusals: 0, limits: 0 };
+    const walk = (value: unknown, where: string): void => {
+      if (Array.isArray(value)) return value.forEach((v, i) => walk(v, `${where}/${i}`));
+      if (typeof value !== 'object' || value === null) return;
+      const v = value as JsonObject;
+      if ((v.object === 'avatar' || v.object === 'avatar_video') && typeof v.credits === 'number') {
+        seen.records++;
+        expect(v.credits, `${where}: the ${v.object}'s credits`).toBe(prices[v.object]);
+      }
+      if (typeof v.credits_required === 'number') {
+        seen.refusals++;
+        expect(Object.values(prices), `${where}: credits_required`).toContain(v.credits_required);
+        const said = String(v.detail ?? '').match(/costs (\d[\d,]*) credits/);
+        if (said) expect(said[1], `${where}: the detail's price`).toBe(formatNumber(v.credits_required));
+      }
+      if (typeof v.rate_limits === 'object' && v.rate_limits !== null) {
+        for (const [bucket, windows] of Object.entries(v.rate_limits as Record<string, Record<string, JsonObject>>)) {
+          for (const [window, state] of Object.entries(windows)) {
+            seen.limits++;
+            expect(state.limit, `${where}: rate_limits.${bucket}.${window}.limit`).toBe(buckets[bucket]?.find((w) => w.name === window)?.limit);
+          }
+        }
+      }
+      for (const [key, child] of Object.entries(v)) walk(child, `${where}/${key}`);
+    };
+    walk(components.examples, '#/components/examples');
+    walk(bundle.paths, '#/paths');
+    // The walk found what it judges, so a renamed member cannot leave it judging nothing.
+    expect(seen.records).toBeGreaterThan(0);
+    expect(seen.refusals).toBeGreaterThan(0);
+    expect(seen.limits).toBeGreaterThan(0);
+  });
+});
