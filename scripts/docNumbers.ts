@@ -1,5 +1,5 @@
 // The contract's numbers in the Markdown docs. A number the docs state is written inside
-// a span, `<!-- n:limits.read -->120 a minute and 10,000 a day<!-- /n -->`, whose text
+// a span, `<!-- n:limits.read -->…<!-- /n -->` around the number, whose text
 // `npm run generate` rewrites from the bundle (and `npm run check:generated` finds stale),
 // so a change of an x- member in openapi/ reaches the docs without another edit. The
 // comments do not show when the Markdown is rendered.

@@ -167,7 +167,7 @@ function retrySchedule(delays: string | undefined, jitter: string | undefined): 
   const delaysSeconds = list([delays]).map(Number);
   if (delaysSeconds.length === 0 || delaysSeconds.some((n) => !Number.isFinite(n) || n <= 0)) usage('--webhook-retries must be a comma list of positive numbers of seconds');
   const fraction = jitter === undefined ? 0 : Number(jitter);
-  if (!Number.isFinite(fraction) || fraction < 0 || fraction >= 1) usage('--webhook-retry-jitter must be a fraction from 0 to below 1, e.g. 0.2');
+  if (!Number.isFinite(fraction) || fraction < 0 || fraction >= 1) usage(`--webhook-retry-jitter must be a fraction from 0 to below 1, e.g. ${WEBHOOK_DELIVERY.jitter}`);
   return { delaysSeconds, jitter: fraction };
 }
 
