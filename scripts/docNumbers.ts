@@ -11,7 +11,7 @@ export const NUMBER_DOCS = ['README.md', 'openapi/README.md', 'conformance/READM
 
 const SPAN = /<!-- n:([\w.]+) -->([\s\S]*?)<!-- \/n -->/g;
 
-/** Seconds as the docs write a list of waits: "5 s, 20 s and 1,280 s". */
+/** Seconds as the docs write a list of waits: "3 s, 9 s and 1,000 s". */
 function secondsList(seconds: readonly number[]): string {
   const each = seconds.map((s) => `${formatNumber(s)} s`);
   return each.length > 1 ? `${each.slice(0, -1).join(', ')} and ${each.at(-1)}` : (each[0] ?? '');

@@ -127,3 +127,80 @@ describe("the contract's prose agrees with its x- members", () => {
     expect(seen.limits).toBeGreaterThan(0);
   });
 });
+
+// A number of the contract written again by hand: the forms a copy takes (a limit per
+// window, a bucket's pair of limits, a price in credits, a run of the retry schedule, a
+// jitter, a webhook timeout, a table of problem statuses and titles).
+const literal = (n: number) => String(n).replace(/(\d)(?=(\d{3})+$)/g, '$1[_,]?');
+const number = (n: number) => `(?<![\\w.$])${literal(n)}(?![\\w.])`;
+const any = (ns: readonly number[]) => `(?:${[...new Set(ns)].map(number).join('|')})`;
+const limits = Object.values(buckets).flat().map((w) => w.limit);
+const shortest = Object.values(buckets).map((ws) => ws[0]!.limit);
+const delays = delivery.retryDelaysSeconds;
+const COPIES: { what: string; pattern: RegExp }[] = [
+  { what: 'a limit per window', pattern: new RegExp(`${any(limits)}\\s*(?:/|a |per |requests? (?:a|per) )(?:minute|day)\\b`, 'i') },
+  { what: 'a limit named by its window or bucket', pattern: new RegExp(`\\b(?:minute|day|limit|generation|read|sandbox)['"]?\\s*[:=]\\s*${any(limits)}`, 'i') },
+  { what: "a bucket's limits", pattern: new RegExp(Object.values(buckets).map((ws) => ws.map((w) => number(w.limit)).join(String.raw`\s*[,/]\s*`)).join('|')) },
+  { what: 'two buckets\' limits', pattern: new RegExp(`${any(shortest)}\\s+(?:and|or)\\s+${any(shortest)}`) },
+  { what: 'a limit as a fallback', pattern: new RegExp(`[lL]imits?\\b.*\\?\\?\\s*${any(limits)}`) },
+  { what: 'a price', pattern: new RegExp(`${any(Object.values(prices))}\\s*credits?\\b|\\b(?:costs?|price|avatar|avatar_video|video)['"]?\\s*[:=]?\\s*${any(Object.values(prices))}(?!\\s*(?:s\\b|ms\\b|%))`, 'i') },
+  { what: 'the retry schedule', pattern: new RegExp(delays.slice(1).map((d, i) => `${number(delays[i]!)}(?:\\s*s)?\\s*,\\s*${number(d)}`).join('|')) },
+  { what: 'the jitter', pattern: new RegExp(`jitter.*${number(delivery.jitter)}|±\\s*${number(delivery.jitter * 100)}\\s*%|${number(1 - delivery.jitter)}\\b.*${number(1 + delivery.jitter)}`, 'i') },
+  { what: 'the webhook timeout', pattern: new RegExp(`webhook\\w*.*timeout\\w*.*${any([delivery.timeoutSeconds * 1000])}|timeout\\w*.*webhook.*${any([delivery.timeoutSeconds * 1000])}`, 'i') },
+  { what: 'a problem table', pattern: /status:\s*\d{3},\s*title:/ },
+];
+
+/**
+ * Lines allowed to carry a copy, each with why (none today: every copy the scan found
+ * was made to read contract/numbers.ts). An entry that no longer matches fails the
+ * scan, so the list never outlives the line it names.
+ */
+const ALLOWED: { file: string; line: string; why: string }[] = [];
+
+const SCANNED = ['server/src', 'conformance/src', 'client/src', 'scripts'];
+
+function* codeFiles(dir: string): Generator<string> {
+  for (const entry of readdirSync(dir)) {
+    const path = join(dir, entry);
+    // Tests state the numbers they expect on purpose; fixtures are other implementations.
+    if (entry === 'node_modules' || entry === 'test' || entry === 'fixtures') continue;
+    if (statSync(path).isDirectory()) yield* codeFiles(path);
+    else if (/\.(?:ts|js|mjs)$/.test(entry)) yield path;
+  }
+}
+
+describe('no number of the contract is written by hand in the code', () => {
+  test(`${SCANNED.join(', ')} take every limit, price, retry and problem code from contract/numbers.ts`, () => {
+    const found: string[] = [];
+    const used = new Set<(typeof ALLOWED)[number]>();
+    for (const top of SCANNED) {
+      for (const file of codeFiles(join(ROOT, top))) {
+        const name = relative(ROOT, file);
+        readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
+          for (const copy of COPIES) {
+            if (!copy.pattern.test(line)) continue;
+            const allowed = ALLOWED.find((a) => a.file === name && line.includes(a.line));
+            if (allowed) used.add(allowed);
+            else found.push(`${name}:${i + 1}: ${copy.what}: ${line.trim()}`);
+          }
+        });
+      }
+    }
+    expect(found, 'read these from contract/numbers.ts (or allow them in ALLOWED with why)').toEqual([]);
+    expect(ALLOWED.filter((a) => !used.has(a)).map((a) => `${a.file}: ${a.line}`), 'allowed lines that no longer carry a copy').toEqual([]);
+  });
+
+  test('the scan finds a copy in each of its forms', () => {
+    const [minute, day] = buckets.read!;
+    const samples = [
+      `const plan = { minute: ${minute!.limit} };`,
+      `// ${formatNumber(day!.limit)} a day`,
+      `[${minute!.limit}, ${day!.limit}]`,
+      `const cost = { avatar: ${prices.avatar} };`,
+      `delaysSeconds: [${delays.join(', ')}]`,
+      `jitter: ${delivery.jitter}`,
+      `  not_found: { status: 404, title: 'Not found' },`,
+    ];
+    for (const sample of samples) expect(COPIES.some((c) => c.pattern.test(sample)), sample).toBe(true);
+  });
+});
