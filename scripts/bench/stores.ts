@@ -40,7 +40,7 @@ export const BIG_CREDITS = 1_000_000_000;
 /** The avatar every seeded row describes (a valid props avatar). */
 export const SEED_INPUT: AvatarInput = { type: 'props', name: 'Bench avatar', ethnicity: 'Hispanic', sex: 'male', age: 34 };
 /** What a seeded avatar cost: the contract's price (x-credit-cost of createAvatar). */
-const AVATAR_CREDITS = CREDIT_COST.avatar;
+export const AVATAR_CREDITS = CREDIT_COST.avatar;
 
 export interface Owner {
   accountId: string;
