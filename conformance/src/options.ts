@@ -125,6 +125,14 @@ export const CONTRACT_WINDOW_SECONDS = RATE_LIMIT_BUCKETS.read!.map((w) => w.win
 /** The contract's first webhook retry delay. */
 export const CONTRACT_FIRST_RETRY_SECONDS = WEBHOOK_DELIVERY.retryDelaysSeconds[0] ?? 0;
 
+/**
+ * The latest a first retry may come, by the contract's jitter: how long every check that
+ * awaits one gives it (before its own slack for queues and clocks).
+ */
+export function firstRetryLatestSeconds(options: Pick<ResolvedOptions, 'webhookFirstRetrySeconds'>): number {
+  return options.webhookFirstRetrySeconds * (1 + WEBHOOK_DELIVERY.jitter);
+}
+
 export function resolveOptions(options: RunOptions): ResolvedOptions {
   const profile = options.profile ?? 'core';
   return {

@@ -145,7 +145,7 @@ const COPIES: { what: string; pattern: RegExp }[] = [
   { what: 'a limit as a fallback', pattern: new RegExp(`[lL]imits?\\b.*\\?\\?\\s*${any(limits)}`) },
   { what: 'a price', pattern: new RegExp(`${any(Object.values(prices))}\\s*credits?\\b|\\b(?:costs?|price|avatar|avatar_video|video)['"]?\\s*[:=]?\\s*${any(Object.values(prices))}(?!\\s*(?:s\\b|ms\\b|%))`, 'i') },
   { what: 'the retry schedule', pattern: new RegExp(delays.slice(1).map((d, i) => `${number(delays[i]!)}(?:\\s*s)?\\s*,\\s*${number(d)}`).join('|')) },
-  { what: 'the jitter', pattern: new RegExp(`jitter.*${number(delivery.jitter)}|±\\s*${number(delivery.jitter * 100)}\\s*%|${number(1 - delivery.jitter)}\\b.*${number(1 + delivery.jitter)}`, 'i') },
+  { what: 'the jitter', pattern: new RegExp(`jitter.*${number(delivery.jitter)}|±\\s*${number(delivery.jitter * 100)}\\s*%|${number(1 - delivery.jitter)}\\b.*${number(1 + delivery.jitter)}|retry\\w*\\s*\\*\\s*${number(1 + delivery.jitter)}`, 'i') },
   { what: 'the webhook timeout', pattern: new RegExp(`webhook\\w*.*timeout\\w*.*${any([delivery.timeoutSeconds * 1000])}|timeout\\w*.*webhook.*${any([delivery.timeoutSeconds * 1000])}`, 'i') },
   { what: 'a problem table', pattern: /status:\s*\d{3},\s*title:/ },
 ];
@@ -199,6 +199,7 @@ describe('no number of the contract is written by hand in the code', () => {
       `const cost = { avatar: ${prices.avatar} };`,
       `delaysSeconds: [${delays.join(', ')}]`,
       `jitter: ${delivery.jitter}`,
+      `waitFor(job, 2, options.webhookFirstRetrySeconds * ${1 + delivery.jitter} + 1)`,
       `  not_found: { status: 404, title: 'Not found' },`,
     ];
     for (const sample of samples) expect(COPIES.some((c) => c.pattern.test(sample)), sample).toBe(true);

@@ -1,3 +1,4 @@
+import { firstRetryLatestSeconds } from '../../options.ts';
 import { formatNumber, WEBHOOK_DELIVERY } from '../../../../contract/numbers.ts';
 import { defineCheck, STATEFUL } from '../../check.ts';
 import { describeDelivery, retried } from '../../observe/arrivals.ts';
@@ -20,7 +21,7 @@ export default defineCheck({
     if (!second) {
       fail({
         clause: 'WH-RETRY',
-        message: `the receiver answered 500 to the ${job.label} event and no retry came within ${Math.round(ctx.options.webhookFirstRetrySeconds * 1.2 + 1 + ctx.options.webhookRetryTimeoutSeconds)} s`,
+        message: `the receiver answered 500 to the ${job.label} event and no retry came within ${Math.round(firstRetryLatestSeconds(ctx.options) + 1 + ctx.options.webhookRetryTimeoutSeconds)} s`,
         expected: 'a second attempt after a short delay',
         received: 'one attempt',
         fix: 'Retry failed deliveries a few times with exponential backoff.',
