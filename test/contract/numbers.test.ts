@@ -205,3 +205,20 @@ describe('no number of the contract is written by hand in the code', () => {
     for (const sample of samples) expect(COPIES.some((c) => c.pattern.test(sample)), sample).toBe(true);
   });
 });
+
+describe("the problem codes the server answers are the contract's", () => {
+  test('every code the server raises (a DomainError, an HttpProblem, a connection-level answer) has its row in x-problem-codes', () => {
+    const raised = new Set<string>();
+    for (const top of ['server/src/domain', 'server/src/http']) {
+      for (const file of codeFiles(join(ROOT, top))) {
+        const text = readFileSync(file, 'utf8');
+        for (const m of text.matchAll(/new (?:DomainError|HttpProblem)\(\s*'([a-z_]+)'/g)) raised.add(m[1]!);
+        if (top.endsWith('http')) for (const m of text.matchAll(/\bcode: '([a-z_]+)'/g)) raised.add(m[1]!);
+      }
+    }
+    // The scan reads the forms the server uses; it found the codes of both layers.
+    expect(raised).toContain('insufficient_credits');
+    expect(raised).toContain('request_timeout');
+    expect([...raised].filter((code) => !(code in problems)), 'codes without a row in Problem.yaml x-problem-codes').toEqual([]);
+  });
+});
