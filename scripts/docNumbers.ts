@@ -3,7 +3,7 @@
 // `npm run generate` rewrites from the bundle (and `npm run check:generated` finds stale),
 // so a change of an x- member in openapi/ reaches the docs without another edit. The
 // comments do not show when the Markdown is rendered.
-import { creditCosts, formatNumber, rateLimitBuckets, webhookDelivery } from '../contract/numbers.ts';
+import { creditCosts, formatNumber, monthlyCredits, rateLimitBuckets, webhookDelivery } from '../contract/readNumbers.ts';
 import type { JsonObject } from '../contract/schemas.ts';
 
 /** The Markdown files whose spans are filled, relative to the repository's root. */
@@ -28,6 +28,7 @@ export function numberTexts(bundle: JsonObject): ReadonlyMap<string, string> {
   const windows = rateLimitBuckets(bundle).read ?? [];
   texts.set('windows.list', windows.map((w) => String(w.windowSeconds)).join(','));
   for (const [kind, price] of Object.entries(creditCosts(bundle))) texts.set(`price.${kind}`, formatNumber(price));
+  texts.set('credits.monthly', formatNumber(monthlyCredits(bundle)));
   const delivery = webhookDelivery(bundle);
   texts.set('retries', secondsList(delivery.retryDelaysSeconds));
   texts.set('retries.total', `~${formatNumber(Math.round(delivery.retryDelaysSeconds.reduce((a, b) => a + b, 0) / 60))} minutes`);

@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { formatNumber, problemCodes, rateLimitBuckets, creditCosts, webhookDelivery } from '../../contract/numbers.ts';
+import { creditCosts, formatNumber, monthlyCredits, problemCodes, rateLimitBuckets, webhookDelivery } from '../../contract/numbers.ts';
 import { rateLimitBuckets as operationBuckets } from '../../contract/operations.ts';
 import { BUNDLE, ROOT, type JsonObject } from './support/openapi.ts';
 
@@ -69,6 +69,7 @@ describe("the contract's prose agrees with its x- members", () => {
 
   test("info.description states each create's price and the webhook delivery", () => {
     expect(description).toContain(`An avatar costs ${formatNumber(prices.avatar)} credits and a video ${formatNumber(prices.avatar_video)} credits`);
+    expect(description.replace(/\s+/g, ' ')).toContain(`default sandbox plan has ${formatNumber(monthlyCredits(bundle))} credits a month`);
     const waits = delivery.retryDelaysSeconds.map((s) => `${formatNumber(s)} s`);
     const flat = description.replace(/\s+/g, ' ');
     expect(flat).toContain(`waits at most ${formatNumber(delivery.timeoutSeconds)} seconds`);
@@ -148,6 +149,7 @@ const COPIES: { what: string; pattern: RegExp }[] = [
   { what: 'the jitter', pattern: new RegExp(`jitter.*${number(delivery.jitter)}|±\\s*${number(delivery.jitter * 100)}\\s*%|${number(1 - delivery.jitter)}\\b.*${number(1 + delivery.jitter)}|retry\\w*\\s*\\*\\s*${number(1 + delivery.jitter)}`, 'i') },
   { what: 'the webhook timeout', pattern: new RegExp(`webhook\\w*.*timeout\\w*.*${any([delivery.timeoutSeconds * 1000])}|timeout\\w*.*webhook.*${any([delivery.timeoutSeconds * 1000])}`, 'i') },
   { what: 'a problem table', pattern: /status:\s*\d{3},\s*title:/ },
+  { what: "the default plan's credits", pattern: new RegExp(`(?:monthly|quota).*${number(monthlyCredits(bundle))}|${number(monthlyCredits(bundle))}\\s*credits a month`, 'i') },
 ];
 
 /**
@@ -201,6 +203,7 @@ describe('no number of the contract is written by hand in the code', () => {
       `jitter: ${delivery.jitter}`,
       `waitFor(job, 2, options.webhookFirstRetrySeconds * ${1 + delivery.jitter} + 1)`,
       `  not_found: { status: 404, title: 'Not found' },`,
+      `export const DEFAULT_MONTHLY_CREDITS = ${monthlyCredits(bundle)};`,
     ];
     for (const sample of samples) expect(COPIES.some((c) => c.pattern.test(sample)), sample).toBe(true);
   });
