@@ -147,7 +147,7 @@ const COPIES: { what: string; pattern: RegExp }[] = [
   { what: 'a price', pattern: new RegExp(`${any(Object.values(prices))}\\s*credits?\\b|\\b(?:costs?|price|avatar|avatar_video|video)['"]?\\s*[:=]?\\s*${any(Object.values(prices))}(?!\\s*(?:s\\b|ms\\b|%))`, 'i') },
   { what: 'the retry schedule', pattern: new RegExp(delays.slice(1).map((d, i) => `${number(delays[i]!)}(?:\\s*s)?\\s*,\\s*${number(d)}`).join('|')) },
   { what: 'the jitter', pattern: new RegExp(`jitter.*${number(delivery.jitter)}|±\\s*${number(delivery.jitter * 100)}\\s*%|${number(1 - delivery.jitter)}\\b.*${number(1 + delivery.jitter)}|retry\\w*\\s*\\*\\s*${number(1 + delivery.jitter)}`, 'i') },
-  { what: 'the webhook timeout', pattern: new RegExp(`webhook\\w*.*timeout\\w*.*${any([delivery.timeoutSeconds * 1000])}|timeout\\w*.*webhook.*${any([delivery.timeoutSeconds * 1000])}`, 'i') },
+  { what: 'the webhook timeout', pattern: new RegExp(`webhook\\w*.*timeout\\w*.*${any([delivery.timeoutSeconds * 1000])}|timeout\\w*.*webhook.*${any([delivery.timeoutSeconds * 1000])}|(?:webhook|delivery)\\w*timeout\\w*['"]?\\s*[:=]\\s*${any([delivery.timeoutSeconds, delivery.timeoutSeconds * 1000])}`, 'i') },
   { what: 'a problem table', pattern: /status:\s*\d{3},\s*title:/ },
   { what: "the default plan's credits", pattern: new RegExp(`(?:monthly|quota).*${number(monthlyCredits(bundle))}|${number(monthlyCredits(bundle))}\\s*credits a month`, 'i') },
 ];
@@ -201,6 +201,7 @@ describe('no number of the contract is written by hand in the code', () => {
       `const cost = { avatar: ${prices.avatar} };`,
       `delaysSeconds: [${delays.join(', ')}]`,
       `jitter: ${delivery.jitter}`,
+      `export const DEFAULT_DELIVERY_TIMEOUT_SECONDS = ${delivery.timeoutSeconds};`,
       `waitFor(job, 2, options.webhookFirstRetrySeconds * ${1 + delivery.jitter} + 1)`,
       `  not_found: { status: 404, title: 'Not found' },`,
       `export const DEFAULT_MONTHLY_CREDITS = ${monthlyCredits(bundle)};`,
