@@ -132,7 +132,8 @@ describe("the contract's prose agrees with its x- members", () => {
 // A number of the contract written again by hand: the forms a copy takes (a limit per
 // window, a bucket's pair of limits, a price in credits, a run of the retry schedule, a
 // jitter, a webhook timeout, a table of problem statuses and titles).
-const literal = (n: number) => String(n).replace(/(\d)(?=(\d{3})+$)/g, '$1[_,]?');
+const literal = (n: number) => String(n).replace(/(\d)(?=(\d{3})+$)/g, '$1[_,]?').replace('.', '\\.');
+const percent = Math.round(delivery.jitter * 1000) / 10;
 const number = (n: number) => `(?<![\\w.$])${literal(n)}(?![\\w.])`;
 const any = (ns: readonly number[]) => `(?:${[...new Set(ns)].map(number).join('|')})`;
 const limits = Object.values(buckets).flat().map((w) => w.limit);
@@ -146,7 +147,7 @@ const COPIES: { what: string; pattern: RegExp }[] = [
   { what: 'a limit as a fallback', pattern: new RegExp(`[lL]imits?\\b.*\\?\\?\\s*${any(limits)}`) },
   { what: 'a price', pattern: new RegExp(`${any(Object.values(prices))}\\s*credits?\\b|\\b(?:costs?|price|avatar|avatar_video|video)['"]?\\s*[:=]?\\s*${any(Object.values(prices))}(?!\\s*(?:s\\b|ms\\b|%))`, 'i') },
   { what: 'the retry schedule', pattern: new RegExp(delays.slice(1).map((d, i) => `${number(delays[i]!)}(?:\\s*s)?\\s*,\\s*${number(d)}`).join('|')) },
-  { what: 'the jitter', pattern: new RegExp(`jitter.*${number(delivery.jitter)}|±\\s*${number(delivery.jitter * 100)}\\s*%|${number(1 - delivery.jitter)}\\b.*${number(1 + delivery.jitter)}|retry\\w*\\s*\\*\\s*${number(1 + delivery.jitter)}`, 'i') },
+  { what: 'the jitter', pattern: new RegExp(`jitter.*${number(delivery.jitter)}|±\\s*${number(percent)}\\s*%|${number(1 - delivery.jitter)}\\b.*${number(1 + delivery.jitter)}|retry\\w*\\s*\\*\\s*${number(1 + delivery.jitter)}`, 'i') },
   { what: 'the webhook timeout', pattern: new RegExp(`webhook\\w*.*timeout\\w*.*${any([delivery.timeoutSeconds * 1000])}|timeout\\w*.*webhook.*${any([delivery.timeoutSeconds * 1000])}|(?:webhook|delivery)\\w*timeout\\w*['"]?\\s*[:=]\\s*${any([delivery.timeoutSeconds, delivery.timeoutSeconds * 1000])}`, 'i') },
   { what: 'a problem table', pattern: /status:\s*\d{3},\s*title:/ },
   { what: "the default plan's credits", pattern: new RegExp(`(?:monthly|quota).*${number(monthlyCredits(bundle))}|${number(monthlyCredits(bundle))}\\s*credits a month`, 'i') },
@@ -201,6 +202,7 @@ describe('no number of the contract is written by hand in the code', () => {
       `const cost = { avatar: ${prices.avatar} };`,
       `delaysSeconds: [${delays.join(', ')}]`,
       `jitter: ${delivery.jitter}`,
+      `expected: 'about 5 s (±${percent} %)'`,
       `export const DEFAULT_DELIVERY_TIMEOUT_SECONDS = ${delivery.timeoutSeconds};`,
       `waitFor(job, 2, options.webhookFirstRetrySeconds * ${1 + delivery.jitter} + 1)`,
       `  not_found: { status: 404, title: 'Not found' },`,
