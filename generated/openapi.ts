@@ -306,12 +306,11 @@ export interface webhooks {
          *     The body is the event envelope; `data.object` equals what the GET of the resource
          *     returns.
          *
-         *     **Delivery**: each attempt waits at most 10 seconds
-         *     for an answer; any `2xx` ends delivery; anything else, a redirect, a timeout or a
-         *     refused connection is a failure. After a failure the service tries again, 6 attempts
-         *     in all, waiting about 5 s, 20 s, 80 s, 320 s and 1280 s (each ±20 % jitter). When
-         *     every attempt fails the event is given up; the job's state and credits never depend
-         *     on delivery, and polling stays the source of truth.
+         *     **Delivery**: each attempt has the timeout, and a failed one the retries, that the
+         *     API's description states under "Webhook delivery"; any `2xx` ends delivery; anything
+         *     else, a redirect, a timeout or a refused connection is a failure. When every attempt
+         *     fails the event is given up; the job's state and credits never depend on delivery,
+         *     and polling stays the source of truth.
          *     Events of different jobs may arrive in any order, and one event may
          *     arrive more than once.
          */
@@ -337,12 +336,11 @@ export interface webhooks {
          *     The body is the event envelope; `data.object` equals what the GET of the resource
          *     returns.
          *
-         *     **Delivery**: each attempt waits at most 10 seconds
-         *     for an answer; any `2xx` ends delivery; anything else, a redirect, a timeout or a
-         *     refused connection is a failure. After a failure the service tries again, 6 attempts
-         *     in all, waiting about 5 s, 20 s, 80 s, 320 s and 1280 s (each ±20 % jitter). When
-         *     every attempt fails the event is given up; the job's state and credits never depend
-         *     on delivery, and polling stays the source of truth.
+         *     **Delivery**: each attempt has the timeout, and a failed one the retries, that the
+         *     API's description states under "Webhook delivery"; any `2xx` ends delivery; anything
+         *     else, a redirect, a timeout or a refused connection is a failure. When every attempt
+         *     fails the event is given up; the job's state and credits never depend on delivery,
+         *     and polling stays the source of truth.
          *     Events of different jobs may arrive in any order, and one event may
          *     arrive more than once.
          */
@@ -368,12 +366,11 @@ export interface webhooks {
          *     The body is the event envelope; `data.object` equals what the GET of the resource
          *     returns.
          *
-         *     **Delivery**: each attempt waits at most 10 seconds
-         *     for an answer; any `2xx` ends delivery; anything else, a redirect, a timeout or a
-         *     refused connection is a failure. After a failure the service tries again, 6 attempts
-         *     in all, waiting about 5 s, 20 s, 80 s, 320 s and 1280 s (each ±20 % jitter). When
-         *     every attempt fails the event is given up; the job's state and credits never depend
-         *     on delivery, and polling stays the source of truth.
+         *     **Delivery**: each attempt has the timeout, and a failed one the retries, that the
+         *     API's description states under "Webhook delivery"; any `2xx` ends delivery; anything
+         *     else, a redirect, a timeout or a refused connection is a failure. When every attempt
+         *     fails the event is given up; the job's state and credits never depend on delivery,
+         *     and polling stays the source of truth.
          *     Events of different jobs may arrive in any order, and one event may
          *     arrive more than once.
          */
@@ -399,12 +396,11 @@ export interface webhooks {
          *     The body is the event envelope; `data.object` equals what the GET of the resource
          *     returns.
          *
-         *     **Delivery**: each attempt waits at most 10 seconds
-         *     for an answer; any `2xx` ends delivery; anything else, a redirect, a timeout or a
-         *     refused connection is a failure. After a failure the service tries again, 6 attempts
-         *     in all, waiting about 5 s, 20 s, 80 s, 320 s and 1280 s (each ±20 % jitter). When
-         *     every attempt fails the event is given up; the job's state and credits never depend
-         *     on delivery, and polling stays the source of truth.
+         *     **Delivery**: each attempt has the timeout, and a failed one the retries, that the
+         *     API's description states under "Webhook delivery"; any `2xx` ends delivery; anything
+         *     else, a redirect, a timeout or a refused connection is a failure. When every attempt
+         *     fails the event is given up; the job's state and credits never depend on delivery,
+         *     and polling stays the source of truth.
          *     Events of different jobs may arrive in any order, and one event may
          *     arrive more than once.
          */
@@ -563,14 +559,15 @@ export interface components {
             title: string;
             status: number;
             /**
-             * @description Machine-readable code: `invalid_json`, `unauthorized`, `insufficient_credits`,
-             *     `not_found`, `method_not_allowed`, `avatar_not_ready`, `payload_too_large`,
-             *     `unsupported_media_type`, `validation_failed`, `rate_limit_exceeded`,
-             *     `internal_error`, `service_unavailable`, `sandbox_clock_unavailable`,
-             *     `idempotency_key_reused`; and, for what
-             *     the HTTP layer refuses before any route is known, `malformed_request` (400; also
-             *     for a request with more than one `Authorization` header),
-             *     `request_timeout` (408), `expectation_failed` (417) and
+             * @description Machine-readable code: `invalid_json` (400), `unauthorized` (401),
+             *     `insufficient_credits` (402), `not_found` (404), `method_not_allowed` (405),
+             *     `avatar_not_ready` (409), `idempotency_key_reused` (409),
+             *     `sandbox_clock_unavailable` (409), `webhook_event_pending` (409),
+             *     `payload_too_large` (413), `unsupported_media_type` (415), `validation_failed`
+             *     (422), `rate_limit_exceeded` (429), `internal_error` (500), `service_unavailable`
+             *     (503); and, for what the HTTP layer refuses before any route is known,
+             *     `malformed_request` (400; also for a request with more than one `Authorization`
+             *     header), `request_timeout` (408), `expectation_failed` (417) and
              *     `request_header_fields_too_large` (431). New codes may be added.
              */
             code: string;

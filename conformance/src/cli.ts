@@ -16,7 +16,9 @@ import { CHECKS } from './checks/index.ts';
 import { draftCommand } from './implementation/draft-command.ts';
 import { loadProfile, ProfileError, type ImplementationProfile } from './implementation/profile.ts';
 import { Shape } from './implementation/shape.ts';
-import { resolveOptions, type RunOptions } from './options.ts';
+import { CONTRACT_FIRST_RETRY_SECONDS, CONTRACT_LIMITS, CONTRACT_WINDOW_SECONDS, resolveOptions, type RunOptions } from './options.ts';
+import { CREDIT_COSTS, WEBHOOK_DELIVERY } from '../../contract/numbers.ts';
+import { creditsFor } from './preflight.ts';
 import { PROFILES, type Profile } from './outcome.ts';
 import { proxyCommand } from './proxy/command.ts';
 import { receiverCommand } from './receiver-checks/command.ts';
@@ -46,7 +48,7 @@ between a client and a service and judges both from the live traffic (proxy --he
 
 Keys and secrets (flags, or the environment variables in brackets):
   --base-url <url>              scheme, host and port, without /v1 [CONFORMANCE_BASE_URL]
-  --api-key <key>               key of an account with at least 80 credits [CONFORMANCE_API_KEY]
+  --api-key <key>               key of an account with at least ${creditsFor(CREDIT_COSTS)} credits [CONFORMANCE_API_KEY]
   --second-key <key>            key of another account [CONFORMANCE_SECOND_KEY]
   --empty-key <key>             key of an account without credits [CONFORMANCE_EMPTY_KEY]
   --workspace-key <key>         key of a workspace with credits for an avatar [CONFORMANCE_WORKSPACE_KEY]
@@ -74,14 +76,14 @@ The implementation under test:
   --no-fail-marker              the implementation has no way to force a failure
   --photo-url <url>             the portrait photo avatars point at
   --job-timeout <s>             longest a job may take (default 300)
-  --expect-generation-limits <n,n>  accepted generation RateLimit-Limit values (default 10,300)
-  --expect-read-limits <n,n>    accepted read RateLimit-Limit values (default 120,10000)
-  --expect-windows <s,s>        the window in seconds of each expected limit (default 60,86400)
-  --webhook-first-retry <s>     the first retry delay the contract promises (default 5)
+  --expect-generation-limits <n,n>  accepted generation RateLimit-Limit values (default ${CONTRACT_LIMITS.generation.join(',')})
+  --expect-read-limits <n,n>    accepted read RateLimit-Limit values (default ${CONTRACT_LIMITS.read.join(',')})
+  --expect-windows <s,s>        the window in seconds of each expected limit (default ${CONTRACT_WINDOW_SECONDS.join(',')})
+  --webhook-first-retry <s>     the first retry delay the contract promises (default ${CONTRACT_FIRST_RETRY_SECONDS})
   --webhook-retry-timeout <s>   how long to wait for a webhook (default 60)
   --webhook-retries <s,s,...>   the wait before each retry, checked whole with a sandbox
-                                clock (default: the profile's; the contract's 5,20,80,320,1280)
-  --webhook-retry-jitter <f>    how far each wait may stray, as a fraction (default 0.2
+                                clock (default: the profile's; the contract's ${WEBHOOK_DELIVERY.retryDelaysSeconds.join(',')})
+  --webhook-retry-jitter <f>    how far each wait may stray, as a fraction (default ${WEBHOOK_DELIVERY.jitter}
                                 with the contract's schedule, else 0)
 
 The webhook receiver:
@@ -190,7 +192,7 @@ function retrySchedule(delays: string | undefined, jitter: string | undefined): 
   const delaysSeconds = list([delays]).map(Number);
   if (delaysSeconds.length === 0 || delaysSeconds.some((n) => !Number.isFinite(n) || n <= 0)) usage('--webhook-retries must be a comma list of positive numbers of seconds');
   const fraction = jitter === undefined ? 0 : Number(jitter);
-  if (!Number.isFinite(fraction) || fraction < 0 || fraction >= 1) usage('--webhook-retry-jitter must be a fraction from 0 to below 1, e.g. 0.2');
+  if (!Number.isFinite(fraction) || fraction < 0 || fraction >= 1) usage(`--webhook-retry-jitter must be a fraction from 0 to below 1, e.g. ${WEBHOOK_DELIVERY.jitter}`);
   return { delaysSeconds, jitter: fraction };
 }
 

@@ -1,5 +1,5 @@
 // The jobs a run shares between its checks. Generation requests are the scarcest thing
-// a run has (10 a minute per key), so the avatars and videos are made once, in a fixed
+// a run has (the contract's generation bucket is the smallest), so the avatars and videos are made once, in a fixed
 // order, and every check that needs one awaits it here. The jobs start before the
 // first check so that they process while the quick checks run. Requests are spelled and
 // records read through the implementation's shape, never this project's own choices.

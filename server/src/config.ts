@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
 import ipaddr from 'ipaddr.js';
 import type { ServiceMode } from './domain/webhookUrl.ts';
+import { CONTRACT_BASE_DELAY_MS, CONTRACT_MAX_ATTEMPTS, CONTRACT_TIMEOUT_MS } from './domain/webhookSchedule.ts';
 
 /** Which halves of the service a process runs: the HTTP API, the workers, or both. */
 export type Role = 'all' | 'api' | 'worker';
@@ -118,9 +119,10 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd(), heapMb =
       maxAttempts: int(env, 'JOB_MAX_ATTEMPTS', 3, 1, 100),
     },
     webhooks: {
-      timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
-      maxAttempts: int(env, 'WEBHOOK_MAX_ATTEMPTS', 6, 1, 20),
-      baseDelayMs: int(env, 'WEBHOOK_BASE_DELAY_MS', 5000, 10, 3_600_000),
+      // The defaults are the contract's delivery (info.x-webhook-delivery).
+      timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', CONTRACT_TIMEOUT_MS, 100, 60_000),
+      maxAttempts: int(env, 'WEBHOOK_MAX_ATTEMPTS', CONTRACT_MAX_ATTEMPTS, 1, 20),
+      baseDelayMs: int(env, 'WEBHOOK_BASE_DELAY_MS', CONTRACT_BASE_DELAY_MS, 10, 3_600_000),
       concurrency: int(env, 'WEBHOOK_CONCURRENCY', 32, 1, 1024),
       perDestination: int(env, 'WEBHOOK_DESTINATION_CONCURRENCY', 8, 1, 1024),
       circuitFailures: int(env, 'WEBHOOK_CIRCUIT_FAILURES', 5, 1, 1000),

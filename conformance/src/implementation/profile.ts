@@ -5,6 +5,7 @@
 // an implementation's shape; checks read records, answers and events through it and
 // never through this project's own choices. The default profile is this project's
 // contract (openapi/README.md), so a run without a profile file judges it as before.
+import { CREDIT_COSTS, WEBHOOK_DELIVERY } from '../../../contract/numbers.ts';
 import { SANDBOX_FAILURE_MARKER } from '../../../contract/sandbox.ts';
 import { WEBHOOK_EVENT_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_SIGNATURE_PREFIX, WEBHOOK_TIMESTAMP_HEADER } from '../../../contract/webhookSignature.ts';
 import { readFileSync } from 'node:fs';
@@ -137,12 +138,13 @@ export const CONTRACT_PROFILE: ImplementationProfile = {
     mode: '/key/mode',
   },
   events: { type: { pointer: '/type' } },
-  prices: { avatar: 10, avatar_video: 20 },
+  // The contract's numbers (x-credit-cost, info.x-webhook-delivery), never restated here.
+  prices: { ...CREDIT_COSTS },
   failure: { avatar: { name: `{{name}} ${CONTRACT_FAIL_MARKER}` }, video: { script: `{{script}} ${CONTRACT_FAIL_MARKER}` } },
   clock: {
     advance: { method: 'POST', path: '/v1/test_helpers/clock/advance', body: { seconds: '{{seconds}}' } },
   },
-  retries: { delaysSeconds: [5, 20, 80, 320, 1280], jitter: 0.2 },
+  retries: { delaysSeconds: [...WEBHOOK_DELIVERY.retryDelaysSeconds], jitter: WEBHOOK_DELIVERY.jitter },
   idempotency: { header: 'Idempotency-Key', replayedHeader: 'Idempotent-Replayed', reused: [409] },
   lists: { limit: 'limit', cursor: 'cursor', data: '/data', next: '/next_cursor' },
   webhookLog: {

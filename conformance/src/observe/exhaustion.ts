@@ -6,7 +6,7 @@
 import type { CheckContext } from '../context.ts';
 import { validPromptAvatar, without } from '../expect.ts';
 import type { Exchange, KeyName } from '../http.ts';
-import type { ResolvedOptions } from '../options.ts';
+import { CONTRACT_LIMITS, type ResolvedOptions } from '../options.ts';
 
 export interface Refusal {
   key: KeyName;
@@ -36,7 +36,7 @@ export function exhaustedKeyFor(ctx: CheckContext): KeyName {
 /** Sends until the key is refused with 429 (or gives up); not shared between checks. */
 export async function refuseNow(ctx: CheckContext, note = 'using up the generation window'): Promise<Refusal> {
   const key = exhaustedKeyFor(ctx);
-  const limit = ctx.http.pacer.gate(key, 'generation').limit ?? ctx.options.expectedLimits.generation[0] ?? 10;
+  const limit = ctx.http.pacer.gate(key, 'generation').limit ?? ctx.options.expectedLimits.generation[0] ?? CONTRACT_LIMITS.generation[0]!;
   const sent: Exchange[] = [];
   const attempt = async (json: unknown) => {
     const exchange = await ctx.http.send({ key, method: 'POST', path: '/v1/avatars', json, on429: 'return', pace: false, note });

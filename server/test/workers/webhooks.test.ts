@@ -152,14 +152,23 @@ describe('retries (WH-RETRY, WH-EVENT-ID)', () => {
     expect(receiver.deliveries.map((d) => d.path)).toEqual(['/moved', '/moved']);
   });
 
-  it('spaces attempts exponentially (5 s, 20 s, 80 s ... at the default base)', async () => {
+  it("spaces attempts by the contract's schedule (x-webhook-delivery: 5 s, 20 s, 80 s ... with its jitter)", async () => {
     const { retryDelayMs } = await import('../../src/domain/webhookSchedule.ts');
+    const { WEBHOOK_DELIVERY } = await import('../../../contract/numbers.ts');
+    const schedule = WEBHOOK_DELIVERY.retryDelaysSeconds.map((s) => s * 1000);
+    const attempts = WEBHOOK_DELIVERY.attempts;
+    const first = schedule[0]!;
 
-    const nominal = [1, 2, 3, 4, 5, 6].map((a) => retryDelayMs(a, 6, 5000, () => 0.5));
-    const spread = [retryDelayMs(1, 6, 5000, () => 0), retryDelayMs(1, 6, 5000, () => 1)];
+    const nominal = Array.from({ length: attempts }, (_, i) => retryDelayMs(i + 1, attempts, first, () => 0.5));
+    const spread = [retryDelayMs(1, attempts, first, () => 0), retryDelayMs(1, attempts, first, () => 1)];
+    // A shorter base shortens the whole schedule and keeps its shape.
+    const halved = Array.from({ length: attempts }, (_, i) => retryDelayMs(i + 1, attempts, first / 2, () => 0.5));
 
-    expect(nominal).toEqual([5000, 20_000, 80_000, 320_000, 1_280_000, null]);
-    expect(spread).toEqual([4000, 6000]);
+    expect(nominal).toEqual([...schedule, null]);
+    expect(spread).toEqual([Math.round(first * (1 - WEBHOOK_DELIVERY.jitter)), Math.round(first * (1 + WEBHOOK_DELIVERY.jitter))]);
+    expect(halved).toEqual([...schedule.map((ms) => ms / 2), null]);
+    // Past the contract's attempts (WEBHOOK_MAX_ATTEMPTS higher), waits keep growing by the last step.
+    expect(retryDelayMs(attempts, attempts + 1, first, () => 0.5)).toBe(schedule.at(-1)! * (schedule.at(-1)! / schedule.at(-2)!));
   });
 });
 

@@ -8,7 +8,7 @@ import { isJson, type TrackedJob } from '../../world.ts';
 
 /**
  * Creates of a kind made when every job of it was done at its first read: each costs
- * credits (a video 20 of the contract's 1,000 a month), and three in a row done at once
+ * credits (a video is the contract's dearest job), and three in a row done at once
  * is no slow moment of a loaded path any more.
  */
 export const EXTRA_CREATES = 3;
