@@ -36,3 +36,62 @@ export function signWebhook(secret: string, timestamp: number, rawBody: string |
   hmac.update(typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : rawBody);
   return WEBHOOK_SIGNATURE_PREFIX + hmac.digest('hex');
 }
+
+// Standard Webhooks (standardwebhooks.com), the scheme OpenAI and Replicate sign with: an
+// account may opt in to receive its three headers as well (ND-STANDARD-WEBHOOKS). The
+// X-Service-* headers above are sent either way and never change; these sign the same
+// bytes with the same secret, so a receiver may check either.
+
+/** The event ID, the same on every attempt (equal to X-Service-Event-Id and the body's `id`). */
+export const STANDARD_WEBHOOK_ID_HEADER = 'webhook-id';
+/** Unix time in whole seconds when the attempt was signed (equal to X-Service-Timestamp). */
+export const STANDARD_WEBHOOK_TIMESTAMP_HEADER = 'webhook-timestamp';
+/** Space-separated `v1,<base64 HMAC-SHA256>` signatures of `${id}.${timestamp}.${rawBody}`. */
+export const STANDARD_WEBHOOK_SIGNATURE_HEADER = 'webhook-signature';
+/** The scheme's version prefix in webhook-signature. */
+export const STANDARD_WEBHOOK_SIGNATURE_PREFIX = 'v1,';
+/** The scheme's secrets are `whsec_` + the key's bytes in base64. */
+export const STANDARD_WEBHOOK_SECRET_PREFIX = 'whsec_';
+
+/** Base64 in either alphabet (the service writes its secrets in the URL-safe one), padding optional. */
+const BASE64_KEY = /^[A-Za-z0-9+/_-]+={0,2}$/;
+
+/**
+ * The HMAC key of a secret under Standard Webhooks: the bytes that the base64 after
+ * `whsec_` encodes, as the scheme's libraries derive it. The service's secrets are
+ * `whsec_` + 24 random bytes in URL-safe base64, which Node decodes as it decodes the
+ * standard alphabet. A secret that is not of that form (no prefix, or not base64 after
+ * it) is used as its UTF-8 bytes, so every secret signs under both schemes.
+ */
+export function standardWebhookKey(secret: string): Uint8Array {
+  const encoded = secret.startsWith(STANDARD_WEBHOOK_SECRET_PREFIX) ? secret.slice(STANDARD_WEBHOOK_SECRET_PREFIX.length) : undefined;
+  if (encoded !== undefined && BASE64_KEY.test(encoded) && encoded.replace(/=+$/, '').length % 4 !== 1) {
+    const key = Buffer.from(encoded, 'base64');
+    if (key.length > 0) return key;
+  }
+  return Buffer.from(secret, 'utf8');
+}
+
+/**
+ * The same secret written as Standard Webhooks libraries read it (`whsec_` + standard
+ * base64 of the key), for receivers that hand it to one of them: the service's URL-safe
+ * `-` and `_` become `+` and `/`, which some strict decoders require.
+ */
+export function standardWebhookSecret(secret: string): string {
+  return STANDARD_WEBHOOK_SECRET_PREFIX + Buffer.from(standardWebhookKey(secret)).toString('base64');
+}
+
+/**
+ * Signs one delivery attempt under Standard Webhooks: `v1,` + base64 HMAC-SHA256, keyed
+ * with standardWebhookKey(secret), of the event ID, a dot, the timestamp, a dot, and the
+ * exact bytes of the body.
+ */
+export function signStandardWebhook(secret: string, id: string, timestamp: number, rawBody: string | Uint8Array): string {
+  if (!Number.isSafeInteger(timestamp) || timestamp < 0) {
+    throw new RangeError(`timestamp must be a non-negative integer number of seconds, got ${timestamp}`);
+  }
+  const hmac = createHmac('sha256', standardWebhookKey(secret));
+  hmac.update(`${id}.${timestamp}.`, 'utf8');
+  hmac.update(typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : rawBody);
+  return STANDARD_WEBHOOK_SIGNATURE_PREFIX + hmac.digest('base64');
+}

@@ -127,8 +127,8 @@ export interface paths {
         };
         /**
          * Get the calling account
-         * @description Tells who the key belongs to: the account charged for its jobs, the key's
-         *     mode, the credits of the current month (quota, used, reserved, available) and what
+         * @description Tells who the key belongs to: the account charged for its jobs (an owner account,
+         *     or a workspace and the owner it belongs to, who is not charged), the key's mode, the credits of the current month (quota, used, reserved, available) and what
          *     remains of each rate-limit window. Reads are free; this request itself counts
          *     against the read bucket, and the figures include it.
          */
@@ -306,12 +306,11 @@ export interface webhooks {
          *     The body is the event envelope; `data.object` equals what the GET of the resource
          *     returns.
          *
-         *     **Delivery**: each attempt waits at most 10 seconds
-         *     for an answer; any `2xx` ends delivery; anything else, a redirect, a timeout or a
-         *     refused connection is a failure. After a failure the service tries again, 6 attempts
-         *     in all, waiting about 5 s, 20 s, 80 s, 320 s and 1280 s (each ±20 % jitter). When
-         *     every attempt fails the event is given up; the job's state and credits never depend
-         *     on delivery, and polling stays the source of truth.
+         *     **Delivery**: each attempt has the timeout, and a failed one the retries, that the
+         *     API's description states under "Webhook delivery"; any `2xx` ends delivery; anything
+         *     else, a redirect, a timeout or a refused connection is a failure. When every attempt
+         *     fails the event is given up; the job's state and credits never depend on delivery,
+         *     and polling stays the source of truth.
          *     Events of different jobs may arrive in any order, and one event may
          *     arrive more than once.
          */
@@ -337,12 +336,11 @@ export interface webhooks {
          *     The body is the event envelope; `data.object` equals what the GET of the resource
          *     returns.
          *
-         *     **Delivery**: each attempt waits at most 10 seconds
-         *     for an answer; any `2xx` ends delivery; anything else, a redirect, a timeout or a
-         *     refused connection is a failure. After a failure the service tries again, 6 attempts
-         *     in all, waiting about 5 s, 20 s, 80 s, 320 s and 1280 s (each ±20 % jitter). When
-         *     every attempt fails the event is given up; the job's state and credits never depend
-         *     on delivery, and polling stays the source of truth.
+         *     **Delivery**: each attempt has the timeout, and a failed one the retries, that the
+         *     API's description states under "Webhook delivery"; any `2xx` ends delivery; anything
+         *     else, a redirect, a timeout or a refused connection is a failure. When every attempt
+         *     fails the event is given up; the job's state and credits never depend on delivery,
+         *     and polling stays the source of truth.
          *     Events of different jobs may arrive in any order, and one event may
          *     arrive more than once.
          */
@@ -368,12 +366,11 @@ export interface webhooks {
          *     The body is the event envelope; `data.object` equals what the GET of the resource
          *     returns.
          *
-         *     **Delivery**: each attempt waits at most 10 seconds
-         *     for an answer; any `2xx` ends delivery; anything else, a redirect, a timeout or a
-         *     refused connection is a failure. After a failure the service tries again, 6 attempts
-         *     in all, waiting about 5 s, 20 s, 80 s, 320 s and 1280 s (each ±20 % jitter). When
-         *     every attempt fails the event is given up; the job's state and credits never depend
-         *     on delivery, and polling stays the source of truth.
+         *     **Delivery**: each attempt has the timeout, and a failed one the retries, that the
+         *     API's description states under "Webhook delivery"; any `2xx` ends delivery; anything
+         *     else, a redirect, a timeout or a refused connection is a failure. When every attempt
+         *     fails the event is given up; the job's state and credits never depend on delivery,
+         *     and polling stays the source of truth.
          *     Events of different jobs may arrive in any order, and one event may
          *     arrive more than once.
          */
@@ -399,12 +396,11 @@ export interface webhooks {
          *     The body is the event envelope; `data.object` equals what the GET of the resource
          *     returns.
          *
-         *     **Delivery**: each attempt waits at most 10 seconds
-         *     for an answer; any `2xx` ends delivery; anything else, a redirect, a timeout or a
-         *     refused connection is a failure. After a failure the service tries again, 6 attempts
-         *     in all, waiting about 5 s, 20 s, 80 s, 320 s and 1280 s (each ±20 % jitter). When
-         *     every attempt fails the event is given up; the job's state and credits never depend
-         *     on delivery, and polling stays the source of truth.
+         *     **Delivery**: each attempt has the timeout, and a failed one the retries, that the
+         *     API's description states under "Webhook delivery"; any `2xx` ends delivery; anything
+         *     else, a redirect, a timeout or a refused connection is a failure. When every attempt
+         *     fails the event is given up; the job's state and credits never depend on delivery,
+         *     and polling stays the source of truth.
          *     Events of different jobs may arrive in any order, and one event may
          *     arrive more than once.
          */
@@ -537,7 +533,7 @@ export interface components {
             /**
              * @description The rule: `required`, `type`, `enum`, `const`, `minimum`, `maximum`, `minLength`,
              *     `maxLength`, `format`, `pattern`, `not_allowed` (a member of another avatar type or
-             *     unknown, or a query parameter the operation does not take), `https_required`, `public_host_required`, `exists`, or `text` (every
+             *     unknown, or a query parameter the operation does not take), `https_required`, `public_host_required`, `link_local_refused` (a webhook host that is link-local or a cloud metadata service, refused in every mode), `exists`, or `text` (every
              *     string of a request body, member names included, must be well-formed Unicode
              *     without U+0000).
              * @example minimum
@@ -563,14 +559,15 @@ export interface components {
             title: string;
             status: number;
             /**
-             * @description Machine-readable code: `invalid_json`, `unauthorized`, `insufficient_credits`,
-             *     `not_found`, `method_not_allowed`, `avatar_not_ready`, `payload_too_large`,
-             *     `unsupported_media_type`, `validation_failed`, `rate_limit_exceeded`,
-             *     `internal_error`, `service_unavailable`, `sandbox_clock_unavailable`,
-             *     `idempotency_key_reused`; and, for what
-             *     the HTTP layer refuses before any route is known, `malformed_request` (400; also
-             *     for a request with more than one `Authorization` header),
-             *     `request_timeout` (408), `expectation_failed` (417) and
+             * @description Machine-readable code: `invalid_json` (400), `unauthorized` (401),
+             *     `insufficient_credits` (402), `not_found` (404), `method_not_allowed` (405),
+             *     `avatar_not_ready` (409), `idempotency_key_reused` (409),
+             *     `sandbox_clock_unavailable` (409), `webhook_event_pending` (409),
+             *     `payload_too_large` (413), `unsupported_media_type` (415), `validation_failed`
+             *     (422), `rate_limit_exceeded` (429), `internal_error` (500), `service_unavailable`
+             *     (503); and, for what the HTTP layer refuses before any route is known,
+             *     `malformed_request` (400; also for a request with more than one `Authorization`
+             *     header), `request_timeout` (408), `expectation_failed` (417) and
              *     `request_header_fields_too_large` (431). New codes may be added.
              */
             code: string;
@@ -608,7 +605,12 @@ export interface components {
          *     must use `https://` and a public host; an address that is not public (loopback,
          *     private, link-local, CGNAT, unique-local, multicast) is refused with `422` at request
          *     time and again at delivery time. A server in sandbox mode also
-         *     accepts `http://` and loopback receivers, for local development.
+         *     accepts `http://`, loopback and private receivers, for local development,
+         *     but never a link-local or cloud metadata host (`169.254.0.0/16`, `fe80::/10`,
+         *     `fd00:ec2::254`, `metadata.google.internal`, ...): `422` with rule
+         *     `link_local_refused`. A host name is read without its trailing dots, however
+         *     many. A host refused at delivery (a name that resolves where the rules forbid)
+         *     ends the event at once: its attempt is logged `refused_by_policy` and not retried.
          * @example https://hooks.example.com/avatar-events
          */
         WebhookUrl: string;
@@ -813,6 +815,11 @@ export interface components {
          * @description `GET /v1/me`: the account the key belongs to, the key itself, the
          *     account's credits and what remains of the key's rate limits. Reading it is free and
          *     counts against the read bucket like any GET.
+         *
+         *     An account is an owner account or one of an owner's workspaces. Each has its own keys,
+         *     its own credits and its own webhook signing secret: a key's jobs are charged to the
+         *     account it belongs to (`account_id`), never to the owner of a workspace nor to another
+         *     workspace of the same owner, and its rate limits are its own.
          */
         Account: {
             /** @constant */
@@ -822,10 +829,33 @@ export interface components {
              * @example acct_0b5d7f9h1j3l5n7p9r1t3v5x
              */
             account_id: string;
+            /**
+             * @description Which kind of account `account_id` is: `owner`, an account of its own that may hold
+             *     workspaces, or `workspace`, one of the workspaces of the owner `owner_account_id`.
+             *     Either way it is the account that pays for the key's jobs.
+             * @enum {string}
+             */
+            account_type: "owner" | "workspace";
+            /**
+             * @description For a workspace, the ID of the owner account it belongs to (which is not charged for
+             *     the workspace's jobs); null for an owner account.
+             * @example acct_7y5w3u1s9q7o5m3k1i9g7e5c
+             */
+            owner_account_id: string | null;
             name: string;
             key: components["schemas"]["ApiKeyInfo"];
             credits: components["schemas"]["CreditBalance"];
             rate_limits: components["schemas"]["RateLimitStatus"];
+            /**
+             * @description Whether the account's webhooks also carry the Standard Webhooks headers
+             *     (`webhook-id`, `webhook-timestamp`, `webhook-signature`) beside `X-Service-Event-Id`,
+             *     `X-Service-Timestamp` and `X-Service-Signature`, which every delivery carries either way.
+             *     An operator turns it on (`npm run admin -- set-standard-webhooks --account ID --on`).
+             *     Always present in this service's answers; optional for other implementations of the
+             *     contract.
+             * @example false
+             */
+            standard_webhooks?: boolean;
         };
         /**
          * @description The event ID, `evt_` followed by 32 lowercase hex digits derived from the resource ID and the event type, so one event keeps one ID however often it is sent.
@@ -853,10 +883,40 @@ export interface components {
             duration_ms: number;
             /** @description The HTTP status the receiver answered; `null` when no answer came (timeout, refused connection, address refused). */
             status_code: number | null;
-            /** @description Why the attempt failed (`status 500`, `no answer within 10000 ms`, ...); `null` when it succeeded. */
+            /**
+             * @description Why the attempt failed, one sentence for people (`status 500`, `redirect 302 not
+             *     followed`, `the receiver refused the connection ...`): the sentence of its
+             *     `error_code`, never the network's own error text, an address, a port or what a
+             *     non-HTTP service answered. `null` when it succeeded.
+             */
             error: string | null;
+            /**
+             * @description Why the attempt failed, for programs; `null` when it succeeded. New codes may be added.
+             *     - `receiver_status`: the receiver answered, with a status other than `2xx` (`status_code`); redirects are not followed.
+             *     - `timeout`: no answer came within the attempt's time limit.
+             *     - `connection_refused`: the host refused the connection; nothing listens at that port.
+             *     - `connection_failed`: the connection broke before an answer (a reset, or the network or host unreachable).
+             *     - `name_not_found`: the host name has no address in DNS.
+             *     - `tls_failure`: the TLS handshake failed (a certificate that is expired, untrusted or for another name, or no TLS at that port).
+             *     - `invalid_response`: what answered is not HTTP.
+             *     - `refused_by_policy`: the URL's host is not one this service delivers to (in production a host that is not public; in any mode a link-local or cloud metadata host). Final: the event ends `failed` at once, without retries.
+             *     - `account_closed`: the account no longer exists.
+             * @example receiver_status
+             */
+            error_code: string | null;
             /** @description Whether the receiver answered `2xx`. */
             succeeded: boolean;
+            /**
+             * @description The signature headers the attempt carried: `X-Service-Signature` always, and
+             *     `webhook-signature` (with `webhook-id` and `webhook-timestamp`) when the account had
+             *     Standard Webhooks turned on at the time. Names only, never the values. Always present
+             *     in this service's answers.
+             * @example [
+             *       "X-Service-Signature",
+             *       "webhook-signature"
+             *     ]
+             */
+            signature_headers?: ("X-Service-Signature" | "webhook-signature")[];
         };
         /**
          * @description A webhook event of one of the account's jobs and every attempt to deliver it: what
@@ -884,7 +944,8 @@ export interface components {
             /**
              * @description `pending`: an attempt is due or in flight (the first one, a retry or a replay);
              *     `delivered`: the last attempt succeeded; `failed`: the last attempt failed and no
-             *     other is scheduled (the schedule ran out, or a replay failed).
+             *     other is scheduled (the schedule ran out, a replay failed, or the URL's host was
+             *     refused by the address rules at delivery, which ends the event at once).
              * @enum {string}
              */
             status: "pending" | "delivered" | "failed";
@@ -903,8 +964,14 @@ export interface components {
              * @description When a receiver last acknowledged the event; `null` if none ever did. Kept when a later replay fails.
              */
             delivered_at: string | null;
-            /** @description Every attempt, oldest first. */
+            /**
+             * @description The event's attempts, oldest first: every one up to 25, then the latest 25 (each keeps
+             *     its `number`, so the ones left out are those before the first shown). The retry
+             *     schedule fits; only an event replayed many times has more.
+             */
             attempts: components["schemas"]["WebhookAttempt"][];
+            /** @description How many attempts the event has had, replays included; more than `attempts` holds when the earliest are left out. */
+            attempts_total: number;
             /** @description The envelope as it was sent, the same JSON on every attempt (the body the signature covers, parsed). */
             payload: {
                 [key: string]: unknown;
@@ -1087,6 +1154,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1103,6 +1172,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["ExhaustedX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
@@ -1141,6 +1212,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1157,6 +1230,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1173,6 +1248,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1189,6 +1266,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1205,6 +1284,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1221,6 +1302,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1237,6 +1320,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["ExhaustedX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
@@ -1254,6 +1339,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1270,6 +1357,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1286,6 +1375,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1302,6 +1393,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1318,6 +1411,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1334,6 +1429,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1350,6 +1447,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1366,6 +1465,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1382,6 +1483,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1412,6 +1515,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1428,6 +1533,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["ExhaustedX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
@@ -1445,6 +1552,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1461,6 +1570,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1477,6 +1588,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1493,6 +1606,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1509,6 +1624,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -1609,6 +1726,27 @@ export interface components {
          * @example v1=6f1c2b0e9a4d8f7c3b5a1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b
          */
         "X-Service-Signature": string;
+        /**
+         * @description Standard Webhooks, sent only to an account opted in (`standard_webhooks` in `GET /v1/me`):
+         *     the event ID, the same as `X-Service-Event-Id` and the body's `id`, on every attempt.
+         * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
+         */
+        "Webhook-Id": string;
+        /**
+         * @description Standard Webhooks, sent only to an account opted in: Unix time in whole seconds when the
+         *     attempt was signed, the same as `X-Service-Timestamp`. Refuse one more than 300 seconds
+         *     from your clock.
+         * @example 1762074881
+         */
+        "Webhook-Timestamp": string;
+        /**
+         * @description Standard Webhooks, sent only to an account opted in: `v1,` followed by the base64
+         *     HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${rawBody}`, keyed with the bytes that
+         *     the base64 after `whsec_` in the signing secret encodes; a space-separated list, any entry
+         *     of which may match. Signs the same bytes as `X-Service-Signature`, which comes either way.
+         * @example v1,bZSgFf60VMgufNZB5bBDBKsaPKahTtfWu/E+aQW0y8Q=
+         */
+        "Webhook-Signature": string;
     };
     requestBodies: never;
     headers: {
@@ -1647,6 +1785,16 @@ export interface components {
          * @example 42
          */
         "X-RateLimit-Reset": number;
+        /**
+         * @description Every window of the key's bucket for this operation, as the quota policies of the IETF draft (draft-ietf-httpapi-ratelimit-headers, revision 10): an RFC 9651 List of Strings naming the window (`"minute"`, `"day"`), each with `q`, the requests the window admits, and `w`, its length in seconds. It changes only when the account's plan does. Sent beside `RateLimit-Limit`, `-Remaining` and `-Reset`, which stay: the `q` of the policy that `RateLimit` names is `RateLimit-Limit`.
+         * @example "minute";q=120;w=60, "day";q=10000;w=86400
+         */
+        "RateLimit-Policy": string;
+        /**
+         * @description The active window's state as a service limit of the IETF draft (draft-ietf-httpapi-ratelimit-headers, revision 10): an RFC 9651 List of one String naming the window that `RateLimit-Policy` describes, with `r`, the requests left in it, and `t`, the seconds until it starts again. `r` is `RateLimit-Remaining` and `t` is `RateLimit-Reset`; the active window is the one those describe (on a 429, the window that refused).
+         * @example "minute";r=119;t=42
+         */
+        RateLimit: string;
         /**
          * @description The authentication scheme the service expects.
          * @example Bearer realm="avatar-service"
@@ -1763,6 +1911,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1830,6 +1980,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1873,6 +2025,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1928,6 +2082,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1990,6 +2146,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2034,6 +2192,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2067,6 +2227,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2121,6 +2283,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2159,6 +2323,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2198,6 +2364,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["GenerationX-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["GenerationX-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2232,6 +2400,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2269,6 +2439,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["SandboxX-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["SandboxX-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2314,6 +2486,27 @@ export interface operations {
                  * @example v1=6f1c2b0e9a4d8f7c3b5a1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b
                  */
                 "X-Service-Signature": components["parameters"]["X-Service-Signature"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in (`standard_webhooks` in `GET /v1/me`):
+                 *     the event ID, the same as `X-Service-Event-Id` and the body's `id`, on every attempt.
+                 * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
+                 */
+                "webhook-id"?: components["parameters"]["Webhook-Id"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in: Unix time in whole seconds when the
+                 *     attempt was signed, the same as `X-Service-Timestamp`. Refuse one more than 300 seconds
+                 *     from your clock.
+                 * @example 1762074881
+                 */
+                "webhook-timestamp"?: components["parameters"]["Webhook-Timestamp"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in: `v1,` followed by the base64
+                 *     HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${rawBody}`, keyed with the bytes that
+                 *     the base64 after `whsec_` in the signing secret encodes; a space-separated list, any entry
+                 *     of which may match. Signs the same bytes as `X-Service-Signature`, which comes either way.
+                 * @example v1,bZSgFf60VMgufNZB5bBDBKsaPKahTtfWu/E+aQW0y8Q=
+                 */
+                "webhook-signature"?: components["parameters"]["Webhook-Signature"];
             };
             path?: never;
             cookie?: never;
@@ -2367,6 +2560,27 @@ export interface operations {
                  * @example v1=6f1c2b0e9a4d8f7c3b5a1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b
                  */
                 "X-Service-Signature": components["parameters"]["X-Service-Signature"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in (`standard_webhooks` in `GET /v1/me`):
+                 *     the event ID, the same as `X-Service-Event-Id` and the body's `id`, on every attempt.
+                 * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
+                 */
+                "webhook-id"?: components["parameters"]["Webhook-Id"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in: Unix time in whole seconds when the
+                 *     attempt was signed, the same as `X-Service-Timestamp`. Refuse one more than 300 seconds
+                 *     from your clock.
+                 * @example 1762074881
+                 */
+                "webhook-timestamp"?: components["parameters"]["Webhook-Timestamp"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in: `v1,` followed by the base64
+                 *     HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${rawBody}`, keyed with the bytes that
+                 *     the base64 after `whsec_` in the signing secret encodes; a space-separated list, any entry
+                 *     of which may match. Signs the same bytes as `X-Service-Signature`, which comes either way.
+                 * @example v1,bZSgFf60VMgufNZB5bBDBKsaPKahTtfWu/E+aQW0y8Q=
+                 */
+                "webhook-signature"?: components["parameters"]["Webhook-Signature"];
             };
             path?: never;
             cookie?: never;
@@ -2420,6 +2634,27 @@ export interface operations {
                  * @example v1=6f1c2b0e9a4d8f7c3b5a1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b
                  */
                 "X-Service-Signature": components["parameters"]["X-Service-Signature"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in (`standard_webhooks` in `GET /v1/me`):
+                 *     the event ID, the same as `X-Service-Event-Id` and the body's `id`, on every attempt.
+                 * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
+                 */
+                "webhook-id"?: components["parameters"]["Webhook-Id"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in: Unix time in whole seconds when the
+                 *     attempt was signed, the same as `X-Service-Timestamp`. Refuse one more than 300 seconds
+                 *     from your clock.
+                 * @example 1762074881
+                 */
+                "webhook-timestamp"?: components["parameters"]["Webhook-Timestamp"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in: `v1,` followed by the base64
+                 *     HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${rawBody}`, keyed with the bytes that
+                 *     the base64 after `whsec_` in the signing secret encodes; a space-separated list, any entry
+                 *     of which may match. Signs the same bytes as `X-Service-Signature`, which comes either way.
+                 * @example v1,bZSgFf60VMgufNZB5bBDBKsaPKahTtfWu/E+aQW0y8Q=
+                 */
+                "webhook-signature"?: components["parameters"]["Webhook-Signature"];
             };
             path?: never;
             cookie?: never;
@@ -2473,6 +2708,27 @@ export interface operations {
                  * @example v1=6f1c2b0e9a4d8f7c3b5a1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b
                  */
                 "X-Service-Signature": components["parameters"]["X-Service-Signature"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in (`standard_webhooks` in `GET /v1/me`):
+                 *     the event ID, the same as `X-Service-Event-Id` and the body's `id`, on every attempt.
+                 * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
+                 */
+                "webhook-id"?: components["parameters"]["Webhook-Id"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in: Unix time in whole seconds when the
+                 *     attempt was signed, the same as `X-Service-Timestamp`. Refuse one more than 300 seconds
+                 *     from your clock.
+                 * @example 1762074881
+                 */
+                "webhook-timestamp"?: components["parameters"]["Webhook-Timestamp"];
+                /**
+                 * @description Standard Webhooks, sent only to an account opted in: `v1,` followed by the base64
+                 *     HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${rawBody}`, keyed with the bytes that
+                 *     the base64 after `whsec_` in the signing secret encodes; a space-separated list, any entry
+                 *     of which may match. Signs the same bytes as `X-Service-Signature`, which comes either way.
+                 * @example v1,bZSgFf60VMgufNZB5bBDBKsaPKahTtfWu/E+aQW0y8Q=
+                 */
+                "webhook-signature"?: components["parameters"]["Webhook-Signature"];
             };
             path?: never;
             cookie?: never;

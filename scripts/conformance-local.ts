@@ -1,7 +1,8 @@
 // `npm run conformance:local [-- <runner flags>]`: the conformance runner against this
 // checkout's server, with nothing to set up or paste. It makes a new embedded store in a
-// temporary folder with the three accounts a run needs (one with credits, whose signing
-// secret verifies the webhooks; another; one without credits), starts the server on it
+// temporary folder with the accounts a run needs (one with credits, whose signing
+// secret verifies the webhooks; another; one without credits; an owner account with a
+// workspace of its own, for credits.workspace-charged), starts the server on it
 // as `npm start` does, on a port the system gives, runs the runner with those values in
 // its CONFORMANCE_* variables and the flags it was given, then stops the server and
 // removes the folder. A server of its own rather than the one a user may have running:
@@ -12,7 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createAccount } from '../server/src/domain/accounts.ts';
+import { createAccount, createWorkspace } from '../server/src/domain/accounts.ts';
 import { systemClock } from '../server/src/domain/clock.ts';
 import { EMBEDDED_FILE } from '../server/src/runtime.ts';
 import { createEmbeddedStore } from '../server/src/storage/embedded/index.ts';
@@ -24,9 +25,11 @@ const LISTENING = /^avatar service listening on (http:\/\/\S+)$/m;
 /** The runner's last line when nothing ran: scripts that read it find it here too. */
 const LAST_LINE_EMPTY = '0 passed, 0 failed, 0 skipped';
 /** What this script gives the runner; given again, which one is meant could not be known. */
-const SUPPLIED = ['--base-url', '--api-key', '--second-key', '--empty-key', '--signing-secret'];
+const SUPPLIED = ['--base-url', '--api-key', '--second-key', '--empty-key', '--workspace-key', '--owner-key', '--signing-secret'];
 /** Each of the two accounts with credits: a core run charges 50, with room for the contract profile and --fuzz. */
 const RUN_CREDITS = 1000;
+/** The owner account and its workspace each: the check that uses them makes one avatar (10). */
+const WORKSPACE_CREDITS = 100;
 /** The server's own settings that would point it elsewhere than the store and port made here. */
 const NOT_INHERITED = ['DATABASE_URL', 'REDIS_URL', 'REDIS_PREFIX', 'PUBLIC_BASE_URL', 'ROLE'];
 const SERVER_START_TIMEOUT_MS = 60_000;
@@ -58,18 +61,22 @@ interface RunningServer {
   output(): string;
 }
 
-/** The three accounts a run needs, made before the server opens the store so that its first start makes none. */
+/** The accounts a run needs, made before the server opens the store so that its first start makes none. */
 async function makeAccounts(dataDir: string): Promise<Record<string, string>> {
   const store = createEmbeddedStore(join(dataDir, EMBEDDED_FILE));
   try {
     const main = await createAccount(store, systemClock, { name: 'Conformance main', monthlyCredits: RUN_CREDITS });
     const second = await createAccount(store, systemClock, { name: 'Conformance second', monthlyCredits: RUN_CREDITS });
     const empty = await createAccount(store, systemClock, { name: 'Conformance empty', monthlyCredits: 0 });
+    const owner = await createAccount(store, systemClock, { name: 'Conformance owner', monthlyCredits: WORKSPACE_CREDITS });
+    const workspace = await createWorkspace(store, systemClock, owner.account_id, { name: 'Conformance workspace', monthlyCredits: WORKSPACE_CREDITS });
     return {
       CONFORMANCE_API_KEY: main.api_key,
       CONFORMANCE_SIGNING_SECRET: main.signing_secret,
       CONFORMANCE_SECOND_KEY: second.api_key,
       CONFORMANCE_EMPTY_KEY: empty.api_key,
+      CONFORMANCE_WORKSPACE_KEY: workspace.api_key,
+      CONFORMANCE_OWNER_KEY: owner.api_key,
     };
   } finally {
     await store.close();
@@ -157,7 +164,7 @@ async function main(args: string[]): Promise<number> {
       return 3;
     }
     if (interrupted) return 128 + constants.signals[interrupted];
-    process.stdout.write(`conformance:local: this checkout's server on ${server.url}, on a new store in ${dataDir} with three accounts (two with ${RUN_CREDITS} credits, one without), removed afterwards\n`);
+    process.stdout.write(`conformance:local: this checkout's server on ${server.url}, on a new store in ${dataDir} with the accounts a run needs (two with ${RUN_CREDITS} credits, one without, an owner account with a workspace, ${WORKSPACE_CREDITS} each), removed afterwards\n`);
     runner = spawn(process.execPath, [RUNNER, ...args], { cwd: ROOT, env: { ...process.env, ...values, CONFORMANCE_BASE_URL: server.url }, stdio: 'inherit' });
     const code = await new Promise<number>((resolve) => runner!.once('exit', (exit, signal) => resolve(exit ?? 128 + constants.signals[signal ?? 'SIGTERM'])));
     // A server that died under the run left the runner to say "unreachable"; its own output says why.

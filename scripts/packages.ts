@@ -48,7 +48,7 @@ const PACKAGES: PackageSpec[] = [
         './receiver': { types: './client/src/receiver.d.ts', default: './client/src/receiver.js' },
       },
       types: './client/src/index.d.ts',
-      dependencies: { 'openapi-fetch': range('openapi-fetch') },
+      dependencies: { 'openapi-fetch': range('openapi-fetch'), 'structured-headers': range('structured-headers') },
       // The receiver is Koa middleware: its types name Koa's, for those who use it.
       peerDependencies: { '@types/koa': range('@types/koa') },
       peerDependenciesMeta: { '@types/koa': { optional: true } },
@@ -66,7 +66,7 @@ const PACKAGES: PackageSpec[] = [
       bin: { 'avatar-conformance': './conformance/src/cli.js' },
       exports: { '.': { types: './conformance/src/run.d.ts', default: './conformance/src/run.js' } },
       types: './conformance/src/run.d.ts',
-      dependencies: Object.fromEntries(['ajv', 'ajv-formats', 'fast-check', 'jsonpointer', 'openapi-fetch', 'yaml'].map((name) => [name, range(name)])),
+      dependencies: Object.fromEntries(['ajv', 'ajv-formats', 'fast-check', 'jsonpointer', 'openapi-fetch', 'structured-headers', 'yaml'].map((name) => [name, range(name)])),
     },
     trees: ['client', 'conformance', 'contract', 'generated'],
     files: [

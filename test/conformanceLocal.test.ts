@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const SCRIPT = resolve(ROOT, 'scripts', 'conformance-local.ts');
-const INTRO = /^conformance:local: this checkout's server on (http:\/\/127\.0\.0\.1:\d+), on a new store in (\S+) with three accounts/m;
+const INTRO = /^conformance:local: this checkout's server on (http:\/\/127\.0\.0\.1:\d+), on a new store in (\S+) with the accounts a run needs/m;
 /** A key or a signing secret as the server makes them. */
 const SECRET_SHAPE = /sk_(test|live)_\w{8,}|whsec_\w{8,}/;
 
@@ -22,15 +22,15 @@ function conformanceLocal(args: string[], env: Record<string, string> = {}): Pro
 }
 
 describe('npm run conformance:local', () => {
-  it('runs the checks that need the second key, the key without credits and the signing secret, passes, and leaves no server or store behind', async () => {
+  it('runs the checks that need the second key, the key without credits, the signing secret and the workspace and owner keys, passes, and leaves no server or store behind', async () => {
     // A fast engine: the run waits on the run's jobs and their webhooks.
-    const result = await conformanceLocal(['--only', 'auth.other-account-hidden,credits.insufficient-credits-402,webhooks.signature'], { ENGINE_AVATAR_MS: '100', ENGINE_VIDEO_MS: '100', DATA_DIR: '/nonexistent/ignored', PORT: '1' });
+    const result = await conformanceLocal(['--only', 'auth.other-account-hidden,credits.insufficient-credits-402,webhooks.signature,credits.workspace-charged'], { ENGINE_AVATAR_MS: '100', ENGINE_VIDEO_MS: '100', DATA_DIR: '/nonexistent/ignored', PORT: '1' });
     const [, url, dataDir] = INTRO.exec(result.stdout) ?? [];
     const stillServing = url ? await fetch(`${url}/healthz`).then(() => true, () => false) : undefined;
 
     expect(result.code, result.stdout + result.stderr).toBe(0);
     expect(url, result.stdout).toBeDefined();
-    expect(result.stdout.trimEnd().split('\n').at(-1)).toBe('3 passed, 0 failed, 0 skipped');
+    expect(result.stdout.trimEnd().split('\n').at(-1)).toBe('4 passed, 0 failed, 0 skipped');
     expect(stillServing).toBe(false);
     expect(existsSync(dataDir!)).toBe(false);
     expect(result.stdout + result.stderr).not.toMatch(SECRET_SHAPE);

@@ -7,6 +7,8 @@ import type { components, paths } from '../../generated/openapi.ts';
 
 export * from '../../contract/webhookSignature.ts';
 export * from './verify.ts';
+export * from './rateLimit.ts';
+export * from '../../contract/rateLimitFields.ts';
 // Not the Koa receiver (./receiver.ts, the package's `/receiver` entry): its types name
 // Koa's, and a user of the client alone has no reason to install them.
 

@@ -12,7 +12,7 @@
 // Mount it before any body parser: the signature covers the exact bytes sent, and a
 // parsed-then-reserialised body no longer matches.
 import type { Context, Middleware } from 'koa';
-import { type WebhookEvent, WebhookVerificationError, verifyWebhook } from './verify.ts';
+import { type WebhookEvent, type WebhookScheme, WebhookVerificationError, verifyWebhook } from './verify.ts';
 
 /**
  * Where processed event IDs are kept. Event IDs are derived from the resource ID and
@@ -58,6 +58,8 @@ export interface WebhookReceiverOptions {
   now?: () => number;
   /** Bodies above this size are refused with 413. Events are far smaller. */
   maxBodyBytes?: number;
+  /** Which signature headers to verify (verifyWebhook's `scheme`); default either. */
+  scheme?: WebhookScheme;
   /** Called with every refused delivery, for logging. */
   onRejected?: (error: WebhookVerificationError, ctx: Context) => void;
 }
@@ -94,6 +96,7 @@ export function webhookReceiver(options: WebhookReceiverOptions): Middleware {
         secret: options.secret,
         ...(options.toleranceSeconds === undefined ? {} : { toleranceSeconds: options.toleranceSeconds }),
         ...(options.now === undefined ? {} : { now: options.now() }),
+        ...(options.scheme === undefined ? {} : { scheme: options.scheme }),
       });
     } catch (error) {
       if (!(error instanceof WebhookVerificationError)) throw error;

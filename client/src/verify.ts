@@ -1,14 +1,21 @@
 // Receiver side of the webhook scheme (WH-RECEIVER-VERIFY): checks the
 // signature over the raw body in constant time, refuses timestamps outside the
 // tolerance in either direction (ND-TIMESTAMP-AGE), and returns the parsed event.
+// Either scheme: the source's X-Service-* headers, or Standard Webhooks' webhook-*
+// headers, which an opted-in account receives as well (ND-STANDARD-WEBHOOKS).
 import { timingSafeEqual } from 'node:crypto';
 import type { components } from '../../generated/openapi.ts';
 import {
+  STANDARD_WEBHOOK_ID_HEADER,
+  STANDARD_WEBHOOK_SIGNATURE_HEADER,
+  STANDARD_WEBHOOK_SIGNATURE_PREFIX,
+  STANDARD_WEBHOOK_TIMESTAMP_HEADER,
   WEBHOOK_EVENT_ID_HEADER,
   WEBHOOK_SIGNATURE_HEADER,
   WEBHOOK_SIGNATURE_PREFIX,
   WEBHOOK_TIMESTAMP_HEADER,
   WEBHOOK_TOLERANCE_SECONDS,
+  signStandardWebhook,
   signWebhook,
 } from '../../contract/webhookSignature.ts';
 
@@ -82,7 +89,15 @@ export interface VerifyWebhookInput {
   toleranceSeconds?: number;
   /** The receiver's clock as Unix seconds; defaults to the system clock. */
   now?: number;
+  /**
+   * Which headers to verify: `service` (X-Service-*), `standard` (webhook-*, Standard
+   * Webhooks), or `either` (the default): X-Service-* when the delivery has
+   * X-Service-Signature, else webhook-* when it has webhook-signature.
+   */
+  scheme?: WebhookScheme;
 }
+
+export type WebhookScheme = 'service' | 'standard' | 'either';
 
 export function readHeader(headers: HeaderSource, name: string): string | undefined {
   if (isHeaders(headers)) return headers.get(name) ?? undefined;
@@ -105,6 +120,14 @@ const SIGNATURE_PATTERN = /^v1=[0-9a-f]{64}$/;
  * event, or the body's `id` differs from X-Service-Event-Id.
  */
 export function verifyWebhook(input: VerifyWebhookInput): WebhookEvent {
+  const scheme = input.scheme ?? 'either';
+  const standard =
+    scheme === 'standard' ||
+    (scheme === 'either' && readHeader(input.headers, WEBHOOK_SIGNATURE_HEADER) === undefined && readHeader(input.headers, STANDARD_WEBHOOK_SIGNATURE_HEADER) !== undefined);
+  return standard ? verifyStandardWebhook(input) : verifyServiceWebhook(input);
+}
+
+function verifyServiceWebhook(input: VerifyWebhookInput): WebhookEvent {
   const { headers, secret } = input;
   const toleranceSeconds = input.toleranceSeconds ?? WEBHOOK_TOLERANCE_SECONDS;
   const nowSeconds = input.now ?? Math.floor(Date.now() / 1000);
@@ -164,6 +187,79 @@ export function verifyWebhook(input: VerifyWebhookInput): WebhookEvent {
       `${WEBHOOK_EVENT_ID_HEADER} is ${eventId} but the body's id is ${event.id}`,
       WEBHOOK_EVENT_ID_HEADER,
     );
+  }
+  return event;
+}
+
+/** Each `v1,<base64 of 32 bytes>` of webhook-signature; other versions are skipped, as the scheme says. */
+const STANDARD_SIGNATURE_PATTERN = /^v1,[A-Za-z0-9+/]{43}=$/;
+
+/**
+ * Verifies a delivery under Standard Webhooks: webhook-id, webhook-timestamp and the
+ * space-separated signatures of webhook-signature, any one of which may match (a sender
+ * rotating its secret signs with both). The same tolerance, body and ID rules as the
+ * source's scheme.
+ */
+function verifyStandardWebhook(input: VerifyWebhookInput): WebhookEvent {
+  const { headers, secret } = input;
+  const toleranceSeconds = input.toleranceSeconds ?? WEBHOOK_TOLERANCE_SECONDS;
+  const nowSeconds = input.now ?? Math.floor(Date.now() / 1000);
+  const rawBody = typeof input.rawBody === 'string' ? Buffer.from(input.rawBody, 'utf8') : Buffer.from(input.rawBody);
+
+  const eventId = required(headers, STANDARD_WEBHOOK_ID_HEADER).trim();
+  const timestampText = required(headers, STANDARD_WEBHOOK_TIMESTAMP_HEADER).trim();
+  const signatures = required(headers, STANDARD_WEBHOOK_SIGNATURE_HEADER).trim().split(/\s+/);
+
+  if (!TIMESTAMP_PATTERN.test(timestampText)) {
+    throw new WebhookVerificationError(
+      'malformed_timestamp',
+      `${STANDARD_WEBHOOK_TIMESTAMP_HEADER} must be Unix time in whole seconds, got ${JSON.stringify(timestampText)}`,
+      STANDARD_WEBHOOK_TIMESTAMP_HEADER,
+    );
+  }
+  const timestamp = Number(timestampText);
+  const candidates = signatures.filter((s) => STANDARD_SIGNATURE_PATTERN.test(s));
+  if (candidates.length === 0) {
+    throw new WebhookVerificationError(
+      'malformed_signature',
+      `${STANDARD_WEBHOOK_SIGNATURE_HEADER} must hold ${STANDARD_WEBHOOK_SIGNATURE_PREFIX} followed by the base64 of 32 bytes`,
+      STANDARD_WEBHOOK_SIGNATURE_HEADER,
+    );
+  }
+
+  const expected = Buffer.from(signStandardWebhook(secret, eventId, timestamp, rawBody), 'utf8');
+  // Every candidate is compared, each in constant time and of the pattern's fixed length.
+  let matched = false;
+  for (const candidate of candidates) {
+    const received = Buffer.from(candidate, 'utf8');
+    if (expected.length === received.length && timingSafeEqual(expected, received)) matched = true;
+  }
+  if (!matched) {
+    throw new WebhookVerificationError(
+      'bad_signature',
+      `${STANDARD_WEBHOOK_SIGNATURE_HEADER} does not match the body: wrong secret, or the body was changed (re-serialised JSON counts as changed)`,
+      STANDARD_WEBHOOK_SIGNATURE_HEADER,
+    );
+  }
+
+  if (timestamp < nowSeconds - toleranceSeconds) {
+    throw new WebhookVerificationError(
+      'timestamp_too_old',
+      `${STANDARD_WEBHOOK_TIMESTAMP_HEADER} is ${nowSeconds - timestamp} s old; at most ${toleranceSeconds} s are accepted`,
+      STANDARD_WEBHOOK_TIMESTAMP_HEADER,
+    );
+  }
+  if (timestamp > nowSeconds + toleranceSeconds) {
+    throw new WebhookVerificationError(
+      'timestamp_in_future',
+      `${STANDARD_WEBHOOK_TIMESTAMP_HEADER} is ${timestamp - nowSeconds} s ahead of this clock; at most ${toleranceSeconds} s are accepted`,
+      STANDARD_WEBHOOK_TIMESTAMP_HEADER,
+    );
+  }
+
+  const event = parseEvent(rawBody);
+  if (event.id !== eventId) {
+    throw new WebhookVerificationError('id_mismatch', `${STANDARD_WEBHOOK_ID_HEADER} is ${eventId} but the body's id is ${event.id}`, STANDARD_WEBHOOK_ID_HEADER);
   }
   return event;
 }

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import Koa from 'koa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryEventStore, webhookReceiver, type ProcessedEventStore } from '../src/receiver.ts';
-import { WEBHOOK_EVENT_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER, signWebhook } from '../../contract/webhookSignature.ts';
+import { WEBHOOK_EVENT_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER, signStandardWebhook, signWebhook } from '../../contract/webhookSignature.ts';
 import type { WebhookEvent } from '../src/verify.ts';
 
 const SECRET = 'whsec_receiver_test';
@@ -119,5 +119,41 @@ describe('webhookReceiver', () => {
     store.add('b');
     store.add('c');
     expect([store.has('a'), store.has('b'), store.has('c')]).toEqual([false, true, true]);
+  });
+});
+
+describe('webhookReceiver under Standard Webhooks (ND-STANDARD-WEBHOOKS)', () => {
+  const STANDARD_SECRET = 'whsec_q1Xw-8nT3vYk_Rb2Lp9sZf0HcUe4Mj7A';
+
+  async function startStandard(scheme?: 'service' | 'standard' | 'either') {
+    const seen: string[] = [];
+    const app = new Koa();
+    app.use(webhookReceiver({ secret: STANDARD_SECRET, now: () => NOW, onEvent: (e) => void seen.push(e.id), ...(scheme ? { scheme } : {}) }));
+    server = createServer(app.callback());
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const post = async (body: string) => {
+      const id = (JSON.parse(body) as { id: string }).id;
+      const response = await fetch(`http://127.0.0.1:${port}/hooks`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(NOW), 'webhook-signature': signStandardWebhook(STANDARD_SECRET, id, NOW, body) },
+        body,
+      });
+      return response.status;
+    };
+    return { post, seen };
+  }
+
+  it('when a delivery carries only the webhook-* headers, then it is handled once, and again is a duplicate', async () => {
+    const { post, seen } = await startStandard();
+    expect(await post(event('evt_s'))).toBe(200);
+    expect(await post(event('evt_s'))).toBe(200);
+    expect(seen).toEqual(['evt_s']);
+  });
+
+  it('when the receiver insists on the X-Service-* headers, then a webhook-*-only delivery is refused', async () => {
+    const { post, seen } = await startStandard('service');
+    expect(await post(event('evt_t'))).toBe(400);
+    expect(seen).toEqual([]);
   });
 });

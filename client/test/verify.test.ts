@@ -161,3 +161,46 @@ describe('verifyWebhook', () => {
     expect(event.data.object.id).toBe('av_1');
   });
 });
+
+describe('verifyWebhook under Standard Webhooks (ND-STANDARD-WEBHOOKS)', () => {
+  const STANDARD_SECRET = 'whsec_q1Xw-8nT3vYk_Rb2Lp9sZf0HcUe4Mj7A';
+  /** Signed independently of contract/: the HMAC keyed with the bytes the base64 after whsec_ encodes. */
+  function standard(body = BODY, timestamp = NOW, secret = STANDARD_SECRET, eventId = EVENT_ID): Record<string, string> {
+    const key = Buffer.from(secret.slice('whsec_'.length).replaceAll('-', '+').replaceAll('_', '/'), 'base64');
+    const signature = createHmac('sha256', key).update(`${eventId}.${timestamp}.${body}`).digest('base64');
+    return { 'webhook-id': eventId, 'webhook-timestamp': String(timestamp), 'webhook-signature': `v1,${signature}` };
+  }
+
+  it('when a delivery carries only the webhook-* headers, then it verifies and returns the event', () => {
+    expect(verifyWebhook({ rawBody: BODY, headers: standard(), secret: STANDARD_SECRET, now: NOW }).id).toBe(EVENT_ID);
+    expect(verifyWebhook({ rawBody: BODY, headers: new Headers(standard()), secret: STANDARD_SECRET, now: NOW, scheme: 'standard' }).id).toBe(EVENT_ID);
+  });
+
+  it('when a delivery carries both, then either scheme verifies it, and the default checks X-Service-*', () => {
+    const both = { ...signed(BODY, NOW, STANDARD_SECRET), ...standard() };
+    expect(verifyWebhook({ rawBody: BODY, headers: both, secret: STANDARD_SECRET, now: NOW, scheme: 'service' }).id).toBe(EVENT_ID);
+    expect(verifyWebhook({ rawBody: BODY, headers: both, secret: STANDARD_SECRET, now: NOW, scheme: 'standard' }).id).toBe(EVENT_ID);
+    const brokenService = { ...both, [WEBHOOK_SIGNATURE_HEADER]: `v1=${'0'.repeat(64)}` };
+    expect(refusal(() => verifyWebhook({ rawBody: BODY, headers: brokenService, secret: STANDARD_SECRET, now: NOW })).header).toBe(WEBHOOK_SIGNATURE_HEADER);
+  });
+
+  it('when webhook-signature lists several signatures (a secret being rotated), then one that matches is enough', () => {
+    const headers = standard();
+    headers['webhook-signature'] = `v1,${Buffer.alloc(32).toString('base64')} v2,whatever ${headers['webhook-signature']}`;
+    expect(verifyWebhook({ rawBody: BODY, headers, secret: STANDARD_SECRET, now: NOW }).id).toBe(EVENT_ID);
+  });
+
+  it.each([
+    ['the body was changed', 'bad_signature', 'webhook-signature', () => ({ rawBody: `${BODY} `, headers: standard() })],
+    ['another secret signed it', 'bad_signature', 'webhook-signature', () => ({ rawBody: BODY, headers: standard(BODY, NOW, 'whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA') })],
+    ['the signature is not v1,<base64>', 'malformed_signature', 'webhook-signature', () => ({ rawBody: BODY, headers: { ...standard(), 'webhook-signature': 'v1=abc' } })],
+    ['webhook-id is missing', 'missing_header', 'webhook-id', () => ({ rawBody: BODY, headers: { ...standard(), 'webhook-id': '' } })],
+    ['the timestamp is in milliseconds', 'malformed_timestamp', 'webhook-timestamp', () => ({ rawBody: BODY, headers: standard(BODY, NOW * 1000) })],
+    ['the timestamp is too old', 'timestamp_too_old', 'webhook-timestamp', () => ({ rawBody: BODY, headers: standard(BODY, NOW - WEBHOOK_TOLERANCE_SECONDS - 1) })],
+    ['webhook-id is not the body\'s id', 'id_mismatch', 'webhook-id', () => ({ rawBody: BODY, headers: standard(BODY, NOW, STANDARD_SECRET, 'evt_other') })],
+  ])('when %s, then it is refused (%s, naming %s)', (_what, reason, header, make) => {
+    const error = refusal(() => verifyWebhook({ ...make(), secret: STANDARD_SECRET, now: NOW, scheme: 'standard' }));
+    expect(error.reason).toBe(reason);
+    expect(error.header).toBe(header);
+  });
+});

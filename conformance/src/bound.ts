@@ -24,7 +24,7 @@
 // correct one: the run's bound then stops it, and the checks not reached are reported
 // not run.
 import type { Allowances, Check } from './check.ts';
-import type { ResolvedOptions } from './options.ts';
+import { firstRetryLatestSeconds, type ResolvedOptions } from './options.ts';
 import type { Phase } from './outcome.ts';
 
 export type { Allowances };
@@ -64,7 +64,7 @@ export function allowances(options: ResolvedOptions, clock: boolean): Allowances
     request,
     // A move of the clock is one prompt request; a window waited out is the window and its reset's margin.
     window: clock ? CHECK_STEP_SECONDS : shortest + 1,
-    retry: options.webhookFirstRetrySeconds * 1.2 + 1 + options.webhookRetryTimeoutSeconds,
+    retry: firstRetryLatestSeconds(options) + 1 + options.webhookRetryTimeoutSeconds,
     each: 0.02,
   };
 }

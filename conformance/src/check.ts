@@ -3,6 +3,7 @@
 // received, which clause broke and how to fix it. `asserts` says what "holds" means.
 import type { ClauseId, DecisionId } from './clauses.ts';
 import type { CheckContext } from './context.ts';
+import type { JobKind } from './implementation/profile.ts';
 import type { ResolvedOptions } from './options.ts';
 import type { Need, Phase, Profile } from './outcome.ts';
 
@@ -38,8 +39,22 @@ export interface Check {
    * still running at its limit is stopped and reported not run, with the wait it was in.
    */
   waits?: (allow: Allowances) => number;
+  /**
+   * The most creates of each kind this check itself may send that a service could accept
+   * and charge for (budget.ts adds the run's shared jobs): a request meant to be refused
+   * counts too, since a broken service may accept it. Absent: none.
+   */
+  creates?: (options: ResolvedOptions) => Creates;
+  /**
+   * Work of the run shared between checks that may create jobs, counted once however many
+   * of the selected checks use it: `exhaustion`, the first key taken over its limit.
+   */
+  shares?: readonly 'exhaustion'[];
   run(ctx: CheckContext): Promise<void>;
 }
+
+/** Creates by kind of job, each of which a service may charge at its price. */
+export type Creates = Partial<Record<JobKind, number>>;
 
 /** What a check's limit is made of, in seconds (bound.ts works them out for a run). */
 export interface Allowances {

@@ -7,6 +7,7 @@
 // the sender (its checks are in receiver-checks/ and name these clauses); P = a client
 // over HTTP, judged from its live traffic by the runner's proxy mode, which stands
 // between it and a service (its client checks are in proxy/checks/ and name these).
+import { bucketLimitsText, CREDIT_COSTS, formatNumber, WEBHOOK_DELIVERY } from '../../contract/numbers.ts';
 
 export type Observe = 'B' | 'W' | 'C' | 'R' | 'P';
 
@@ -49,7 +50,7 @@ export const CLAUSES = [
   { id: 'CR-WEBHOOK-INDEPENDENT', sections: '3, 6.5.5', observe: ['W', 'B'], rule: 'Failing webhook deliveries change neither the job state nor what is charged or refunded.' },
   // Rate limits
   { id: 'RL-PER-KEY', sections: '5.1, 8', observe: ['B'], rule: 'Each API key has its own limits; one key running out leaves the others alone.' },
-  { id: 'RL-BUCKETS', sections: '8', observe: ['B', 'W'], rule: 'Reads (GET /v1/me and the two record GETs) share a 120/minute, 10,000/day bucket; the two POSTs share a 10/minute, 300/day bucket.' },
+  { id: 'RL-BUCKETS', sections: '8', observe: ['B', 'W'], rule: `Reads (GET /v1/me and the two record GETs) share a ${bucketLimitsText('read')} bucket; the two POSTs share a ${bucketLimitsText('generation')} bucket.` },
   { id: 'RL-BOTH-CHECKS', sections: '4.1.2, 8.1', observe: ['B', 'W'], rule: 'A generation request is accepted only if it is within the rate limit and the credits cover it.' },
   { id: 'RL-429', sections: '4.1.4, 7', observe: ['B'], rule: 'Beyond the limit the answer is 429 rate_limit_exceeded with Retry-After in seconds.' },
   { id: 'RL-HEADERS', sections: '8.1', observe: ['B'], rule: 'Successes and 429s carry RateLimit-Limit, -Remaining and -Reset for the active window.' },
@@ -83,6 +84,8 @@ export const DECISIONS = [
   { id: 'ND-STATES', rule: 'status moves queued -> processing -> ready | failed, or queued -> failed.' },
   { id: 'ND-IDEMPOTENCY', rule: 'A create repeated with the same Idempotency-Key and body answers the first 202 again (Idempotent-Replayed: true) and creates and charges nothing; with another body it is 409 idempotency_key_reused.' },
   { id: 'ND-WEBHOOK-LOG', rule: 'GET /v1/webhook-events/{id} shows every delivery attempt of the account\'s event (status or error, duration), a failed one included; POST /v1/webhook-events/{id}/replay sends it once more with the same event ID and a fresh timestamp and signature.' },
+  { id: 'ND-RATELIMIT-FIELDS', rule: 'Where an implementation sends RateLimit-Policy and RateLimit (IETF draft revision 10), they are RFC 9651 Lists of Strings with Integer q and w, r and t, and say what RateLimit-Limit, -Remaining and -Reset say.' },
+  { id: 'ND-STANDARD-WEBHOOKS', rule: 'An account opted in to Standard Webhooks receives webhook-id, webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body>) beside the X-Service-* headers, which never change.' },
   { id: 'ND-LISTS', rule: 'GET /v1/avatars and /v1/avatar-videos page the account\'s own records newest first with an opaque cursor; each record shows up exactly once.' },
   { id: 'ND-CREATE-RESPONSE', rule: 'Both POSTs answer 202 with the full new record (status queued) and a Location header.' },
   { id: 'ND-AVATAR-FIELDS', rule: 'The avatar record has the documented members; error is {code, message} when failed, null otherwise.' },
@@ -92,10 +95,10 @@ export const DECISIONS = [
   { id: 'ND-AUTH-PRESENTATION', rule: 'Authorization: Bearer <key>; missing or unknown keys get 401 unauthorized with WWW-Authenticate: Bearer.' },
   { id: 'ND-ENVELOPE', rule: 'Events are {id, object: "event", type, api_version: "v1", created_at, data: {object}}; id equals X-Service-Event-Id.' },
   { id: 'ND-TIMESTAMP-AGE', rule: 'Receivers accept timestamps within 300 s of their clock, either way.' },
-  { id: 'ND-DELIVERY', rule: '10 s per attempt, 6 attempts, first retry after about 5 s (+-20 %), then x4.' },
+  { id: 'ND-DELIVERY', rule: `${WEBHOOK_DELIVERY.timeoutSeconds} s per attempt, ${WEBHOOK_DELIVERY.attempts} attempts, retries after about ${WEBHOOK_DELIVERY.retryDelaysSeconds.map((s) => `${formatNumber(s)} s`).join(', ')} (+-${Math.round(WEBHOOK_DELIVERY.jitter * 100)} %).` },
   { id: 'ND-ERROR-BODY', rule: 'Errors are application/problem+json with code, status and request_id; validation errors list {field, rule, message}.' },
   { id: 'ND-ERRORS', rule: '400/401/404/409/413/415/422/429 as documented; other accounts\' IDs answer 404; checks run auth, rate limit, request, resources, credits.' },
-  { id: 'ND-CREDIT-COST', rule: 'An avatar costs 10 credits and a video 20; the record states its credits.' },
+  { id: 'ND-CREDIT-COST', rule: `An avatar costs ${CREDIT_COSTS.avatar} credits and a video ${CREDIT_COSTS.avatar_video}; the record states its credits.` },
   { id: 'ND-SANDBOX-FAILURE', rule: 'With a sandbox key, [sandbox:fail] in an avatar name or video script ends the job failed with sandbox_forced_failure.' },
   { id: 'ND-SANDBOX-CLOCK', rule: 'A sandbox account moves its own time forward with POST /v1/test_helpers/clock/advance; its windows, credit period, jobs and webhook retries follow; live keys get 404.' },
   { id: 'ND-COMPAT', rule: 'Only additive changes within /v1; removals ship as /v2 with Deprecation and Sunset headers.' },

@@ -6,24 +6,30 @@
 //
 // Exit codes: 0 every required check passed; 1 a check failed or a required one did not
 // run; 2 bad usage; 3 base URL unreachable; 4 a key was refused; 5 not this API;
-// 6 a bug in the runner. Diagnoses are one line, never a stack trace. Once the reports
-// are written the process exits with its code, whatever sockets or timers are still open.
+// 6 a bug in the runner; compare exits 0 without a regression, 1 with one, 2 on bad usage.
+// Diagnoses are one line, never a stack trace. Once the reports are written the process
+// exits with its code, whatever sockets or timers are still open.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { liveRefusal, overBudget, plannedBudget } from './budget.ts';
 import { CHECKS } from './checks/index.ts';
 import { draftCommand } from './implementation/draft-command.ts';
 import { loadProfile, ProfileError, type ImplementationProfile } from './implementation/profile.ts';
-import { resolveOptions, type RunOptions } from './options.ts';
+import { Shape } from './implementation/shape.ts';
+import { CONTRACT_FIRST_RETRY_SECONDS, CONTRACT_LIMITS, CONTRACT_WINDOW_SECONDS, resolveOptions, type RunOptions } from './options.ts';
+import { CREDIT_COSTS, WEBHOOK_DELIVERY } from '../../contract/numbers.ts';
+import { creditsFor } from './preflight.ts';
 import { PROFILES, type Profile } from './outcome.ts';
 import { proxyCommand } from './proxy/command.ts';
 import { receiverCommand } from './receiver-checks/command.ts';
+import { compareCommand } from './report/compare.ts';
 import { consoleProgress, summary } from './report/console.ts';
 import { writeReports } from './report/files.ts';
 import { listMatrix } from './report/markdown.ts';
 import { EXIT_CODES } from './report/model.ts';
 import { counted } from './report/text.ts';
 import { runConformance } from './run.ts';
-import { missingValues, type MissingValue } from './selection.ts';
+import { missingValues, selectChecks, type MissingValue } from './selection.ts';
 
 /** How the user ran this: the package's command, or the script in a clone. */
 const COMMAND = import.meta.url.endsWith('.js') ? 'avatar-conformance' : 'node conformance/src/cli.ts';
@@ -32,6 +38,7 @@ const HELP = `Usage: ${COMMAND} --base-url <url> --api-key <key> [options]
        ${COMMAND} draft-profile <openapi file or URL> [--name <name>] [--output <file>]
        ${COMMAND} receiver --url <receiver URL> --signing-secret <secret> [options]
        ${COMMAND} proxy --upstream <service URL> --listen <port> [options]
+       ${COMMAND} compare <before.json> <after.json>
 
 Drives an implementation of the Avatar Service API over HTTP and reports, clause by
 clause, what holds. draft-profile drafts an implementation profile from the
@@ -41,10 +48,16 @@ between a client and a service and judges both from the live traffic (proxy --he
 
 Keys and secrets (flags, or the environment variables in brackets):
   --base-url <url>              scheme, host and port, without /v1 [CONFORMANCE_BASE_URL]
-  --api-key <key>               key of an account with at least 80 credits [CONFORMANCE_API_KEY]
+  --api-key <key>               key of an account with at least ${creditsFor(CREDIT_COSTS)} credits [CONFORMANCE_API_KEY]
   --second-key <key>            key of another account [CONFORMANCE_SECOND_KEY]
   --empty-key <key>             key of an account without credits [CONFORMANCE_EMPTY_KEY]
+  --workspace-key <key>         key of a workspace with credits for an avatar [CONFORMANCE_WORKSPACE_KEY]
+  --owner-key <key>             key of that workspace's owner account [CONFORMANCE_OWNER_KEY]
+                                (both or neither; without them credits.workspace-charged
+                                is not applicable)
   --signing-secret <secret>     the webhook signing secret [CONFORMANCE_SIGNING_SECRET]
+  --standard-webhooks           the --api-key account also gets Standard Webhooks headers
+                                (webhook-id, -timestamp, -signature): check them too
   A run whose required checks need one of these that it was not given is refused before
   any request (exit 2), one line per value; --skip leaves those checks out.
 
@@ -63,14 +76,14 @@ The implementation under test:
   --no-fail-marker              the implementation has no way to force a failure
   --photo-url <url>             the portrait photo avatars point at
   --job-timeout <s>             longest a job may take (default 300)
-  --expect-generation-limits <n,n>  accepted generation RateLimit-Limit values (default 10,300)
-  --expect-read-limits <n,n>    accepted read RateLimit-Limit values (default 120,10000)
-  --expect-windows <s,s>        the window in seconds of each expected limit (default 60,86400)
-  --webhook-first-retry <s>     the first retry delay the contract promises (default 5)
+  --expect-generation-limits <n,n>  accepted generation RateLimit-Limit values (default ${CONTRACT_LIMITS.generation.join(',')})
+  --expect-read-limits <n,n>    accepted read RateLimit-Limit values (default ${CONTRACT_LIMITS.read.join(',')})
+  --expect-windows <s,s>        the window in seconds of each expected limit (default ${CONTRACT_WINDOW_SECONDS.join(',')})
+  --webhook-first-retry <s>     the first retry delay the contract promises (default ${CONTRACT_FIRST_RETRY_SECONDS})
   --webhook-retry-timeout <s>   how long to wait for a webhook (default 60)
   --webhook-retries <s,s,...>   the wait before each retry, checked whole with a sandbox
-                                clock (default: the profile's; the contract's 5,20,80,320,1280)
-  --webhook-retry-jitter <f>    how far each wait may stray, as a fraction (default 0.2
+                                clock (default: the profile's; the contract's ${WEBHOOK_DELIVERY.retryDelaysSeconds.join(',')})
+  --webhook-retry-jitter <f>    how far each wait may stray, as a fraction (default ${WEBHOOK_DELIVERY.jitter}
                                 with the contract's schedule, else 0)
 
 The webhook receiver:
@@ -92,8 +105,22 @@ Generated inputs (sent with --empty-key, after everything else):
 
 Reports:
   --report-json <file>  --report-junit <file>  --report-md <file>
+  --report-html <file>  one self-contained page: the clause matrix, each check with the
+                        exchanges of its failure, and pictures of the webhook attempts, each
+                        key's RateLimit-Remaining and the job durations (opens offline)
   --verbose             also print waits and skip reasons as they happen
   --no-color
+
+Credits (each check declares the creates it may make; the run states the total first):
+  --max-credits <n>     refuse to start (exit 2) when the selected checks may spend more;
+                        required on a live key (the production profile, or GET /v1/me
+                        saying the key is live)
+
+Comparing two runs:
+  ${COMMAND} compare <before.json> <after.json>
+                        what changed between two --report-json files; exit 0 when nothing
+                        regressed, 1 when a check newly fails, a required check no longer
+                        passes or disappeared, 2 when a file cannot be read
 
 Exit codes: 0 pass, 1 fail, 2 usage, 3 unreachable, 4 key refused, 5 not this API, 6 runner bug.
 `;
@@ -165,7 +192,7 @@ function retrySchedule(delays: string | undefined, jitter: string | undefined): 
   const delaysSeconds = list([delays]).map(Number);
   if (delaysSeconds.length === 0 || delaysSeconds.some((n) => !Number.isFinite(n) || n <= 0)) usage('--webhook-retries must be a comma list of positive numbers of seconds');
   const fraction = jitter === undefined ? 0 : Number(jitter);
-  if (!Number.isFinite(fraction) || fraction < 0 || fraction >= 1) usage('--webhook-retry-jitter must be a fraction from 0 to below 1, e.g. 0.2');
+  if (!Number.isFinite(fraction) || fraction < 0 || fraction >= 1) usage(`--webhook-retry-jitter must be a fraction from 0 to below 1, e.g. ${WEBHOOK_DELIVERY.jitter}`);
   return { delaysSeconds, jitter: fraction };
 }
 
@@ -177,6 +204,9 @@ async function main(): Promise<number> {
     const io = { out: (text: string) => void process.stdout.write(text), err: (text: string) => void process.stderr.write(text), command: COMMAND, env: process.env, color: Boolean(process.stdout.isTTY) && !process.env.NO_COLOR };
     // A receiver run ends once its reports are written, whatever a receiver still holds open.
     return receiverCommand(process.argv.slice(3), io).then((code) => process.exit(code));
+  }
+  if (process.argv[2] === 'compare') {
+    return compareCommand(process.argv.slice(3), { out: (text) => void process.stdout.write(text), err: (text) => void process.stderr.write(text), command: COMMAND });
   }
   if (process.argv[2] === 'proxy') {
     const stopped = new Promise((resolve) => {
@@ -248,7 +278,10 @@ async function main(): Promise<number> {
     ...(implementation ? { implementation } : {}),
     secondKey: values['second-key'] ?? config.secondKey ?? env.CONFORMANCE_SECOND_KEY,
     emptyKey: values['empty-key'] ?? config.emptyKey ?? env.CONFORMANCE_EMPTY_KEY,
+    workspaceKey: values['workspace-key'] ?? config.workspaceKey ?? env.CONFORMANCE_WORKSPACE_KEY,
+    ownerKey: values['owner-key'] ?? config.ownerKey ?? env.CONFORMANCE_OWNER_KEY,
     signingSecret: values['signing-secret'] ?? config.signingSecret ?? env.CONFORMANCE_SIGNING_SECRET,
+    ...(values['standard-webhooks'] ? { standardWebhooks: true } : {}),
     only: [...(config.only ?? []), ...list(values.only)],
     skip: [...(config.skip ?? []), ...list(values.skip)],
     ...(values['no-fail-marker'] ? { failMarker: null } : values['fail-marker'] !== undefined ? { failMarker: values['fail-marker'] } : {}),
@@ -281,9 +314,21 @@ async function main(): Promise<number> {
     onProgress: consoleProgress({ stream: process.stdout, color, verbose: Boolean(values.verbose) }),
   };
 
+  const maxCredits = integer('--max-credits', values['max-credits'] ?? (config.maxCredits === undefined ? undefined : String(config.maxCredits)), 1_000_000_000);
+  if (maxCredits !== undefined) options.maxCredits = maxCredits;
   // Read as the run would read them (an empty value is none).
-  const missing = missingValues(CHECKS, resolveOptions(options));
+  const resolved = resolveOptions(options);
+  if (Boolean(resolved.workspaceKey) !== Boolean(resolved.ownerKey)) {
+    usage(`${resolved.workspaceKey ? '--owner-key (or CONFORMANCE_OWNER_KEY)' : '--workspace-key (or CONFORMANCE_WORKSPACE_KEY)'} is missing: --workspace-key and --owner-key are given together, a workspace's key and its owner account's`);
+  }
+  const missing = missingValues(CHECKS, resolved);
   if (missing.length > 0) refuseMissing(missing, profile);
+  // What the run may spend is known from the selection and the prices: refused before any request.
+  const planned = plannedBudget(selectChecks(CHECKS, resolved), resolved, new Shape(resolved.implementation));
+  const overspend = overBudget(planned, maxCredits);
+  if (overspend) usage(overspend);
+  const live = profile === 'production' && maxCredits === undefined ? liveRefusal(planned, 'the production profile runs on a live key') : undefined;
+  if (live) usage(live);
 
   const report = await runConformance(options);
   writeReports(report, values, (text) => process.stderr.write(text));
@@ -303,7 +348,10 @@ function parse() {
       'api-key': { type: 'string' },
       'second-key': { type: 'string' },
       'empty-key': { type: 'string' },
+      'workspace-key': { type: 'string' },
+      'owner-key': { type: 'string' },
       'signing-secret': { type: 'string' },
+      'standard-webhooks': { type: 'boolean' },
       profile: { type: 'string' },
       only: { type: 'string', multiple: true },
       skip: { type: 'string', multiple: true },
@@ -330,6 +378,8 @@ function parse() {
       'report-json': { type: 'string' },
       'report-junit': { type: 'string' },
       'report-md': { type: 'string' },
+      'report-html': { type: 'string' },
+      'max-credits': { type: 'string' },
       verbose: { type: 'boolean', short: 'v' },
       'no-color': { type: 'boolean' },
     },

@@ -8,7 +8,14 @@ import { failedConnection, watchConnections } from './connections.ts';
 import { reached, sleepWithin } from './deadline.ts';
 import { type Bucket, Pacer, type WindowFor } from './pacer.ts';
 
-export type KeyName = 'main' | 'second' | 'empty';
+/**
+ * The keys a run may be given: main, a second account's, one without credits, and a
+ * workspace's with its owner account's (credits.workspace-charged alone uses those two).
+ */
+export type KeyName = 'main' | 'second' | 'empty' | 'workspace' | 'owner';
+const KEY_NAMES: ReadonlySet<string> = new Set<KeyName>(['main', 'second', 'empty', 'workspace', 'owner']);
+/** A configured key (not none or a made-up one): its windows are paced and learnt. */
+const isKeyName = (key: unknown): key is KeyName => typeof key === 'string' && KEY_NAMES.has(key);
 export type { Bucket };
 
 export interface Exchange {
@@ -162,7 +169,7 @@ export class Http {
   ): Promise<Exchange> {
     const bucket = this.#options.bucketOf(method, path);
     // Unauthenticated and made-up-key requests are refused before any limit is counted.
-    const gate = bucket && this.#options.pacing !== false && (key === 'main' || key === 'second' || key === 'empty') ? this.pacer.gate(key, bucket) : undefined;
+    const gate = bucket && this.#options.pacing !== false && isKeyName(key) ? this.pacer.gate(key, bucket) : undefined;
     let retried = 0;
     let waitedSeconds = 0;
     const signal = this.#signal;
@@ -178,7 +185,7 @@ export class Http {
       exchange.retriedAfter429 = retried;
       const retryAfter = retryAfterSeconds(new Headers(exchange.responseHeaders), this.#options.now());
       gate?.observe(exchange.status, exchange.responseHeaders, exchange.status === 429 ? retryAfter : undefined);
-      if (key === 'main' || key === 'second' || key === 'empty') this.#learnGenerationWindow(key, exchange);
+      if (isKeyName(key)) this.#learnGenerationWindow(key, exchange);
       if (exchange.status !== 429 || on429 === 'return') return exchange;
       const seconds = Math.max(1, retryAfter ?? 1);
       // A wait longer than the window it is about is not taken: the checks report it.
@@ -187,7 +194,7 @@ export class Http {
       retried++;
       // A key whose sandbox clock moves has its time moved over the wait, however long:
       // nothing is waited in real time, so the run's bound on waiting is not spent.
-      if ((key === 'main' || key === 'second' || key === 'empty') && (await this.pacer.skip(key, seconds * 1000))) continue;
+      if (isKeyName(key) && (await this.pacer.skip(key, seconds * 1000))) continue;
       if (waitedSeconds + seconds > this.#options.maxRateLimitWaitSeconds) return exchange;
       waitedSeconds += seconds;
       if (!gate || !pace) {

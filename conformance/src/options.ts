@@ -1,5 +1,6 @@
 // What a run is told, with the defaults filled in. The defaults are the contract's
 // numbers (openapi/README.md); tests against small fixture servers pass smaller ones.
+import { RATE_LIMIT_BUCKETS, WEBHOOK_DELIVERY } from '../../contract/numbers.ts';
 import { CONTRACT_PROFILE, type ImplementationProfile } from './implementation/profile.ts';
 import type { Profile } from './outcome.ts';
 
@@ -12,8 +13,22 @@ export interface RunOptions {
   secondKey?: string;
   /** A key of an account without credits (402, and cheap validation requests). */
   emptyKey?: string;
+  /**
+   * A key of a workspace, and a key of the owner account it belongs to (source 1.5, 5.2),
+   * both accounts other than those of apiKey and secondKey: credits.workspace-charged
+   * makes a job with the workspace's and holds the owner's balance still. Without both
+   * that check is not applicable.
+   */
+  workspaceKey?: string;
+  ownerKey?: string;
   /** The webhook signing secret of the integration. */
   signingSecret?: string;
+  /**
+   * The --api-key account is opted in to Standard Webhooks (ND-STANDARD-WEBHOOKS): its
+   * deliveries carry webhook-id, webhook-timestamp and webhook-signature as well, and
+   * webhooks.standard-signature checks them beside X-Service-*. Default false.
+   */
+  standardWebhooks?: boolean;
   profile?: Profile;
   /**
    * How the implementation made the source's "not shown" choices (implementation/
@@ -41,15 +56,15 @@ export interface RunOptions {
   pollMaxDelayMs?: number;
   /** How long terminal records are watched for changes (ST-TERMINAL). */
   terminalObserveSeconds?: number;
-  /** The contract's first webhook retry delay (ND-DELIVERY: about 5 s, +-20 %). */
+  /** The contract's first webhook retry delay (ND-DELIVERY, info.x-webhook-delivery). */
   webhookFirstRetrySeconds?: number;
   /** How long to wait for a retry after the receiver answered 500. */
   webhookRetryTimeoutSeconds?: number;
   /**
    * The whole retry schedule to hold the implementation to, where a sandbox clock lets
    * the run see it: the wait before each retry in seconds, and the relative jitter.
-   * Default: the implementation profile's `webhook_retries` (the contract's 5, 20, 80,
-   * 320 and 1,280 s, +-20 %).
+   * Default: the implementation profile's `webhook_retries` (the contract's
+   * info.x-webhook-delivery).
    */
   webhookRetries?: { delaysSeconds: number[]; jitter: number };
   /** Accepted RateLimit-Limit values per bucket: the per-minute and per-day limits. */
@@ -85,26 +100,35 @@ export interface RunOptions {
    * reached by then are reported not run.
    */
   maxRunSeconds?: number;
+  /**
+   * The most credits the run may spend: a run whose checks may spend more (budget.ts) does
+   * not start. A run on a live key (the production profile, or GET /v1/me saying live)
+   * needs it.
+   */
+  maxCredits?: number;
   /** Injectable clock, for tests. A sleep is given the signal of the deadline it runs under. */
   now?: () => number;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 export type ProgressEvent =
-  | { type: 'start'; total: number; profile: Profile; implementation: string; baseUrl: string; boundSeconds: number; generated?: { count: number; seed: number } }
+  | { type: 'start'; total: number; profile: Profile; implementation: string; baseUrl: string; boundSeconds: number; budget?: string; generated?: { count: number; seed: number } }
   | { type: 'check-start'; id: string; title: string }
   | { type: 'check-end'; result: import('./outcome.ts').CheckResult }
   | { type: 'note'; message: string };
 
 export type ResolvedOptions = Required<
-  Omit<RunOptions, 'secondKey' | 'emptyKey' | 'signingSecret' | 'onProgress' | 'failMarker' | 'receiver' | 'openapiPath' | 'expectedLimits' | 'implementation' | 'webhookRetries' | 'maxRunSeconds'>
+  Omit<RunOptions, 'secondKey' | 'emptyKey' | 'workspaceKey' | 'ownerKey' | 'signingSecret' | 'onProgress' | 'failMarker' | 'receiver' | 'openapiPath' | 'expectedLimits' | 'implementation' | 'webhookRetries' | 'maxRunSeconds' | 'maxCredits'>
 > & {
   /** Given for this run; else the bound the run works out holds alone. */
   maxRunSeconds: number | undefined;
+  maxCredits: number | undefined;
   /** Given for this run; else the implementation profile's schedule holds. */
   webhookRetries: { delaysSeconds: number[]; jitter: number } | undefined;
   secondKey: string | undefined;
   emptyKey: string | undefined;
+  workspaceKey: string | undefined;
+  ownerKey: string | undefined;
   signingSecret: string | undefined;
   /** The implementation profile, its failure trigger resolved for this run. */
   implementation: ImplementationProfile;
@@ -114,6 +138,24 @@ export type ResolvedOptions = Required<
   onProgress: (event: ProgressEvent) => void;
 };
 
+/** The contract's limits of each bucket the runner judges, in the order of its windows (info.x-rate-limit-buckets). */
+export const CONTRACT_LIMITS = {
+  read: RATE_LIMIT_BUCKETS.read!.map((w) => w.limit),
+  generation: RATE_LIMIT_BUCKETS.generation!.map((w) => w.limit),
+};
+/** The length in seconds of each of those windows (the buckets share them: test/contract/numbers.test.ts). */
+export const CONTRACT_WINDOW_SECONDS = RATE_LIMIT_BUCKETS.read!.map((w) => w.windowSeconds);
+/** The contract's first webhook retry delay. */
+export const CONTRACT_FIRST_RETRY_SECONDS = WEBHOOK_DELIVERY.retryDelaysSeconds[0] ?? 0;
+
+/**
+ * The latest a first retry may come, by the contract's jitter: how long every check that
+ * awaits one gives it (before its own slack for queues and clocks).
+ */
+export function firstRetryLatestSeconds(options: Pick<ResolvedOptions, 'webhookFirstRetrySeconds'>): number {
+  return options.webhookFirstRetrySeconds * (1 + WEBHOOK_DELIVERY.jitter);
+}
+
 export function resolveOptions(options: RunOptions): ResolvedOptions {
   const profile = options.profile ?? 'core';
   return {
@@ -121,7 +163,10 @@ export function resolveOptions(options: RunOptions): ResolvedOptions {
     apiKey: options.apiKey,
     secondKey: options.secondKey || undefined,
     emptyKey: options.emptyKey || undefined,
+    workspaceKey: options.workspaceKey || undefined,
+    ownerKey: options.ownerKey || undefined,
     signingSecret: options.signingSecret || undefined,
+    standardWebhooks: options.standardWebhooks ?? false,
     profile,
     only: options.only ?? [],
     skip: options.skip ?? [],
@@ -135,14 +180,14 @@ export function resolveOptions(options: RunOptions): ResolvedOptions {
     pollInitialDelayMs: options.pollInitialDelayMs ?? 500,
     pollMaxDelayMs: options.pollMaxDelayMs ?? 5000,
     terminalObserveSeconds: options.terminalObserveSeconds ?? 3,
-    webhookFirstRetrySeconds: options.webhookFirstRetrySeconds ?? 5,
+    webhookFirstRetrySeconds: options.webhookFirstRetrySeconds ?? CONTRACT_FIRST_RETRY_SECONDS,
     webhookRetryTimeoutSeconds: options.webhookRetryTimeoutSeconds ?? 60,
     webhookRetries: options.webhookRetries,
     expectedLimits: {
-      generation: options.expectedLimits?.generation ?? [10, 300],
-      read: options.expectedLimits?.read ?? [120, 10_000],
+      generation: options.expectedLimits?.generation ?? CONTRACT_LIMITS.generation,
+      read: options.expectedLimits?.read ?? CONTRACT_LIMITS.read,
     },
-    windowSeconds: options.windowSeconds ?? [60, 86_400],
+    windowSeconds: options.windowSeconds ?? CONTRACT_WINDOW_SECONDS,
     clock: options.clock ?? true,
     requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
     maxRateLimitWaitSeconds: options.maxRateLimitWaitSeconds ?? 150,
@@ -152,6 +197,7 @@ export function resolveOptions(options: RunOptions): ResolvedOptions {
     onProgress: options.onProgress ?? (() => undefined),
     now: options.now ?? Date.now,
     maxRunSeconds: options.maxRunSeconds,
+    maxCredits: options.maxCredits,
     sleep: options.sleep ?? sleepUnlessAborted,
   };
 }

@@ -1,6 +1,6 @@
 // Plans requests within the rate limits. One gate per key and bucket
 // learns the window from the RateLimit-* headers of every answer and holds a request
-// back until the window has room, instead of assuming 10 and 120 a minute; a 429 closes
+// back until the window has room, instead of assuming the contract's limits; a 429 closes
 // the gate for Retry-After seconds. So a run spends as little time as the limits allow
 // and stays deterministic: the runner only meets a 429 where a check asks for one. A wait
 // for a window ends early, with LimitReached, when the deadline it runs under does.

@@ -12,16 +12,18 @@ export interface PreflightAbort {
   message: string;
 }
 
-const FLAG: Record<KeyName, string> = { main: '--api-key', second: '--second-key', empty: '--empty-key' };
+const FLAG: Record<KeyName, string> = { main: '--api-key', second: '--second-key', empty: '--empty-key', workspace: '--workspace-key', owner: '--owner-key' };
 
-/**
- * Credits the run's own jobs need at the implementation's prices: four avatars and two
- * videos (80 at the contract's 10 and 20); undefined when the prices are not known.
- */
+/** Credits the run's own jobs need at these prices: four avatars and two videos. */
+export function creditsFor(prices: { avatar: number; avatar_video: number }): number {
+  return 4 * prices.avatar + 2 * prices.avatar_video;
+}
+
+/** Credits the run's own jobs need at the implementation's prices; undefined when the prices are not known. */
 export function creditsNeeded(shape: Shape): number | undefined {
   const avatar = shape.price('avatar');
   const video = shape.price('avatar_video');
-  return avatar === undefined || video === undefined ? undefined : 4 * avatar + 2 * video;
+  return avatar === undefined || video === undefined ? undefined : creditsFor({ avatar, avatar_video: video });
 }
 
 export async function preflight(http: Http, keys: KeyName[], options: Pick<ResolvedOptions, 'profile' | 'baseUrl'>, shape: Shape): Promise<PreflightAbort | undefined> {

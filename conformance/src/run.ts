@@ -5,22 +5,24 @@
 // under its own limit, the whole run under the bound, and nothing it started is left
 // waiting once it returns.
 import { type Bound, checksEndSeconds, planBound, statedBound } from './bound.ts';
+import { describeBudget, liveRefusal, overBudget, plannedBudget, spentFrom } from './budget.ts';
 import type { Check } from './check.ts';
 import { CHECKS } from './checks/index.ts';
 import type { CheckContext } from './context.ts';
 import { SandboxClock } from './clock.ts';
 import { ContractValidator, DEFAULT_OPENAPI_PATH } from './contract.ts';
 import { type Deadline, deadline, LimitReached, reached, RUN_SCOPE, sleepWithin, within } from './deadline.ts';
-import { Http, type KeyName, redact, UnreachableError } from './http.ts';
+import { type Exchange, Http, type KeyName, redact, UnreachableError } from './http.ts';
 import { Shape } from './implementation/shape.ts';
 import { resolveOptions, type ResolvedOptions, type RunOptions } from './options.ts';
 import { CheckFailure, CheckSkip, PrerequisiteError, type Phase } from './outcome.ts';
 import { windowFor } from './observe/rate-limit-headers.ts';
+import { timeline } from './observe/timeline.ts';
 import { preflight } from './preflight.ts';
 import { WebhookReceiver } from './receiver/server.ts';
 import { aborted, buildReport, reportedFailure } from './report/build.ts';
 import type { AbortKind, CheckResult, Report } from './report/model.ts';
-import { areaOf, isRequired, selectChecks } from './selection.ts';
+import { areaOf, isRequired, selectChecks, startsJobs } from './selection.ts';
 import { World } from './world.ts';
 
 export { TOOL, VERSION } from './report/build.ts';
@@ -55,14 +57,26 @@ export async function runConformance(input: RunOptions): Promise<Report> {
   if (options.emptyKey) keys.push('empty');
   const shape = new Shape(options.implementation);
   const selected = selectChecks(CHECKS, options);
-  const stateful = options.profile !== 'mock' && selected.some((check) => check.profiles.includes(options.profile) && check.phase !== 'passive');
+  const stateful = startsJobs(selected, options);
   const clockPossible = options.clock && options.profile !== 'mock' && options.profile !== 'production' && shape.clockAdvance(1) !== undefined;
   const bound = statedBound(selected, options, clockPossible, stateful);
+  const planned = plannedBudget(selected, options, shape);
+  const budget: NonNullable<Report['budget']> = {
+    planned: { avatars: planned.creates.avatar, videos: planned.creates.avatar_video, requests: planned.requests, ...(planned.credits === undefined ? {} : { credits: planned.credits }) },
+    stated: describeBudget(planned),
+    ...(options.maxCredits === undefined ? {} : { maxCredits: options.maxCredits }),
+  };
+  // Refused before the first request: a run that may spend more than it was allowed, or
+  // that would spend real money on a live key without being told how much it may.
+  const refusal = overBudget(planned, options.maxCredits) ?? (options.profile === 'production' && options.maxCredits === undefined ? liveRefusal(planned, 'the production profile runs on a live key') : undefined);
+  if (refusal) return { ...aborted(options, startedAt, 'usage', refusal), budget };
   // From here on every wait of the run, its checks' included, ends by the bound at the latest.
   const run = deadline(RUN_SCOPE, checksEndSeconds(bound) * 1000, undefined, bound.seconds);
   const unbound = new Http({
     baseUrl: options.baseUrl,
-    keys: { main: options.apiKey, second: options.secondKey, empty: options.emptyKey },
+    // The workspace and owner keys are used by credits.workspace-charged alone: they are
+    // not among the run's keys, so no other check (nor the choice of a validation key) sends with them.
+    keys: { main: options.apiKey, second: options.secondKey, empty: options.emptyKey, workspace: options.workspaceKey, owner: options.ownerKey },
     requestTimeoutMs: options.requestTimeoutMs,
     maxRateLimitWaitSeconds: options.maxRateLimitWaitSeconds,
     now: options.now,
@@ -78,7 +92,7 @@ export async function runConformance(input: RunOptions): Promise<Report> {
   const http = unbound.within(run.signal);
   const sleep = (ms: number) => sleepWithin(options.sleep, ms, run.signal, 'pausing between polls');
 
-  progress({ type: 'start', total: selected.length, profile: options.profile, implementation: options.implementation.name, baseUrl: options.baseUrl, boundSeconds: bound.seconds, ...(options.fuzz > 0 ? { generated: { count: options.fuzz, seed: options.seed } } : {}) });
+  progress({ type: 'start', total: selected.length, profile: options.profile, implementation: options.implementation.name, baseUrl: options.baseUrl, boundSeconds: bound.seconds, budget: budget.stated, ...(options.fuzz > 0 ? { generated: { count: options.fuzz, seed: options.seed } } : {}) });
   try {
     return await runChecks();
   } finally {
@@ -99,6 +113,9 @@ export async function runConformance(input: RunOptions): Promise<Report> {
       abort = { kind: 'internal', message: `preflight failed: ${error instanceof Error ? error.message : String(error)}` };
     }
     if (abort) return aborted(options, startedAt, abort.kind, abort.message, http.log.length, reportBound());
+    const mainAccount = http.log.find((exchange) => exchange.key === 'main' && exchange.path === '/v1/me' && exchange.status === 200);
+    const live = shape.mode(mainAccount) === 'live' && options.maxCredits === undefined ? liveRefusal(planned, 'GET /v1/me says --api-key is a live key') : undefined;
+    if (live) return { ...aborted(options, startedAt, 'usage', live, http.log.length, reportBound()), budget };
 
     const clock = new SandboxClock(http, shape, options.now);
     try {
@@ -159,6 +176,7 @@ export async function runConformance(input: RunOptions): Promise<Report> {
     });
 
     const results = new Map<string, CheckResult>();
+    let beforeClockPhase: { at: number; answers: Map<KeyName, Exchange | undefined> } | undefined;
     try {
       if (stateful) {
         try {
@@ -189,6 +207,9 @@ export async function runConformance(input: RunOptions): Promise<Report> {
       };
       for (const phase of PHASES) {
         const checks = selected.filter((c) => (c.phase ?? 'main') === phase);
+        // The clock checks may move an account's time past the end of its credit period,
+        // which renews its balance: what was spent is read up to here as well.
+        if (phase === 'clock' && stateful && checks.length > 0 && !run.signal.aborted) beforeClockPhase = await balancesNow(world, keys, options.now);
         // Rate-limited request checks and job checks wait on different things: overlap them.
         // The clock checks of the main key and those of the keys without jobs move different accounts' time.
         const lanes = phase === 'main' || phase === 'clock' ? [checks.filter((c) => c.lane === 'requests'), checks.filter((c) => c.lane !== 'requests')] : [checks];
@@ -203,8 +224,44 @@ export async function runConformance(input: RunOptions): Promise<Report> {
     }
 
     const ordered = selected.map((check) => results.get(check.id)).filter((r): r is CheckResult => r !== undefined);
-    return buildReport(options, startedAt, ordered, http.log.length, receiver?.deliveries().length ?? 0, reportBound());
+    const spent = stateful ? await spentByBalances(world, keys, shape, mainAccount, clock, beforeClockPhase, options.now) : undefined;
+    const observations = timeline({
+      startedAt,
+      log: http.log,
+      deliveries: receiver?.deliveries() ?? [],
+      eventType: (delivery) => shape.eventType(delivery),
+      jobs: world.jobs,
+      schedule: options.webhookRetries ?? shape.retries,
+    });
+    return buildReport(options, startedAt, ordered, http.log.length, receiver?.deliveries().length ?? 0, reportBound(), { budget: { ...budget, ...(spent ? { spent } : {}) }, observations });
   }
+}
+
+/** GET /v1/me of each key with credits, now (a read, which costs nothing). */
+async function balancesNow(world: World, keys: readonly KeyName[], now: () => number): Promise<{ at: number; answers: Map<KeyName, Exchange | undefined> }> {
+  const at = now();
+  const answers = new Map<KeyName, Exchange | undefined>();
+  for (const key of keys.filter((k) => k !== 'empty')) answers.set(key, await world.me(key).catch(() => undefined));
+  return { at, answers };
+}
+
+/**
+ * What the run spent by the balances of its keys with credits: before its jobs, and by one
+ * more GET /v1/me at its end. A key whose sandbox clock the clock checks moved may have
+ * crossed into a new credit period, whose balance starts afresh: for it the balance
+ * before those checks is read instead, and the report says so. Undefined where the
+ * implementation shows no balance.
+ */
+async function spentByBalances(world: World, keys: readonly KeyName[], shape: Shape, preflightMain: Exchange | undefined, clock: SandboxClock, beforeClockPhase: { at: number; answers: Map<KeyName, Exchange | undefined> } | undefined, now: () => number) {
+  const end = await balancesNow(world, keys, now);
+  const pairs = [];
+  for (const key of keys.filter((k) => k !== 'empty')) {
+    const before = world.snapshots.get(`${key}:before`) ?? (key === 'main' ? preflightMain : undefined);
+    if (!before || !shape.balance(before)) continue;
+    const moved = beforeClockPhase !== undefined && clock.accountTime(key, end.at).latest - clock.accountTime(key, beforeClockPhase.at).earliest > end.at - beforeClockPhase.at;
+    pairs.push({ key, before, after: moved ? beforeClockPhase.answers.get(key) : end.answers.get(key), beforeClockPhase: moved });
+  }
+  return spentFrom(shape, pairs);
 }
 
 /** A check the run did not get to: not run, which fails the verdict when it is required. */

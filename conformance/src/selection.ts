@@ -52,3 +52,8 @@ export function missingValues(
   if (!options.signingSecret && options.receiver !== false) missing.push({ value: 'signing-secret', checks: needing('receiver') });
   return missing.filter((entry) => entry.checks.length > 0);
 }
+
+/** Whether the run starts its shared jobs: a stateful profile with a check that acts (not only judges what was recorded). */
+export function startsJobs(selected: readonly Check[], options: Pick<ResolvedOptions, 'profile'>): boolean {
+  return options.profile !== 'mock' && selected.some((check) => check.profiles.includes(options.profile) && check.phase !== 'passive');
+}

@@ -1,5 +1,5 @@
 // The jobs a run shares between its checks. Generation requests are the scarcest thing
-// a run has (10 a minute per key), so the avatars and videos are made once, in a fixed
+// a run has (the contract's generation bucket is the smallest), so the avatars and videos are made once, in a fixed
 // order, and every check that needs one awaits it here. The jobs start before the
 // first check so that they process while the quick checks run. Requests are spelled and
 // records read through the implementation's shape, never this project's own choices.
@@ -56,6 +56,17 @@ export interface WorldDeps {
   options: ResolvedOptions;
   now: () => number;
   sleep: (ms: number) => Promise<void>;
+}
+
+/**
+ * The most creates the run's shared jobs send on keys with credits, whatever checks use
+ * them (kickoff starts them all): the prompt, photo and props avatars and the ready
+ * video, the video asked of an avatar not ready yet (refused by a correct service); with
+ * a failure trigger, the failed avatar, the failed video and the video asked of it. The
+ * request without credits goes on the key that has none.
+ */
+export function sharedCreates(canFail: boolean): { avatar: number; avatar_video: number } {
+  return { avatar: 3 + (canFail ? 1 : 0), avatar_video: 2 + (canFail ? 2 : 0) };
 }
 
 /** The longest a check listens for the webhook of a job a refused request might wrongly have started. */

@@ -88,6 +88,17 @@ describe('conformance CLI', () => {
     noStackTrace(result.stderr);
   });
 
+  it('when a workspace key is given without its owner key, or the owner key alone, then it exits 2 naming the one missing before any request', async () => {
+    const [workspaceOnly, ownerOnly] = await Promise.all([
+      cli(['--base-url', 'http://127.0.0.1:9', '--api-key', 'k', '--workspace-key', 'sk_test_ws'], OTHER_VALUES),
+      cli(['--base-url', 'http://127.0.0.1:9', '--api-key', 'k'], { ...OTHER_VALUES, CONFORMANCE_OWNER_KEY: 'sk_test_owner' }),
+    ]);
+    expect([workspaceOnly.code, ownerOnly.code]).toEqual([2, 2]);
+    expect(workspaceOnly.stderr).toBe("usage: --owner-key (or CONFORMANCE_OWNER_KEY) is missing: --workspace-key and --owner-key are given together, a workspace's key and its owner account's (see --help)\n");
+    expect(ownerOnly.stderr).toBe("usage: --workspace-key (or CONFORMANCE_WORKSPACE_KEY) is missing: --workspace-key and --owner-key are given together, a workspace's key and its owner account's (see --help)\n");
+    expect(workspaceOnly.last).toMatch(LAST_LINE);
+  });
+
   it('when an implementation profile is given with the contract profile, then it exits 2 saying which profiles take one', async () => {
     const result = await cli(['--base-url', 'http://127.0.0.1:9', '--api-key', 'k', '--implementation', EXAMPLE_PROFILE, '--profile', 'contract']);
     expect(result.code).toBe(2);

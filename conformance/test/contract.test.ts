@@ -3,7 +3,7 @@ import { ContractValidator } from '../src/contract.ts';
 
 const validator = ContractValidator.load();
 const doc = validator.document as { components: { examples: Record<string, { value: unknown }> } };
-const rateHeaders = { 'ratelimit-limit': '120', 'ratelimit-remaining': '119', 'ratelimit-reset': '42', 'x-ratelimit-limit': '120', 'x-ratelimit-remaining': '119', 'x-ratelimit-reset': '42' };
+const rateHeaders = { 'ratelimit-limit': '120', 'ratelimit-remaining': '119', 'ratelimit-reset': '42', 'x-ratelimit-limit': '120', 'x-ratelimit-remaining': '119', 'x-ratelimit-reset': '42', 'ratelimit-policy': '"minute";q=120;w=60, "day";q=10000;w=86400', ratelimit: '"minute";r=119;t=42' };
 
 describe('ContractValidator', () => {
   it('when given the contract, then it compiles with Ajv in strict mode and the examples validate', () => {

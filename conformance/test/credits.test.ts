@@ -11,7 +11,7 @@ import type { TrackedJob } from '../src/world.ts';
 import { startFixture, type Fixture } from './fixtures/reference.ts';
 import { run } from './helpers.ts';
 
-const CREDIT_CHECKS = ['credits.reserved-on-accept', 'credits.reads-are-free', 'credits.account-charged', 'credits.402-starts-nothing', 'credits.webhook-failures-change-nothing', 'credits.monthly-quota'];
+const CREDIT_CHECKS = ['credits.reserved-on-accept', 'credits.reads-are-free', 'credits.account-charged', 'credits.402-starts-nothing', 'credits.webhook-failures-change-nothing', 'credits.monthly-quota', 'credits.workspace-charged'];
 
 /** The contract's choices, but a /v1/me that shows available and reserved and not used. */
 const WITHOUT_USED = parseProfile({

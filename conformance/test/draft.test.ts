@@ -130,15 +130,26 @@ describe('drafting a profile from this project’s own contract', () => {
     expect(told(drafted)).toEqual(told(CONTRACT_PROFILE));
   });
 
-  it('when drafted, then the prices come from the create answers’ examples and are flagged for review', () => {
+  it('when drafted, then the prices are the ones each create states in x-credit-cost, taken without a note', () => {
     const drafted = parseProfile(draft.profile);
 
     expect(drafted.prices).toEqual(CONTRACT_PROFILE.prices);
-    expect(draft.notes.find((note) => note.startsWith('prices:'))).toMatch(/examples .*avatar 10, avatar_video 20/);
+    expect(membersNoted(draft)).not.toContain('prices');
   });
 
-  it('when drafted, then only prices, the clock, the idempotency keys, the lists and the delivery log it found and failure are left to review', () => {
-    expect(membersNoted(draft)).toEqual(['prices', 'clock', 'idempotency', 'lists', 'webhook_log', 'failure']);
+  it('when the creates state no price, then the prices come from the create answers’ examples and are flagged for review', () => {
+    const document = JSON.parse(readFileSync(CONTRACT_OPENAPI, 'utf8'));
+    delete document.paths['/v1/avatars'].post['x-credit-cost'];
+    delete document.paths['/v1/avatar-videos'].post['x-credit-cost'];
+
+    const unstated = draftProfile(document);
+
+    expect(parseProfile(unstated.profile).prices).toEqual(CONTRACT_PROFILE.prices);
+    expect(unstated.notes.find((note) => note.startsWith('prices:'))).toMatch(new RegExp(`examples .*avatar ${CONTRACT_PROFILE.prices!.avatar}, avatar_video ${CONTRACT_PROFILE.prices!.avatar_video}`));
+  });
+
+  it('when drafted, then only the clock, the idempotency keys, the lists and the delivery log it found and failure are left to review', () => {
+    expect(membersNoted(draft)).toEqual(['clock', 'idempotency', 'lists', 'webhook_log', 'failure']);
     expect(draft.profile.failure).toBeNull();
   });
 
@@ -403,14 +414,14 @@ describe('loading a document split into files', () => {
 });
 
 describe('the draft-profile command', () => {
-  it('when given this project’s split source, then it exits 0 leaving only prices, failure, and the clock, idempotency keys, lists and delivery log it found to review', async () => {
+  it('when given this project’s split source, then it exits 0 leaving only failure, and the clock, idempotency keys, lists and delivery log it found to review', async () => {
     const io = commandIo();
 
     const code = await draftCommand([CONTRACT_SOURCE], io);
 
     expect(code).toBe(0);
     expect(parseProfile(parseYaml(io.stdout))).toEqual(parseProfile(draftProfile(JSON.parse(readFileSync(CONTRACT_OPENAPI, 'utf8'))).profile));
-    expect(io.stderr.trimEnd().split('\n').map((line) => line.slice('review: '.length, line.indexOf(':', 'review: '.length)))).toEqual(['prices', 'clock', 'idempotency', 'lists', 'webhook_log', 'failure']);
+    expect(io.stderr.trimEnd().split('\n').map((line) => line.slice('review: '.length, line.indexOf(':', 'review: '.length)))).toEqual(['clock', 'idempotency', 'lists', 'webhook_log', 'failure']);
   });
 
   it('when the file does not exist, then it exits 2 with one line naming the file', async () => {

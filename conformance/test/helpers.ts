@@ -9,12 +9,17 @@ import type { Report } from '../src/report/model.ts';
 import type { IndependentFixture } from './fixtures/independent.ts';
 import { DEFAULT_CONFIG, SECRET, type Fixture } from './fixtures/reference.ts';
 
+/** Enough for any selection of a fixture's production run: the fixture's accounts are not billed. */
+export const PRODUCTION_MAX_CREDITS = 100_000;
+
 export function optionsFor(fixture: Fixture, profile: Profile, extra: Partial<RunOptions> = {}): RunOptions {
   return {
     baseUrl: fixture.baseUrl,
     apiKey: fixture.keys.main,
     secondKey: fixture.keys.second,
     emptyKey: fixture.keys.empty,
+    workspaceKey: fixture.keys.workspace,
+    ownerKey: fixture.keys.owner,
     signingSecret: SECRET,
     profile,
     jobTimeoutSeconds: 10,
@@ -32,7 +37,8 @@ export function optionsFor(fixture: Fixture, profile: Profile, extra: Partial<Ru
     windowSeconds: [fixture.config.limits.windowMs / 1000, 86_400],
     // Production refuses the runner's loopback receiver and has no fail trigger: leave
     // out what needs them (a real production run passes --receiver-public-url instead).
-    ...(profile === 'production' ? { skip: ['receiver', 'fail-trigger'] } : {}),
+    // A production run is on a live key: it must be told the most it may spend.
+    ...(profile === 'production' ? { skip: ['receiver', 'fail-trigger'], maxCredits: PRODUCTION_MAX_CREDITS } : {}),
     ...extra,
   };
 }
@@ -87,7 +93,8 @@ export function optionsForIndependent(fixture: IndependentFixture, profile: Prof
     webhookRetryTimeoutSeconds: 3,
     expectedLimits: { generation: [limits.generation], read: [limits.read] },
     windowSeconds: [limits.windowMs / 1000],
-    ...(profile === 'production' ? { skip: ['receiver', 'fail-trigger'] } : {}),
+    // A production run is on a live key: it must be told the most it may spend.
+    ...(profile === 'production' ? { skip: ['receiver', 'fail-trigger'], maxCredits: PRODUCTION_MAX_CREDITS } : {}),
     ...extra,
   };
 }

@@ -33,7 +33,7 @@ describe('loading a profile', () => {
     expect(profile.create.avatar).toEqual({ statuses: [201], id: '/avatar/id', extra: {} });
     expect(profile.create.video.body).toEqual({ avatar: '{{avatar_id}}', text: '{{script}}' });
     expect(profile.records.states).toEqual({ pending: ['PENDING', 'RENDERING'], ready: 'READY', failed: 'FAILED' });
-    expect(profile.account).toEqual({ id: '/workspace', credits: null, generationWindows: [] });
+    expect(profile.account).toEqual({ id: '/workspace', credits: null, generationWindows: [], mode: '/key/mode' });
     expect(profile.prices).toEqual({ avatar: 5, avatar_video: 15 });
   });
 

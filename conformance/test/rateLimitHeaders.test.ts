@@ -3,7 +3,7 @@
 // machine delayed the answers.
 import { describe, expect, it } from 'vitest';
 import type { Exchange } from '../src/http.ts';
-import { remainingRegressions } from '../src/observe/rate-limit-headers.ts';
+import { judgeStructuredFields, remainingRegressions } from '../src/observe/rate-limit-headers.ts';
 
 let seq = 0;
 /** A read of key main sent at `startedAt`, answered `durationMs` later with these headers. */
@@ -39,5 +39,36 @@ describe('remainingRegressions', () => {
     const next = answer(11_310, 5, 19, 2);
 
     expect(remainingRegressions([late, next]).map((r) => r.why)).toEqual(['Remaining went up from 1 to 19 within one window']);
+  });
+});
+
+describe('judgeStructuredFields (ND-RATELIMIT-FIELDS)', () => {
+  const trio = { 'ratelimit-limit': '10', 'ratelimit-remaining': '3', 'ratelimit-reset': '42' };
+  const policy = '"minute";q=10;w=60, "day";q=300;w=86400';
+
+  it('when an answer has neither field, then they were not sent: nothing to judge', () => {
+    expect(judgeStructuredFields(trio)).toEqual({ sent: false });
+  });
+
+  it('when both say the trio, then they hold; when only one is sent, it is judged alone', () => {
+    expect(judgeStructuredFields({ ...trio, 'ratelimit-policy': policy, ratelimit: '"minute";r=3;t=42' })).toEqual({ sent: true, problem: null });
+    expect(judgeStructuredFields({ ...trio, ratelimit: '"minute";r=3;t=42' })).toEqual({ sent: true, problem: null });
+    expect(judgeStructuredFields({ ...trio, 'ratelimit-policy': policy })).toEqual({ sent: true, problem: null });
+  });
+
+  it.each([
+    ['the draft-06 dictionary', 'syntax', { ratelimit: 'limit=10, remaining=3, reset=42' }, /not an RFC 9651 List/],
+    ['a Token name', 'syntax', { 'ratelimit-policy': 'minute;q=10;w=60' }, /must be a String/],
+    ['an r other than Remaining', 'agreement', { 'ratelimit-policy': policy, ratelimit: '"minute";r=4;t=42' }, /no member of RateLimit says r=3;t=42/],
+    ['no policy with the Limit', 'agreement', { 'ratelimit-policy': '"minute";q=11;w=60' }, /no policy with q=10/],
+    ['the trio missing', 'agreement', { 'ratelimit-limit': undefined, 'ratelimit-policy': policy, ratelimit: '"minute";r=3;t=42' }, /without RateLimit-Limit/],
+  ])('when the answer has %s, then it fails by its %s', (_what, rule, fields, why) => {
+    const verdict = judgeStructuredFields({ ...trio, ...fields });
+    expect(verdict).toMatchObject({ sent: true, rule });
+    expect(verdict.sent && verdict.problem).toMatch(why);
+  });
+
+  it('when only the syntax is judged (a mock\'s examples), then figures that disagree pass', () => {
+    expect(judgeStructuredFields({ ...trio, ratelimit: '"minute";r=119;t=42' }, false)).toEqual({ sent: true, problem: null });
   });
 });

@@ -25,9 +25,32 @@ describe('the runner against a correct implementation', () => {
       expect(report.verdict).toBe('pass');
       expect(report.exitCode).toBe(0);
       expect(report.counts.passed).toBeGreaterThan(profile === 'contract' ? 45 : 38);
+      // The fixture sends the IETF draft's fields, so they are judged, not found absent.
+      expect(report.results.find((r) => r.id === 'rate-limits.structured-fields-agree')?.outcome).toBe('passed');
       // Every black-box clause was proven in the run, not just listed.
       const unproven = report.clauses.filter((c) => c.observe.includes('B') && c.outcome !== 'passed' && c.id !== 'WH-HTTPS-PUBLIC');
       expect(unproven.map((c) => `${c.id}: ${c.outcome}`)).toEqual([]);
+      // The budget stated before the run held: what the balances say it spent is within it.
+      expect(report.budget?.spent?.credits).toBeGreaterThan(0);
+      expect(report.budget!.spent!.credits).toBeLessThanOrEqual(report.budget!.planned.credits!);
+    } finally {
+      await fixture.close();
+    }
+  }, 60_000);
+
+  it('when the account is opted in to Standard Webhooks and the run is told so, then both signatures are checked and pass; untold, the new check is not applicable', async () => {
+    const fixture = await startFixture({ config: { standardWebhooks: true } });
+    try {
+      const only = ['webhooks.signature', 'webhooks.standard-signature'];
+      const told = await run(fixture, 'contract', { standardWebhooks: true, only });
+      const untold = await run(fixture, 'contract', { only });
+      const outcome = (report: typeof told, id: string) => report.results.find((r) => r.id === id)?.outcome;
+
+      expect(failures(told)).toEqual([]);
+      expect(outcome(told, 'webhooks.signature')).toBe('passed');
+      expect(outcome(told, 'webhooks.standard-signature')).toBe('passed');
+      expect(outcome(untold, 'webhooks.signature')).toBe('passed');
+      expect(outcome(untold, 'webhooks.standard-signature')).toBe('not_applicable');
     } finally {
       await fixture.close();
     }

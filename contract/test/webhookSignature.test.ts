@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { signWebhook } from '../webhookSignature.ts';
+import { signStandardWebhook, signWebhook, standardWebhookKey, standardWebhookSecret } from '../webhookSignature.ts';
 
 interface Vector {
   name: string;
@@ -61,5 +61,49 @@ describe('the worked example the docs publish', () => {
 
     expect(signWebhook(secret, timestamp, body)).toBe(signature);
     expect(opensslSignature(secret, timestamp, body)).toBe(signature);
+  });
+});
+
+describe('signStandardWebhook (ND-STANDARD-WEBHOOKS)', () => {
+  it('when given the Standard Webhooks specification\'s own test vector, then it computes its signature', () => {
+    const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+    expect(signStandardWebhook(secret, 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, '{"test": 2432232314}')).toBe('v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
+  });
+
+  it('when the secret is the service\'s URL-safe base64, then the key is the bytes it encodes, the same as its standard-alphabet form gives', () => {
+    const urlSafe = 'whsec_q1Xw-8nT3vYk_Rb2Lp9sZf0HcUe4Mj7A';
+    const standard = standardWebhookSecret(urlSafe);
+
+    expect(standard).toBe('whsec_q1Xw+8nT3vYk/Rb2Lp9sZf0HcUe4Mj7A');
+    expect(Buffer.from(standardWebhookKey(urlSafe))).toEqual(Buffer.from('q1Xw+8nT3vYk/Rb2Lp9sZf0HcUe4Mj7A', 'base64'));
+    expect(signStandardWebhook(urlSafe, 'evt_1', 1, '{}')).toBe(signStandardWebhook(standard, 'evt_1', 1, '{}'));
+  });
+
+  it('when the secret is not whsec_ and base64, then its UTF-8 bytes are the key, so every secret signs', () => {
+    expect(Buffer.from(standardWebhookKey('whsec_test_5f3a9c1e7b2d4f6a8c0e2b4d6f8a0c2e'))).toEqual(Buffer.from('whsec_test_5f3a9c1e7b2d4f6a8c0e2b4d6f8a0c2e'));
+    expect(Buffer.from(standardWebhookKey('plain secret'))).toEqual(Buffer.from('plain secret'));
+  });
+
+  it('when the timestamp is not whole seconds, then it refuses to sign', () => {
+    expect(() => signStandardWebhook('k', 'evt_1', 1.5, '{}')).toThrow(RangeError);
+  });
+});
+
+describe('the Standard Webhooks worked example the docs publish', () => {
+  it('is what signStandardWebhook, signWebhook and OpenSSL compute', () => {
+    const description = String((JSON.parse(readFileSync(new URL('../../generated/openapi.json', import.meta.url), 'utf8')) as { info: { description: string } }).info.description);
+    const block = description.split('**Standard Webhooks (opt-in).**')[1]!;
+    const field = (name: string) => new RegExp(`^${name}: +(.+)$`, 'm').exec(block)![1]!;
+    const secret = field('signing secret');
+    const [id, timestamp, body] = [field('webhook-id'), Number(field('webhook-timestamp')), field('raw body')];
+
+    expect(standardWebhookSecret(secret)).toBe(field('as libraries read it'));
+    expect(signStandardWebhook(secret, id, timestamp, body)).toBe(field('webhook-signature'));
+    expect(signWebhook(secret, timestamp, body)).toBe(field('X-Service-Signature'));
+    expect(opensslSignature(secret, timestamp, body)).toBe(field('X-Service-Signature'));
+    // An independent implementation of the Standard Webhooks signature: OpenSSL keyed with the decoded bytes.
+    const key = Buffer.from(field('as libraries read it').slice('whsec_'.length), 'base64').toString('hex');
+    const mac = execFileSync('openssl', ['dgst', '-sha256', '-mac', 'HMAC', '-macopt', `hexkey:${key}`, '-binary'], { input: Buffer.from(`${id}.${timestamp}.${body}`, 'utf8') });
+    expect(`v1,${mac.toString('base64')}`).toBe(field('webhook-signature'));
   });
 });

@@ -1,4 +1,5 @@
 // Renders a BenchReport as Markdown (bench/latest.md) and the read chart (SVG).
+import { CREDIT_COSTS } from '../../contract/numbers.ts';
 import type { BenchReport, ReadTarget } from './model.ts';
 import { PART_TITLES } from './options.ts';
 import { formatInt, formatNumber, formatPercent, formatRatio, MB } from './stats.ts';
@@ -173,7 +174,7 @@ function writePathSection(report: BenchReport): string[] {
   if (write) {
     out.push('## 2. Write path');
     out.push('');
-    out.push(`POST /v1/avatars (\`${write.body}\`) at ${write.connections} connections, ${write.rounds} x ${write.roundSeconds} s per store, interleaved. Every request passes the generation limiter and reserves 10 credits in the same transaction as the job it creates; the job runner (zero-work engine) works in the same process meanwhile.`);
+    out.push(`POST /v1/avatars (\`${write.body}\`) at ${write.connections} connections, ${write.rounds} x ${write.roundSeconds} s per store, interleaved. Every request passes the generation limiter and reserves ${formatNumber(CREDIT_COSTS.avatar)} credits in the same transaction as the job it creates; the job runner (zero-work engine) works in the same process meanwhile.`);
     out.push('');
     out.push(
       table(

@@ -12,7 +12,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { createAccount } from '../../server/src/domain/accounts.ts';
 import { systemClock } from '../../server/src/domain/clock.ts';
-import { periodOf } from '../../server/src/domain/credits.ts';
+import { CREDIT_COST, periodOf } from '../../server/src/domain/credits.ts';
 import { buildTerminalEvent } from '../../server/src/domain/events.ts';
 import { newAvatarId, newKeyId, randomSuffix } from '../../server/src/domain/ids.ts';
 import { KEY_DISPLAY_LENGTH, generateApiKey, hashApiKey } from '../../server/src/domain/keys.ts';
@@ -35,12 +35,13 @@ export const GENEROUS_PLAN: RatePlan = {
   read: { minute: 1_000_000_000, day: 1_000_000_000 },
   generation: { minute: 1_000_000_000, day: 1_000_000_000 },
 };
-/** Credits for every job a run can create (10 per avatar); the ledger is still updated per job. */
+/** Credits for every job a run can create (at the contract's prices); the ledger is still updated per job. */
 export const BIG_CREDITS = 1_000_000_000;
 
 /** The avatar every seeded row describes (a valid props avatar). */
 export const SEED_INPUT: AvatarInput = { type: 'props', name: 'Bench avatar', ethnicity: 'Hispanic', sex: 'male', age: 34 };
-const AVATAR_CREDITS = 10;
+/** What a seeded avatar cost: the contract's price (x-credit-cost of createAvatar). */
+export const AVATAR_CREDITS = CREDIT_COST.avatar;
 
 export interface Owner {
   accountId: string;

@@ -1,6 +1,7 @@
 // The benchmark's targets, checked against one run's figures. A missed target says by
 // how much and why, from what the same run measured (diagnostic loads, CPU profiles,
 // the runner's idle claim); nothing here is asserted by a test.
+import { RATE_LIMIT_BUCKETS, WEBHOOK_DELIVERY } from '../../contract/numbers.ts';
 import type { Attribution } from './profile.ts';
 import type { BenchReport, GrowthStore, ReadTarget, VerdictRow } from './model.ts';
 import { formatInt, formatNumber, formatPercent, formatRatio, MB, round } from './stats.ts';
@@ -349,12 +350,18 @@ export function evaluate(report: BenchReport): VerdictRow[] {
   return [readVsKoaRows, readVsPrismRows, growthRows, jobsRows, webhookRows, conformanceRows, rssRows].flatMap((rows) => rows(report));
 }
 
+/** A bucket's daily limit as the contract states it (info.x-rate-limit-buckets), as the report writes numbers. */
+function dayLimit(bucket: string): string {
+  const day = RATE_LIMIT_BUCKETS[bucket]?.find((w) => w.name === 'day');
+  return day ? formatNumber(day.limit) : 'its daily';
+}
+
 function conformanceWhy(c: NonNullable<BenchReport['conformance']>): string {
   const slowest = c.slowest ?? [];
   const parts = [`The slowest checks (their times overlap: checks share the run's jobs and wait on the same windows): ${slowest.map((s) => `${s.id} ${formatNumber(s.seconds)} s`).join(', ')}.`];
   parts.push(
     `With the sandbox clock the runner moves over rate-limit windows instead of waiting them out; what remains is the built-in engine's default timings (1.5 s per avatar, 3 s per video), ` +
-      `the first webhook retry (5 s, observed in real time), the day spent request by request in both buckets (300 and 10,000 requests), and short waits that watch for attempts that must not come.`,
+      `the first webhook retry (${formatNumber(WEBHOOK_DELIVERY.retryDelaysSeconds[0] ?? 0)} s, observed in real time), the day spent request by request in both buckets (${dayLimit('generation')} and ${dayLimit('read')} requests), and short waits that watch for attempts that must not come.`,
   );
   return parts.join(' ');
 }

@@ -5,12 +5,12 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, STORE_UNAVAILABLE_ADVICE, loadConfig, type Config } from './config.ts';
 import { DomainError } from './domain/errors.ts';
-import { createAccount, issueKey } from './domain/accounts.ts';
+import { createAccount, createWorkspace, issueKey } from './domain/accounts.ts';
 import { systemClock } from './domain/clock.ts';
 import { periodOf } from './domain/credits.ts';
 import { accountNow } from './domain/sandboxClock.ts';
 import { generateSigningSecret } from './domain/keys.ts';
-import type { KeyMode, RatePlan } from './domain/model.ts';
+import type { Account, KeyMode, RatePlan } from './domain/model.ts';
 import { EMBEDDED_FILE, openStore } from './runtime.ts';
 import { StoreUnavailableError, type Store } from './domain/ports.ts';
 import { SchemaMissingError } from './storage/postgres-redis/database.ts';
@@ -18,7 +18,9 @@ import { SchemaMissingError } from './storage/postgres-redis/database.ts';
 const USAGE = `Usage: npm run admin -- <command> [flags]
 
   create-account [--name N] [--credits N] [--mode sandbox|live] [--json]
-                                 new account with one key; prints account_id, api_key, signing_secret
+                                 new owner account with one key; prints account_id, api_key, signing_secret
+  create-workspace --owner ID [--name N] [--credits N] [--mode sandbox|live] [--json]
+                                 new workspace of an owner account with one key; it pays for its own jobs
   issue-key --account ID [--mode sandbox|live] [--json]
   revoke-key --key ID
   grant-credits --account ID --credits N       adds N credits to the account's current month (on its sandbox clock)
@@ -26,7 +28,13 @@ const USAGE = `Usage: npm run admin -- <command> [flags]
   set-plan --account ID [--read-per-minute N] [--read-per-day N]
            [--generation-per-minute N] [--generation-per-day N]
   rotate-signing-secret --account ID [--json]
+  set-standard-webhooks --account ID --on|--off [--json]
+                                 webhooks also carry webhook-id, webhook-timestamp and
+                                 webhook-signature (Standard Webhooks), or stop; X-Service-* stay
   list-accounts [--json]
+  list-workspaces --owner ID [--json]          an owner account and its workspaces, with this month's credits
+
+--account takes an owner account or a workspace alike: each has its own keys, credits and plan.
 
 The store is the one the server uses: DATABASE_URL + REDIS_URL when set, else DATA_DIR (default ./data).`;
 
@@ -51,7 +59,10 @@ const OPTIONS = {
   mode: { type: 'string' },
   account: { type: 'string' },
   key: { type: 'string' },
+  owner: { type: 'string' },
   json: { type: 'boolean', default: false },
+  on: { type: 'boolean', default: false },
+  off: { type: 'boolean', default: false },
   help: { type: 'boolean', default: false },
   'read-per-minute': { type: 'string' },
   'read-per-day': { type: 'string' },
@@ -82,7 +93,7 @@ function count(flag: keyof typeof values, required: boolean): number | undefined
   return n;
 }
 
-function text(flag: 'account' | 'key'): string {
+function text(flag: 'account' | 'key' | 'owner'): string {
   const v = values[flag];
   if (!v) throw new UsageError(`--${flag} is required`);
   return v;
@@ -105,11 +116,43 @@ async function mustExist(store: Store, accountId: string) {
   return account;
 }
 
+/** The account --owner names, which must be an owner account: a workspace holds no workspaces. */
+async function mustBeOwner(store: Store): Promise<Account> {
+  const owner = await mustExist(store, text('owner'));
+  if (owner.ownerId !== null) throw new UsageError(`account ${owner.id} is a workspace of ${owner.ownerId}; --owner takes an owner account`);
+  return owner;
+}
+
+function kind(account: Account): { account_type: 'owner' | 'workspace'; owner_account_id: string | null } {
+  return { account_type: account.ownerId === null ? 'owner' : 'workspace', owner_account_id: account.ownerId };
+}
+
+/** One account as list-accounts and list-workspaces show it. */
+async function listed(store: Store, account: Account, period: string) {
+  const balance = await store.jobs.creditBalance(account.id, period);
+  return { account_id: account.id, ...kind(account), name: account.name, monthly_credits: account.monthlyCredits, available: balance.available, plan: account.plan, standard_webhooks: account.standardWebhooks };
+}
+
+function printRows(rows: Awaited<ReturnType<typeof listed>>[]): void {
+  if (values.json) console.log(JSON.stringify(rows));
+  else {
+    for (const r of rows) {
+      const owner = r.owner_account_id ? ` of ${r.owner_account_id}` : '';
+      console.log(`${r.account_id}  ${r.account_type}${owner}  ${r.name}  credits/month=${r.monthly_credits}  available=${r.available}  plan=${JSON.stringify(r.plan)}${r.standard_webhooks ? '  standard-webhooks' : ''}`);
+    }
+  }
+}
+
 async function run(store: Store, command: string | undefined): Promise<void> {
   switch (command) {
     case 'create-account':
       print({ ...(await createAccount(store, systemClock, { name: values.name, monthlyCredits: count('credits', false), mode: mode() })) });
       return;
+    case 'create-workspace': {
+      const owner = await mustBeOwner(store);
+      print({ ...(await createWorkspace(store, systemClock, owner.id, { name: values.name, monthlyCredits: count('credits', false), mode: mode() })) });
+      return;
+    }
     case 'issue-key':
       await mustExist(store, text('account'));
       print({ ...(await issueKey(store, systemClock, text('account'), mode())) });
@@ -151,11 +194,22 @@ async function run(store: Store, command: string | undefined): Promise<void> {
       print({ account_id: text('account'), signing_secret: secret });
       return;
     }
+    case 'set-standard-webhooks': {
+      if (values.on === values.off) throw new UsageError('give exactly one of --on and --off');
+      await mustExist(store, text('account'));
+      await store.accounts.setStandardWebhooks(text('account'), values.on);
+      print({ account_id: text('account'), standard_webhooks: values.on });
+      return;
+    }
     case 'list-accounts': {
-      const accounts = await store.accounts.listAccounts();
-      const rows = accounts.map((a) => ({ account_id: a.id, name: a.name, monthly_credits: a.monthlyCredits, plan: a.plan }));
-      if (values.json) console.log(JSON.stringify(rows));
-      else for (const r of rows) console.log(`${r.account_id}  ${r.name}  credits/month=${r.monthly_credits}  plan=${JSON.stringify(r.plan)}`);
+      const period = periodOf(systemClock.now());
+      printRows(await Promise.all((await store.accounts.listAccounts()).map((a) => listed(store, a, period))));
+      return;
+    }
+    case 'list-workspaces': {
+      const owner = await mustBeOwner(store);
+      const period = periodOf(systemClock.now());
+      printRows(await Promise.all([owner, ...(await store.accounts.listWorkspaces(owner.id))].map((a) => listed(store, a, period))));
       return;
     }
     default:

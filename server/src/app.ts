@@ -6,8 +6,10 @@ import type { DomainDeps } from './domain/deps.ts';
 import type { GenerationEngine } from './domain/engine.ts';
 import { accessLog } from './http/accessLog.ts';
 import { refuseRepeatedAuthorization } from './http/admit.ts';
+import { requireHost } from './http/connectionErrors.ts';
 import { createRequestValidator, type RequestValidator } from './http/requestValidator.ts';
 import { errorHandler } from './http/errors.ts';
+import { HttpProblem } from './http/problem.ts';
 import { requestId } from './http/requestId.ts';
 import { createRouter } from './http/routes.ts';
 import type { AppState, Middleware } from './http/state.ts';
@@ -47,8 +49,15 @@ export function createApp({ domain, engine, log, metrics, validator = createRequ
   app.use(accessLog(log));
   app.use(observe(metrics));
   app.use(errorHandler(log));
+  app.use(requireHost);
   app.use(refuseRepeatedAuthorization);
   app.use(async (ctx, next) => {
+    // The operational endpoints are read-only: another method is refused as on any route.
+    if ((ctx.path === '/healthz' || ctx.path === '/metrics') && ctx.method !== 'GET' && ctx.method !== 'HEAD') {
+      ctx.state.route = ctx.path;
+      ctx.set('Allow', 'GET, HEAD');
+      throw new HttpProblem('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: GET, HEAD.`);
+    }
     if (ctx.path === '/healthz') {
       ctx.state.route = '/healthz';
       try {

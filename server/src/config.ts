@@ -2,7 +2,9 @@
 // environment; everything else receives a Config.
 import { resolve } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
+import ipaddr from 'ipaddr.js';
 import type { ServiceMode } from './domain/webhookUrl.ts';
+import { CONTRACT_BASE_DELAY_MS, CONTRACT_MAX_ATTEMPTS, CONTRACT_TIMEOUT_MS } from './domain/webhookSchedule.ts';
 
 /** Which halves of the service a process runs: the HTTP API, the workers, or both. */
 export type Role = 'all' | 'api' | 'worker';
@@ -84,6 +86,12 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd(), heapMb =
   if (role !== 'all' && !databaseUrl) {
     throw new ConfigError(`ROLE=${role} needs DATABASE_URL and REDIS_URL: the embedded store serves one process that is both API and worker`);
   }
+  const mode = oneOf(env, 'SERVICE_MODE', 'sandbox', ['sandbox', 'production'] as const);
+  // Records and webhooks link to their files through this base: a production server
+  // that made it up would hand its customers http://localhost links.
+  if (mode === 'production' && !env.PUBLIC_BASE_URL) {
+    throw new ConfigError('SERVICE_MODE=production needs PUBLIC_BASE_URL (the https:// address clients reach this service at): the links in records and webhooks are made from it');
+  }
   // A worker writes the file links of the webhook payloads, and serves no files itself.
   if (role === 'worker' && !env.PUBLIC_BASE_URL) {
     throw new ConfigError('ROLE=worker needs PUBLIC_BASE_URL (the API\'s public address): the links in the webhook payloads it sends must point at the API, not at the worker');
@@ -95,7 +103,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd(), heapMb =
     redisPrefix: env.REDIS_PREFIX ?? '',
     port,
     host,
-    mode: oneOf(env, 'SERVICE_MODE', 'sandbox', ['sandbox', 'production'] as const),
+    mode,
     dataDir: resolve(cwd, env.DATA_DIR || 'data'),
     publicBaseUrl,
     publicBaseUrlFromPort: !env.PUBLIC_BASE_URL,
@@ -111,9 +119,10 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd(), heapMb =
       maxAttempts: int(env, 'JOB_MAX_ATTEMPTS', 3, 1, 100),
     },
     webhooks: {
-      timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
-      maxAttempts: int(env, 'WEBHOOK_MAX_ATTEMPTS', 6, 1, 20),
-      baseDelayMs: int(env, 'WEBHOOK_BASE_DELAY_MS', 5000, 10, 3_600_000),
+      // The defaults are the contract's delivery (info.x-webhook-delivery).
+      timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', CONTRACT_TIMEOUT_MS, 100, 60_000),
+      maxAttempts: int(env, 'WEBHOOK_MAX_ATTEMPTS', CONTRACT_MAX_ATTEMPTS, 1, 20),
+      baseDelayMs: int(env, 'WEBHOOK_BASE_DELAY_MS', CONTRACT_BASE_DELAY_MS, 10, 3_600_000),
       concurrency: int(env, 'WEBHOOK_CONCURRENCY', 32, 1, 1024),
       perDestination: int(env, 'WEBHOOK_DESTINATION_CONCURRENCY', 8, 1, 1024),
       circuitFailures: int(env, 'WEBHOOK_CIRCUIT_FAILURES', 5, 1, 1000),
@@ -148,6 +157,27 @@ function httpLimits(env: Env): Config['http'] {
     keepAliveTimeoutMs: int(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 5000, 100, 600_000),
     maxConnections: int(env, 'HTTP_MAX_CONNECTIONS', 4096, 1, 1_000_000),
   };
+}
+
+/** Whether `host` (HOST) accepts connections from this machine only. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '');
+  if (bare.toLowerCase().replace(/\.+$/, '') === 'localhost') return true;
+  if (!ipaddr.isValid(bare)) return false;
+  const address = ipaddr.process(bare);
+  return address.range() === 'loopback';
+}
+
+/**
+ * What a start says before serving, one line each: a sandbox server reachable beyond
+ * this machine takes http:// and private webhook targets and sandbox keys from anyone
+ * who reaches it, which is for local development, not for a team's shared server.
+ */
+export function startWarnings(c: Config): string[] {
+  if (c.mode !== 'sandbox' || isLoopbackHost(c.host)) return [];
+  return [
+    `warning: sandbox mode (SERVICE_MODE is not production) listening beyond loopback on ${c.host}: webhooks go to http:// and private addresses of this network; set SERVICE_MODE=production for a shared server, or HOST=127.0.0.1 to keep it local`,
+  ];
 }
 
 /** What an operator checks when the store cannot be reached (start and operator command alike). */

@@ -1,7 +1,7 @@
 // `npm start`: the only place that reads the environment, opens ports and starts workers.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { ConfigError, STORE_UNAVAILABLE_ADVICE, describeConfig, loadConfig, type Config } from './config.ts';
+import { ConfigError, STORE_UNAVAILABLE_ADVICE, describeConfig, loadConfig, startWarnings, type Config } from './config.ts';
 import { createAccount } from './domain/accounts.ts';
 import { systemClock } from './domain/clock.ts';
 import { FIRST_ACCOUNT_FILE, startService } from './runtime.ts';
@@ -37,6 +37,9 @@ try {
   }
   throw error;
 }
+
+// On stderr whatever the log level, before anything is served.
+for (const line of startWarnings(config)) console.error(line);
 
 const service = await startService(config).catch((error: unknown) => {
   console.error(`Cannot start: ${startFailure(error as NodeJS.ErrnoException, config)}`);

@@ -129,6 +129,9 @@ async function serve(config: Config, overrides: ServiceOverrides, store: Store):
       // The two timeouts above are enforced on this beat; Node's default (30 s) would let
       // a slow client run that much past them.
       connectionsCheckingInterval: Math.min(1000, Math.ceil(config.http.headersTimeoutMs / 4)),
+      // A request without Host is refused by the app, as a problem with a request ID
+      // (http/connectionErrors.ts's requireHost), not by Node's bare 400.
+      requireHostHeader: false,
     },
     app.callback(),
   );

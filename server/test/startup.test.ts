@@ -45,6 +45,30 @@ afterAll(async () => {
 });
 
 describe('a start that cannot go on', () => {
+  it('refuses production without PUBLIC_BASE_URL in one line naming the variable, exit 2, before opening anything', async () => {
+    const exit = await run(MAIN, [], { SERVICE_MODE: 'production', PUBLIC_BASE_URL: '', PORT: '0', DATA_DIR: '/nonexistent/never-made' });
+
+    expect(exit.code).toBe(2);
+    expect(exit.stderr.trim().split('\n')).toHaveLength(1);
+    expect(exit.stderr).toMatch(/^Invalid configuration: SERVICE_MODE=production needs PUBLIC_BASE_URL /);
+    expect(existsSync('/nonexistent/never-made')).toBe(false);
+  });
+
+  it('warns in one line of a sandbox about to listen beyond loopback, before anything else it says', async () => {
+    // The port is taken on 127.0.0.1, so the listen on every interface fails: the test
+    // never opens a port beyond loopback, and the warning must come before the listen.
+    const other = await createTestStoreEnv();
+
+    const exit = await run(MAIN, [], { ...other.env, HOST: '0.0.0.0', PORT: String(server.port), SERVICE_MODE: '' });
+    await other.drop();
+
+    const lines = exit.stderr.trim().split('\n');
+    expect(exit.code).toBe(1);
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^warning: sandbox mode \(SERVICE_MODE is not production\) listening beyond loopback on 0\.0\.0\.0: .*SERVICE_MODE=production.*HOST=127\.0\.0\.1/);
+    expect(lines[1]).toMatch(/^Cannot start: 0\.0\.0\.0:\d+ is already in use/);
+  });
+
   it('says in one line that the port is in use, and exits 1', async () => {
     const other = await createTestStoreEnv();
 
@@ -152,7 +176,7 @@ describe('the first account on an empty store', () => {
   it('in production, goes to a file only this user reads, never to stdout', async () => {
     const other = await createTestStoreEnv();
     const dataDir = mkdtempSync(join(tmpdir(), 'first-account-'));
-    const production = await startServerProcess({ ...other.env, DATA_DIR: dataDir, SERVICE_MODE: 'production', LOG_LEVEL: 'info' });
+    const production = await startServerProcess({ ...other.env, DATA_DIR: dataDir, SERVICE_MODE: 'production', PUBLIC_BASE_URL: 'https://avatars.example.com', LOG_LEVEL: 'info' });
     await production.waitForLine(/^Created a sandbox account/);
     await production.stop();
     const file = join(dataDir, 'first-account.txt');
@@ -212,6 +236,29 @@ describe('the operator command beside a running server', () => {
 
     expect(exit.code).toBe(0);
     expect(me.status).toBe(200);
+  });
+
+  it('turns Standard Webhooks on and off for an account, which GET /v1/me then shows, and refuses neither or both flags', async () => {
+    const created = JSON.parse((await run(ADMIN, ['create-account', '--json'], storeEnv.env)).stdout);
+    const me = async () => ((await (await fetch(`${server.url}/v1/me`, { headers: { Authorization: `Bearer ${created.api_key}` } })).json()) as { standard_webhooks: boolean }).standard_webhooks;
+    const before = await me();
+
+    const on = await run(ADMIN, ['set-standard-webhooks', '--account', created.account_id, '--on', '--json'], storeEnv.env);
+    const afterOn = await me();
+    const listed = JSON.parse((await run(ADMIN, ['list-accounts', '--json'], storeEnv.env)).stdout) as { account_id: string; standard_webhooks: boolean }[];
+    const off = await run(ADMIN, ['set-standard-webhooks', '--account', created.account_id, '--off'], storeEnv.env);
+    const afterOff = await me();
+    const both = await run(ADMIN, ['set-standard-webhooks', '--account', created.account_id, '--on', '--off'], storeEnv.env);
+
+    expect(before).toBe(false);
+    expect(on.code).toBe(0);
+    expect(JSON.parse(on.stdout)).toEqual({ account_id: created.account_id, standard_webhooks: true });
+    expect(afterOn).toBe(true);
+    expect(listed.find((a) => a.account_id === created.account_id)?.standard_webhooks).toBe(true);
+    expect(off.code).toBe(0);
+    expect(afterOff).toBe(false);
+    expect(both.code).toBe(2);
+    expect(both.stderr.split('\n')[0]).toBe('admin: give exactly one of --on and --off');
   });
 
   it('refuses a live key for an account whose sandbox clock moved in one line, exit 2', async () => {

@@ -39,6 +39,8 @@ const DECISIONS = [
   'ND-CREDIT-COST',
   'ND-COMPAT',
   'ND-QUERY',
+  'ND-RATELIMIT-FIELDS',
+  'ND-STANDARD-WEBHOOKS',
 ];
 
 const doc = loadDocument();

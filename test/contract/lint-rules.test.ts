@@ -96,9 +96,24 @@ const mutations: Mutation[] = [
     mutate: (dir) => edit(dir, 'openapi/paths/v1_avatar-videos.yaml', "    '402':\n        $ref: ../components/responses/PaymentRequired.yaml\n", ''),
   },
   {
+    rule: 'rule/create-states-credit-cost',
+    violation: 'POST /v1/avatar-videos without its price',
+    mutate: (dir) => edit(dir, 'openapi/paths/v1_avatar-videos.yaml', '  x-credit-cost: 20\n', ''),
+  },
+  {
+    rule: 'rule/info-states-numbers',
+    violation: 'info without the webhook delivery',
+    mutate: (dir) => edit(dir, 'openapi/openapi.yaml', '  x-webhook-delivery:\n    timeout_seconds: 10\n    retry_delays_seconds: [5, 20, 80, 320, 1280]\n    jitter: 0.2\n', ''),
+  },
+  {
     rule: 'rule/success-has-rate-limit-headers',
-    violation: 'the 200 of GET /v1/me without RateLimit-Reset',
-    mutate: (dir) => edit(dir, ME, '        RateLimit-Reset:\n          $ref: ../components/headers/RateLimit-Reset.yaml\n', ''),
+    violation: 'the 200 of GET /v1/me without X-RateLimit-Reset',
+    mutate: (dir) => edit(dir, ME, '        X-RateLimit-Reset:\n          $ref: ../components/headers/X-RateLimit-Reset.yaml\n', ''),
+  },
+  {
+    rule: 'rule/structured-rate-limit-fields-with-the-trio',
+    violation: 'the 404 NotFound response with the trio but without RateLimit',
+    mutate: (dir) => edit(dir, 'openapi/components/responses/NotFound.yaml', '  RateLimit:\n    $ref: ../headers/RateLimit.yaml\n', ''),
   },
   {
     rule: 'rule/retry-after-only-on-429-and-503',

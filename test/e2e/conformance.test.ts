@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runConformance } from '../../conformance/src/run.ts';
 import { periodOf } from '../../server/src/domain/credits.ts';
 import { startTestService, type TestService } from '../../server/test/support/harness.ts';
-import { expectClockChecked, expectPass, keysForRun } from './support.ts';
+import { expectClockChecked, expectPass, expectWorkspaceChecked, keysForRun } from './support.ts';
 
 let svc: TestService;
 
@@ -23,7 +23,20 @@ describe.concurrent('the conformance runner against the server on the embedded s
 
     expectPass(report);
     expectClockChecked(report);
+    expectWorkspaceChecked(report);
   }, 240_000);
+
+  it('checks both signatures of an account opted in to Standard Webhooks, and the structured rate-limit fields against the trio, and both pass', async () => {
+    const keys = await keysForRun(svc.store, svc.domain.clock);
+    const me = await svc.request('GET', '/v1/me', { key: keys.apiKey });
+    // As `npm run admin -- set-standard-webhooks --on` does it.
+    await svc.store.accounts.setStandardWebhooks(me.body.account_id, true);
+    const only = ['webhooks.signature', 'webhooks.standard-signature', 'rate-limits.structured-fields-agree'];
+
+    const report = await runConformance({ baseUrl: svc.url, ...keys, profile: 'contract', standardWebhooks: true, only });
+
+    expect(report.results.filter((r) => only.includes(r.id)).map((r) => `${r.id}: ${r.outcome}${r.failure ? ` ${r.failure.message}` : ''}`).sort()).toEqual(only.map((id) => `${id}: passed`).sort());
+  }, 120_000);
 
   it('passes the monthly quota when the account had a one-off grant for the month of the run', async () => {
     const keys = await keysForRun(svc.store, svc.domain.clock);

@@ -2,7 +2,7 @@
 // readable account of what failed.
 import { expect } from 'vitest';
 import type { Report } from '../../conformance/src/run.ts';
-import { createAccount } from '../../server/src/domain/accounts.ts';
+import { createAccount, createWorkspace } from '../../server/src/domain/accounts.ts';
 import type { Clock } from '../../server/src/domain/clock.ts';
 import type { Store } from '../../server/src/domain/ports.ts';
 
@@ -11,14 +11,18 @@ export interface RunKeys {
   signingSecret: string;
   secondKey: string;
   emptyKey: string;
+  workspaceKey: string;
+  ownerKey: string;
 }
 
-/** The three accounts a run needs: one with credits, another one, and an empty one. */
+/** The accounts a run needs: one with credits, another one, an empty one, and an owner account with a workspace. */
 export async function keysForRun(store: Store, clock: Clock): Promise<RunKeys> {
   const main = await createAccount(store, clock, { name: 'conformance', monthlyCredits: 1000 });
   const second = await createAccount(store, clock, { name: 'conformance second', monthlyCredits: 1000 });
   const empty = await createAccount(store, clock, { name: 'conformance empty', monthlyCredits: 0 });
-  return { apiKey: main.api_key, signingSecret: main.signing_secret, secondKey: second.api_key, emptyKey: empty.api_key };
+  const owner = await createAccount(store, clock, { name: 'conformance owner', monthlyCredits: 100 });
+  const workspace = await createWorkspace(store, clock, owner.account_id, { name: 'conformance workspace', monthlyCredits: 100 });
+  return { apiKey: main.api_key, signingSecret: main.signing_secret, secondKey: second.api_key, emptyKey: empty.api_key, workspaceKey: workspace.api_key, ownerKey: owner.api_key };
 }
 
 /** Asserts a passing run, printing every check that did not pass when it fails. */
@@ -35,6 +39,12 @@ export function expectPass(report: Report): void {
 
 /** The checks that can only be seen with a sandbox clock: a day, a month, the whole retry schedule. */
 export const CLOCK_CHECKS = ['rate-limits.daily-windows', 'webhooks.retry-schedule', 'credits.monthly-quota'];
+
+/** Asserts that the run judged a workspace's job: its own balance charged, its owner's untouched. */
+export function expectWorkspaceChecked(report: Report): void {
+  const result = report.results.find((r) => r.id === 'credits.workspace-charged');
+  expect(`${result?.outcome}${result?.reason ? ` (${result.reason})` : ''}`).toBe('passed');
+}
 
 /** Asserts that the run used the server's sandbox clock: the clock checks ran and passed. */
 export function expectClockChecked(report: Report): void {

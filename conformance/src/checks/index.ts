@@ -26,6 +26,7 @@ import creditsInsufficient402 from './credits/insufficient-credits-402.ts';
 import creditsReadsAreFree from './credits/reads-are-free.ts';
 import creditsReservedOnAccept from './credits/reserved-on-accept.ts';
 import creditsWebhookFailuresChangeNothing from './credits/webhook-failures-change-nothing.ts';
+import creditsWorkspaceCharged from './credits/workspace-charged.ts';
 import generatedCreates from './inputs/creates.ts';
 import generatedReads from './inputs/reads.ts';
 import idempotencyRetryCreatesOnce from './idempotency/retry-creates-once.ts';
@@ -33,6 +34,7 @@ import listsEachRecordOnce from './lists/each-record-once.ts';
 import rateLimitsBothChecks from './rate-limits/both-checks.ts';
 import rateLimitsBuckets from './rate-limits/buckets.ts';
 import rateLimitsCompatHeadersAgree from './rate-limits/compat-headers-agree.ts';
+import rateLimitsStructuredFieldsAgree from './rate-limits/structured-fields-agree.ts';
 import rateLimitsDailyWindows from './rate-limits/daily-windows.ts';
 import rateLimitsHeadersOnAnswers from './rate-limits/headers-on-answers.ts';
 import rateLimitsOverLimit429 from './rate-limits/over-limit-429.ts';
@@ -59,6 +61,7 @@ import webhooksPollingAfterFailedDeliveries from './webhooks/polling-after-faile
 import webhooksRetriedAfterFailure from './webhooks/retried-after-failure.ts';
 import webhooksRetrySchedule from './webhooks/retry-schedule.ts';
 import webhooksSignature from './webhooks/signature.ts';
+import webhooksStandardSignature from './webhooks/standard-signature.ts';
 import webhooksTimestamp from './webhooks/timestamp.ts';
 
 export const CHECKS: readonly Check[] = [
@@ -87,6 +90,7 @@ export const CHECKS: readonly Check[] = [
   webhooksEventTypeMatchesState,
   webhooksPayloadMatchesGet,
   webhooksSignature,
+  webhooksStandardSignature,
   webhooksTimestamp,
   webhooksRetriedAfterFailure,
   webhooksEventIdStable,
@@ -112,6 +116,8 @@ export const CHECKS: readonly Check[] = [
   rateLimitsDailyWindows,
   webhooksRetrySchedule,
   creditsMonthlyQuota,
+  // a workspace's job, on its own keys (not applicable without them)
+  creditsWorkspaceCharged,
   // after the credit checks, on the main key: jobs of its own
   idempotencyRetryCreatesOnce,
   listsEachRecordOnce,
@@ -123,6 +129,7 @@ export const CHECKS: readonly Check[] = [
   versioningV1Prefix,
   rateLimitsHeadersOnAnswers,
   rateLimitsCompatHeadersAgree,
+  rateLimitsStructuredFieldsAgree,
   rateLimitsRetryAfterOnlyOn429,
   contractStatusDocumented,
   contractBodiesMatchSchemas,

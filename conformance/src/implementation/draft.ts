@@ -369,7 +369,7 @@ const PRICE_EXTENSION = /^x-(credit-?costs?|credits?|costs?|prices?)$/i;
 type Kind = 'avatar' | 'avatar_video';
 const CREATE_PATHS: Record<Kind, string> = { avatar: '/v1/avatars', avatar_video: '/v1/avatar-videos' };
 
-/** A price stated by an extension on the create operation (x-credit-cost: 10 and the like). */
+/** A price stated by an extension on the create operation (x-credit-cost and the like). */
 function statedPrice(api: OpenApi, kind: Kind): number | undefined {
   const operation = api.operation('post', CREATE_PATHS[kind]) ?? {};
   const key = Object.keys(operation).find((name) => PRICE_EXTENSION.test(name));

@@ -5,6 +5,7 @@
 // an implementation's shape; checks read records, answers and events through it and
 // never through this project's own choices. The default profile is this project's
 // contract (openapi/README.md), so a run without a profile file judges it as before.
+import { CREDIT_COSTS, WEBHOOK_DELIVERY } from '../../../contract/numbers.ts';
 import { SANDBOX_FAILURE_MARKER } from '../../../contract/sandbox.ts';
 import { WEBHOOK_EVENT_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_SIGNATURE_PREFIX, WEBHOOK_TIMESTAMP_HEADER } from '../../../contract/webhookSignature.ts';
 import { readFileSync } from 'node:fs';
@@ -46,6 +47,11 @@ export interface ImplementationProfile {
     /** Pointers to the balances GET /v1/me shows, each only where it shows it; null: none. */
     credits: Partial<Record<BalanceMember, string>> | null;
     generationWindows: { limit: string; remaining: string; reset: string }[];
+    /**
+     * Where GET /v1/me says whether the key is live or sandbox (a value containing "live"
+     * is live: its jobs are billed); null: it does not say.
+     */
+    mode: string | null;
   };
   events: { type: { pointer: string } | { header: string } };
   prices: Record<JobKind, number> | null;
@@ -129,14 +135,16 @@ export const CONTRACT_PROFILE: ImplementationProfile = {
       { limit: '/rate_limits/generation/minute/limit', remaining: '/rate_limits/generation/minute/remaining', reset: '/rate_limits/generation/minute/reset' },
       { limit: '/rate_limits/generation/day/limit', remaining: '/rate_limits/generation/day/remaining', reset: '/rate_limits/generation/day/reset' },
     ],
+    mode: '/key/mode',
   },
   events: { type: { pointer: '/type' } },
-  prices: { avatar: 10, avatar_video: 20 },
+  // The contract's numbers (x-credit-cost, info.x-webhook-delivery), never restated here.
+  prices: { ...CREDIT_COSTS },
   failure: { avatar: { name: `{{name}} ${CONTRACT_FAIL_MARKER}` }, video: { script: `{{script}} ${CONTRACT_FAIL_MARKER}` } },
   clock: {
     advance: { method: 'POST', path: '/v1/test_helpers/clock/advance', body: { seconds: '{{seconds}}' } },
   },
-  retries: { delaysSeconds: [5, 20, 80, 320, 1280], jitter: 0.2 },
+  retries: { delaysSeconds: [...WEBHOOK_DELIVERY.retryDelaysSeconds], jitter: WEBHOOK_DELIVERY.jitter },
   idempotency: { header: 'Idempotency-Key', replayedHeader: 'Idempotent-Replayed', reused: [409] },
   lists: { limit: 'limit', cursor: 'cursor', data: '/data', next: '/next_cursor' },
   webhookLog: {
@@ -230,6 +238,7 @@ export function parseProfile(value: unknown, file = 'the profile'): Implementati
       id: raw.account?.id === undefined ? base.account.id : raw.account.id,
       credits: raw.account?.credits === undefined ? base.account.credits : raw.account.credits,
       generationWindows: raw.account?.generation_windows ?? base.account.generationWindows,
+      mode: raw.account?.mode === undefined ? base.account.mode : raw.account.mode,
     },
     events: { type: raw.events?.type === undefined ? base.events.type : typeof raw.events.type === 'string' ? { pointer: raw.events.type } : raw.events.type },
     prices: raw.prices === undefined ? base.prices : raw.prices,
@@ -278,7 +287,7 @@ interface RawProfile {
   };
   records?: { status?: string; states?: Partial<ImplementationProfile['records']['states']>; credits?: string | null };
   errors?: { code?: RawCodeLocation; validation?: number[] };
-  account?: { id?: string | null; credits?: ImplementationProfile['account']['credits']; generation_windows?: ImplementationProfile['account']['generationWindows'] };
+  account?: { id?: string | null; credits?: ImplementationProfile['account']['credits']; generation_windows?: ImplementationProfile['account']['generationWindows']; mode?: string | null };
   events?: { type?: string | { header: string } };
   prices?: ImplementationProfile['prices'];
   failure?: ImplementationProfile['failure'];

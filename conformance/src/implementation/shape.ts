@@ -171,6 +171,14 @@ export class Shape {
     return out;
   }
 
+  /** Whether GET /v1/me says the key is live (its jobs billed), sandbox, or nothing (undefined). */
+  mode(exchange: Exchange | undefined): 'live' | 'sandbox' | undefined {
+    const pointer = this.profile.account.mode;
+    if (!pointer || !exchange || exchange.status !== 200) return undefined;
+    const value = at(exchange.json, pointer);
+    return typeof value !== 'string' ? undefined : /live/i.test(value) ? 'live' : 'sandbox';
+  }
+
   /** The generation windows GET /v1/me shows, where the profile says it shows them. */
   generationWindows(json: unknown): WindowView[] {
     return this.profile.account.generationWindows.flatMap((pointers) => {

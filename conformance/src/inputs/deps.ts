@@ -2,7 +2,7 @@
 // implementation's spelling, the run's webhook receiver and another account's IDs.
 import type { Allowances } from '../check.ts';
 import type { CheckContext } from '../context.ts';
-import type { ResolvedOptions } from '../options.ts';
+import { CONTRACT_LIMITS, type ResolvedOptions } from '../options.ts';
 import { SHRINK_BUDGET } from './property.ts';
 import type { GeneratorDeps } from './requests.ts';
 
@@ -19,7 +19,8 @@ export function generatedCount(options: Pick<ResolvedOptions, 'fuzz'>, kind: 'cr
  */
 export function generatedWaits(a: Allowances, kind: 'creates' | 'reads'): number {
   const requests = generatedCount(a.options, kind) + SHRINK_BUDGET;
-  const perWindow = a.options.expectedLimits[kind === 'creates' ? 'generation' : 'read'][0] ?? 10;
+  const bucket = kind === 'creates' ? 'generation' : 'read';
+  const perWindow = a.options.expectedLimits[bucket][0] ?? CONTRACT_LIMITS[bucket][0]!;
   return requests * (a.clock ? 2 * a.each : a.window / perWindow);
 }
 

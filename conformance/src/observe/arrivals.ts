@@ -4,6 +4,7 @@ import type { CheckContext } from '../context.ts';
 import type { Delivery } from '../receiver/server.ts';
 import type { TrackedJob } from '../world.ts';
 import { skip } from '../outcome.ts';
+import { firstRetryLatestSeconds } from '../options.ts';
 
 export interface Arrival {
   job: TrackedJob;
@@ -25,7 +26,7 @@ export async function retried(ctx: CheckContext): Promise<Arrival> {
     const job = await ctx.world.kickoffJob('prompt-avatar');
     await job.settled;
     if (!job.webhookUrl) skip('the prompt avatar was made without a webhook');
-    const timeout = (ctx.options.webhookFirstRetrySeconds * 1.2 + 1) * 1000 + ctx.options.webhookRetryTimeoutSeconds * 1000;
+    const timeout = (firstRetryLatestSeconds(ctx.options) + 1) * 1000 + ctx.options.webhookRetryTimeoutSeconds * 1000;
     return { job, deliveries: await ctx.receiver!.waitFor(job.label, 2, timeout) };
   });
 }

@@ -6,6 +6,7 @@
 import type { CheckContext } from '../context.ts';
 import { validPromptAvatar, without } from '../expect.ts';
 import type { Exchange, KeyName } from '../http.ts';
+import { CONTRACT_LIMITS, type ResolvedOptions } from '../options.ts';
 
 export interface Refusal {
   key: KeyName;
@@ -18,6 +19,15 @@ export interface Refusal {
   refusedAt: number | undefined;
 }
 
+/**
+ * The most creates one refusal may send that a service could charge: outside the contract
+ * profile, when invalid requests do not use the window up, one more valid avatar than the
+ * limit. The limit is the first expected generation limit, the one the pacer learns.
+ */
+export function refusalCreates(options: Pick<ResolvedOptions, 'profile' | 'expectedLimits'>): { avatar: number } {
+  return { avatar: options.profile === 'contract' ? 0 : (options.expectedLimits.generation[0] ?? 10) + 1 };
+}
+
 /** The key taken over its limit: the second account's, else the main one. */
 export function exhaustedKeyFor(ctx: CheckContext): KeyName {
   return ctx.hasKey('second') ? 'second' : 'main';
@@ -26,7 +36,7 @@ export function exhaustedKeyFor(ctx: CheckContext): KeyName {
 /** Sends until the key is refused with 429 (or gives up); not shared between checks. */
 export async function refuseNow(ctx: CheckContext, note = 'using up the generation window'): Promise<Refusal> {
   const key = exhaustedKeyFor(ctx);
-  const limit = ctx.http.pacer.gate(key, 'generation').limit ?? ctx.options.expectedLimits.generation[0] ?? 10;
+  const limit = ctx.http.pacer.gate(key, 'generation').limit ?? ctx.options.expectedLimits.generation[0] ?? CONTRACT_LIMITS.generation[0]!;
   const sent: Exchange[] = [];
   const attempt = async (json: unknown) => {
     const exchange = await ctx.http.send({ key, method: 'POST', path: '/v1/avatars', json, on429: 'return', pace: false, note });

@@ -2,6 +2,14 @@
 // limit of the active window, the requests left in it, the seconds until it resets. The
 // runner reads windows only from these values, so it checks them before it waits on
 // them (pacer.ts bounds every wait by windowFor).
+import {
+  RateLimitFieldError,
+  parseRateLimit,
+  parseRateLimitPolicy,
+  structuredFieldsDisagree,
+  type QuotaPolicy,
+  type ServiceLimit,
+} from '../../../contract/rateLimitFields.ts';
 import type { Exchange } from '../http.ts';
 import type { ResolvedOptions } from '../options.ts';
 import type { Bucket } from '../pacer.ts';
@@ -127,4 +135,52 @@ export function compatHeadersAgree(headers: Readonly<Record<string, string | und
 /** The pairs as an answer has them, for a failure's "received". */
 export function describeCompatPairs(headers: Readonly<Record<string, string | undefined>>): string {
   return COMPAT_PAIRS.map(([name, compat]) => `${name}=${headers[name] ?? '(absent)'} ${compat}=${headers[compat] ?? '(absent)'}`).join('; ');
+}
+
+/** What an answer's RateLimit-Policy and RateLimit say, judged against its trio (ND-RATELIMIT-FIELDS). */
+export type StructuredVerdict =
+  | { sent: false }
+  | { sent: true; problem: null }
+  | { sent: true; problem: string; rule: 'syntax' | 'agreement' };
+
+/**
+ * Whether an answer's structured fields read as the IETF draft (revision 10) says, through
+ * contract/rateLimitFields.ts's RFC 9651 parser, and say what its RateLimit-Limit,
+ * -Remaining and -Reset say. `agreement: false` judges the syntax alone (a mock's
+ * examples describe no window). An answer with neither field was not sent them: the
+ * source does not name them.
+ */
+export function judgeStructuredFields(headers: Readonly<Record<string, string | undefined>>, agreement = true): StructuredVerdict {
+  const policyText = headers['ratelimit-policy'];
+  const stateText = headers['ratelimit'];
+  if (policyText === undefined && stateText === undefined) return { sent: false };
+  let policies: QuotaPolicy[] | undefined;
+  let limits: ServiceLimit[] | undefined;
+  try {
+    if (policyText !== undefined) policies = parseRateLimitPolicy(policyText);
+    if (stateText !== undefined) limits = parseRateLimit(stateText);
+  } catch (error) {
+    if (error instanceof RateLimitFieldError) return { sent: true, problem: error.message, rule: 'syntax' };
+    throw error;
+  }
+  if (!agreement) return { sent: true, problem: null };
+  const value = (name: string) => {
+    const text = headers[name];
+    return text !== undefined && /^\s*\d+\s*$/.test(text) ? Number(text) : undefined;
+  };
+  const trio = { limit: value('ratelimit-limit'), remaining: value('ratelimit-remaining'), reset: value('ratelimit-reset') };
+  if (trio.limit === undefined || trio.remaining === undefined || trio.reset === undefined) {
+    return { sent: true, problem: 'RateLimit-Policy or RateLimit came without RateLimit-Limit, -Remaining and -Reset as integers to agree with', rule: 'agreement' };
+  }
+  const full = { limit: trio.limit, remaining: trio.remaining, reset: trio.reset };
+  let problem: string | null;
+  if (!limits) problem = policies!.some((p) => p.quota === full.limit) ? null : `RateLimit-Policy has no policy with q=${full.limit}, the RateLimit-Limit`;
+  else if (!policies) problem = limits.some((l) => l.remaining === full.remaining && l.resetSeconds === full.reset) ? null : `no member of RateLimit says r=${full.remaining};t=${full.reset}, as RateLimit-Remaining and -Reset do`;
+  else problem = structuredFieldsDisagree(policies, limits, full);
+  return problem === null ? { sent: true, problem: null } : { sent: true, problem, rule: 'agreement' };
+}
+
+/** The five fields as an answer has them, for a failure's "received". */
+export function describeStructuredFields(headers: Readonly<Record<string, string | undefined>>): string {
+  return ['ratelimit-policy', 'ratelimit', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'].map((n) => `${n}: ${headers[n] ?? '(absent)'}`).join('; ');
 }

@@ -51,7 +51,7 @@ avatars) and the service (rate-limit headers, records, webhooks) from what it sa
   --inject-429 <share>          answer this share of each key's requests (0 to below 1, e.g.
                                 0.2) with a 429 of the proxy's own (Retry-After: ${INJECTED_RETRY_AFTER_SECONDS}), never sent
                                 to the service, so the client's handling of 429 is seen
-  --report-json <file>  --report-junit <file>  --report-md <file>
+  --report-json <file>  --report-junit <file>  --report-md <file>  --report-html <file>
   --no-color
 
 Exit codes: 0 pass, 1 fail, 2 usage, 6 runner bug.
@@ -180,6 +180,7 @@ function parse(args: string[]) {
       'report-json': { type: 'string' },
       'report-junit': { type: 'string' },
       'report-md': { type: 'string' },
+      'report-html': { type: 'string' },
       'no-color': { type: 'boolean' },
     },
   });

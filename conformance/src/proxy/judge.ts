@@ -1,6 +1,7 @@
 // judgeTraffic(traffic) -> Report: every proxy check over what the proxy saw, with the
 // report, verdict and exit codes of a service run. Judging sends nothing: it ends as
 // soon as the checks have read the record.
+import { CONTRACT_LIMITS, CONTRACT_WINDOW_SECONDS } from '../options.ts';
 import { redact } from '../http.ts';
 import type { Shape } from '../implementation/shape.ts';
 import { windowFor } from '../observe/rate-limit-headers.ts';
@@ -11,8 +12,8 @@ import type { ProxyCheck, ProxyContext } from './check.ts';
 import { PROXY_CHECKS } from './index.ts';
 import type { Traffic } from './traffic.ts';
 
-/** The source's limits and their windows (section 8): what a RateLimit-Limit value can mean. */
-const SOURCE_LIMITS = { expectedLimits: { generation: [10, 300], read: [120, 10_000] }, windowSeconds: [60, 86_400] };
+/** The contract's limits and their windows (the source's, section 8): what a RateLimit-Limit value can mean. */
+const SOURCE_LIMITS = { expectedLimits: { generation: CONTRACT_LIMITS.generation, read: CONTRACT_LIMITS.read }, windowSeconds: CONTRACT_WINDOW_SECONDS };
 
 export interface JudgeOptions {
   traffic: Traffic;

@@ -5,12 +5,14 @@
 // on their way to the client's receiver (byte for byte, headers and all, and the
 // receiver's answer back); and with --inject-429 it answers a share of each key's
 // requests itself with a 429, which the service never sees.
+import { CONTRACT_LIMITS } from '../options.ts';
 import { randomBytes } from 'node:crypto';
 import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { isDeepStrictEqual } from 'node:util';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+import { formatRateLimit, formatRateLimitPolicy } from '../../../contract/rateLimitFields.ts';
 import type { ContractValidator } from '../contract.ts';
 import type { Shape } from '../implementation/shape.ts';
 import type { Bucket } from '../pacer.ts';
@@ -20,8 +22,8 @@ import { Traffic, type Seen, type SeenDelivery } from './traffic.ts';
 export const WEBHOOK_PATH = '/__conformance/webhooks/';
 /** The smallest wait the header can say in whole seconds: a client's wait is measured against it, and it costs a correct client least. */
 export const INJECTED_RETRY_AFTER_SECONDS = 1;
-/** The source's burst limits (section 8), for an injected 429 on a key whose own limit the service has not shown yet. */
-const SOURCE_BURST_LIMITS: Record<Bucket, number> = { generation: 10, read: 120 };
+/** The contract's burst limits (each bucket's shortest window), for an injected 429 on a key whose own limit the service has not shown yet. */
+const SOURCE_BURST_LIMITS: Record<Bucket, number> = { generation: CONTRACT_LIMITS.generation[0]!, read: CONTRACT_LIMITS.read[0]! };
 /** Answers kept for judging; a longer body (a video file) is passed on but not kept. */
 const KEPT_BODY_BYTES = 1 << 20;
 /** How long a receiver may take to answer a routed delivery before the proxy gives up on it (longer than any sender waits). */
@@ -206,6 +208,10 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       'x-ratelimit-limit': String(limit),
       'x-ratelimit-remaining': '0',
       'x-ratelimit-reset': wait,
+      // The IETF draft's fields, as the reference sends them beside the trio (ND-RATELIMIT-FIELDS);
+      // the window's length is not known here, and the draft leaves w optional.
+      'ratelimit-policy': formatRateLimitPolicy([{ name: 'injected', quota: limit }]),
+      ratelimit: formatRateLimit({ name: 'injected', remaining: 0, resetSeconds: INJECTED_RETRY_AFTER_SECONDS }),
     };
     seen.injected = true;
     seen.status = 429;

@@ -37,7 +37,7 @@ takes events of different jobs in any order. Only the given URL is ever contacte
   --tolerance <s>               how old a timestamp the receiver accepts (default ${WEBHOOK_TOLERANCE_SECONDS})
   --timeout <s>                 how long each delivery waits for its answer (default ${DEFAULT_DELIVERY_TIMEOUT_SECONDS})
   --only <id|clause>  --skip <id|clause>   run only these checks / leave these out
-  --report-json <file>  --report-junit <file>  --report-md <file>
+  --report-json <file>  --report-junit <file>  --report-md <file>  --report-html <file>
   --verbose  --no-color
 
 Exit codes: 0 pass, 1 fail, 2 usage, 3 unreachable, 6 runner bug.
@@ -149,6 +149,7 @@ function parse(args: string[]) {
       'report-json': { type: 'string' },
       'report-junit': { type: 'string' },
       'report-md': { type: 'string' },
+      'report-html': { type: 'string' },
       verbose: { type: 'boolean', short: 'v' },
       'no-color': { type: 'boolean' },
     },

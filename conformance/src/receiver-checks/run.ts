@@ -3,6 +3,7 @@
 // exit codes of a service run. The run states its bound before anything is sent (each
 // delivery's time limit times the deliveries each check makes) and keeps it: a check
 // past its share is failed, and whatever is still open is closed at the end.
+import { WEBHOOK_DELIVERY } from '../../../contract/numbers.ts';
 import { WEBHOOK_TOLERANCE_SECONDS } from '../../../contract/webhookSignature.ts';
 import { redact } from '../http.ts';
 import { CONTRACT_PROFILE, type ImplementationProfile } from '../implementation/profile.ts';
@@ -17,9 +18,10 @@ import { type Answer, type Delivery, formatSeconds, Sender } from './sender.ts';
 
 /**
  * The time a delivery is given to be answered, by default the contract's sender's limit
- * per attempt (ND-DELIVERY: 10 s): a receiver slower than that fails real deliveries.
+ * per attempt (ND-DELIVERY, info.x-webhook-delivery): a receiver slower than that fails
+ * real deliveries.
  */
-export const DEFAULT_DELIVERY_TIMEOUT_SECONDS = 10;
+export const DEFAULT_DELIVERY_TIMEOUT_SECONDS = WEBHOOK_DELIVERY.timeoutSeconds;
 /** Room per check for the runner's own work between deliveries. */
 const CHECK_OVERHEAD_MS = 2_000;
 

@@ -71,7 +71,7 @@ function timing(options: ResolvedOptions, startedAt: number) {
   };
 }
 
-export function buildReport(options: ResolvedOptions, startedAt: number, results: CheckResult[], requests: number, deliveries: number, bound?: Report['bound']): Report {
+export function buildReport(options: ResolvedOptions, startedAt: number, results: CheckResult[], requests: number, deliveries: number, bound?: Report['bound'], more: Pick<Report, 'budget' | 'observations'> = {}): Report {
   const count = (outcome: CheckResult['outcome']) => results.filter((r) => r.outcome === outcome).length;
   const requiredNotRun = results.filter((r) => r.required && r.outcome === 'skipped').length;
   const failed = count('failed');
@@ -86,6 +86,7 @@ export function buildReport(options: ResolvedOptions, startedAt: number, results
     requests,
     deliveries,
     ...(bound ? { bound: withoutChecks(bound) } : {}),
+    ...more,
   };
 }
 

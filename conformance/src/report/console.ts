@@ -1,5 +1,6 @@
 // Live progress on a terminal: one line per check as it ends, the failure's detail
 // under it, and notes (waits for a rate-limit window) when asked for.
+import { describeSpent } from '../budget.ts';
 import type { Writable } from 'node:stream';
 import type { ProgressEvent } from '../options.ts';
 import type { CheckResult, Report } from './model.ts';
@@ -29,6 +30,8 @@ export function consoleProgress(options: ConsoleOptions): (event: ProgressEvent)
       stream.write(`Conformance run: ${event.baseUrl}, profile ${event.profile}, ${counted(event.total, 'check')}, implementation profile: ${event.implementation}, ends within ${event.boundSeconds} s\n`);
       // The marks below mean nothing to a first reader without it.
       stream.write(paint(color, 90, `${consoleLegend()}\n`));
+      // Stated before the first create, so that a reader knows what the run may cost before it does.
+      if (event.budget) stream.write(`budget: ${event.budget}\n`);
       // The seed is printed before anything is sent, so that even a run cut short can be replayed.
       if (event.generated) stream.write(`generated inputs: ${counted(event.generated.count, 'request')}, seed ${event.generated.seed} (--seed ${event.generated.seed} replays them)\n`);
     } else if (event.type === 'note') {
@@ -81,6 +84,8 @@ export function summary(report: Report, color: boolean): string {
     if (notRun.length > 0) lines.push(paint(color, 33, `Required but not run (the verdict fails): ${counted(notRun.length, 'check')}`), ...notRun.map((r) => paint(color, 33, `  ${r.id}: ${r.reason}`)));
     const uncovered = report.clauses.filter((c) => c.outcome === 'failed').map((c) => c.id);
     if (uncovered.length > 0) lines.push(`Clauses broken: ${uncovered.join(', ')}`);
+    const spent = report.budget?.spent;
+    if (spent) lines.push(`Spent: ${describeSpent(spent)}; the run stated ${report.budget!.planned.credits ?? '?'} at most${report.budget!.maxCredits === undefined ? '' : `, --max-credits ${report.budget!.maxCredits}`}.`);
     if (report.bound?.reached) lines.push(paint(color, 33, `The run reached its bound of ${report.bound.seconds} s: the checks it had not finished are reported not run.`));
     if (report.subject === 'proxy' && report.counts.passed + report.counts.failed === 0) lines.push(paint(color, 33, 'No check had traffic to judge: point a client at the proxy and let it create, poll and download (the reasons are above).'));
     const warned = report.results.filter((r) => r.warnings?.length).length;

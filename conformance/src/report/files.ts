@@ -1,7 +1,9 @@
-// The report files a run was asked for (--report-json, --report-junit, --report-md), the
-// same for a service run, a receiver run and the proxy. A file that cannot be written is
-// said on stderr and the run's verdict stands: the console already showed it.
+// The report files a run was asked for (--report-json, --report-junit, --report-md,
+// --report-html), the same for a service run, a receiver run and the proxy. A file that
+// cannot be written is said on stderr and the run's verdict stands: the console already
+// showed it.
 import { writeFileSync } from 'node:fs';
+import { toHtml } from './html.ts';
 import { toJson } from './json.ts';
 import { toJunit } from './junit.ts';
 import { toMarkdown } from './markdown.ts';
@@ -11,6 +13,7 @@ export interface ReportFiles {
   'report-json'?: string | undefined;
   'report-junit'?: string | undefined;
   'report-md'?: string | undefined;
+  'report-html'?: string | undefined;
 }
 
 export function writeReports(report: Report, files: ReportFiles, err: (text: string) => void): void {
@@ -18,6 +21,7 @@ export function writeReports(report: Report, files: ReportFiles, err: (text: str
     [files['report-json'], () => toJson(report)],
     [files['report-junit'], () => toJunit(report)],
     [files['report-md'], () => toMarkdown(report)],
+    [files['report-html'], () => toHtml(report)],
   ];
   for (const [file, render] of outputs) {
     if (!file) continue;

@@ -2,6 +2,7 @@
 // it, the checks that prove it and how they came out in this run, with a legend of every
 // column and mark; then, where the profile holds an implementation to them, the
 // contract's decisions.
+import { describeSpent } from '../budget.ts';
 import type { Check } from '../check.ts';
 import { CLAUSES } from '../clauses.ts';
 import type { ProxyCheck } from '../proxy/check.ts';
@@ -33,6 +34,9 @@ export function toMarkdown(report: Report): string {
     ...(report.bound ? [`Bound: ${report.bound.seconds} s, stated before the first request${report.bound.reached ? '; **reached**: the checks not finished by then are reported not run' : ''}.`, ''] : []),
     `${report.counts.passed} passed, ${report.counts.failed} failed, ${report.counts.skipped} skipped, ${report.counts.notApplicable} not applicable.`,
     '',
+    ...(report.budget
+      ? [`Budget, stated before the first request: ${report.budget.stated}${report.budget.maxCredits === undefined ? '' : ` (--max-credits ${report.budget.maxCredits})`}. Spent: ${report.budget.spent ? describeSpent(report.budget.spent) : 'not known (no balance shown, or no job started)'}.`, '']
+      : []),
   ];
   if (report.abort) lines.push(`> ${report.abort.kind}: ${report.abort.message}`, '');
   lines.push('## Clauses', '', markdownClauseLegend(), '', '| clause | observe | rule | checks | result |', '|---|---|---|---|---|');

@@ -1,4 +1,5 @@
 // The report of a run, as runConformance returns it and every reporter renders it.
+import type { Observations } from '../observe/timeline.ts';
 import type { CheckResult, Outcome, Profile } from '../outcome.ts';
 
 export type { CheckResult, FailureReport } from '../outcome.ts';
@@ -47,6 +48,18 @@ export interface Report {
    * it was reached (the checks not reached then are reported not run). Absent when the
    * run stopped before it worked one out (a usage error).
    */
+  /**
+   * What the run could spend, stated before its first request (budget.ts), the limit it
+   * was given, and what it spent by the balances GET /v1/me showed before and after.
+   */
+  budget?: {
+    planned: { avatars: number; videos: number; requests: number; credits?: number };
+    stated: string;
+    maxCredits?: number;
+    spent?: { credits: number; from: 'used' | 'available'; keys: string[]; beforeClockMoves?: string[] };
+  };
+  /** What the run saw over time, for the HTML report's pictures (observe/timeline.ts). */
+  observations?: Observations;
   bound?: { seconds: number; clock: boolean; setupSeconds: number; sharedSeconds: number; cappedBy?: 'max-run-seconds'; reached: boolean };
 }
 

@@ -29,22 +29,49 @@ export async function issueKey(store: Store, clock: Clock, accountId: string, mo
   return { key_id: id, api_key: apiKey, mode };
 }
 
-/** A new account with one key. The key and the signing secret are shown once, here. */
-export async function createAccount(
-  store: Store,
-  clock: Clock,
-  options: { name?: string; monthlyCredits?: number; mode?: KeyMode; plan?: RatePlan } = {},
-): Promise<CreatedAccount> {
+export interface CreatedWorkspace extends CreatedAccount {
+  owner_account_id: string;
+}
+
+interface NewAccountOptions {
+  name?: string;
+  monthlyCredits?: number;
+  mode?: KeyMode;
+  plan?: RatePlan;
+}
+
+/** A new owner account (one that may hold workspaces) with one key. The key and the signing secret are shown once, here. */
+export async function createAccount(store: Store, clock: Clock, options: NewAccountOptions = {}): Promise<CreatedAccount> {
+  return create(store, clock, null, options);
+}
+
+/**
+ * A new workspace of an owner account, with one key: an account of its own (credits, limits,
+ * signing secret, keys) that pays for its own jobs; the owner is never charged for them
+ * (source 1.5, 5.2). Refused for an unknown owner or one that is itself a workspace.
+ */
+export async function createWorkspace(store: Store, clock: Clock, ownerId: string, options: NewAccountOptions = {}): Promise<CreatedWorkspace> {
+  const created = await create(store, clock, ownerId, options);
+  return { ...created, owner_account_id: ownerId };
+}
+
+async function create(store: Store, clock: Clock, ownerId: string | null, options: NewAccountOptions): Promise<CreatedAccount> {
   const id = newAccountId();
   const signingSecret = generateSigningSecret();
-  await store.accounts.createAccount({
+  const outcome = await store.accounts.createAccount({
     id,
     name: options.name ?? 'Workspace',
     monthlyCredits: options.monthlyCredits ?? DEFAULT_MONTHLY_CREDITS,
     plan: options.plan ?? DEFAULT_PLAN,
     signingSecret,
     createdAt: clock.now(),
+    ownerId,
   });
+  if (!outcome.ok) {
+    throw outcome.reason === 'owner_not_found'
+      ? new DomainError('not_found', `no owner account ${ownerId}`)
+      : new DomainError('owner_is_workspace', `account ${ownerId} is a workspace; a workspace belongs to an owner account and holds no workspaces`);
+  }
   const key = await issueKey(store, clock, id, options.mode ?? 'sandbox');
   return { account_id: id, signing_secret: signingSecret, ...key };
 }

@@ -1,8 +1,10 @@
-// Which hosts a production webhook may target (WH-HTTPS-PUBLIC), written once: the
-// request-time check of a literal host and the delivery-time check of every address a
-// name resolves to both ask `isPublicIp`. The ranges come from ipaddr.js, which keeps
-// the IANA special-purpose registries; we only decide that nothing but its plain
-// `unicast` range is public.
+// Which hosts a webhook may target, written once: the request-time check of a literal
+// host and the delivery-time check of every address a name resolves to ask the same
+// functions. Production (WH-HTTPS-PUBLIC) takes public hosts only (`isPublicIp`); the
+// sandbox takes loopback and private receivers for local development, but never a
+// link-local or cloud metadata address (`isLinkLocalOrMetadata`): a sandbox server run
+// on a cloud machine for a team must not be a way to read that machine's credentials.
+// The ranges come from ipaddr.js, which keeps the IANA special-purpose registries.
 import ipaddr from 'ipaddr.js';
 
 /**
@@ -31,9 +33,18 @@ export function isIpLiteral(host: string): boolean {
   return ipaddr.isValid(host.replace(/^\[|\]$/g, ''));
 }
 
+/**
+ * A host name as DNS reads it: lower-cased, without the trailing dots that make it
+ * absolute. `localhost..` and `localhost.` are `localhost`: one stripped dot would let
+ * a second one carry a local name past every rule below.
+ */
+export function canonicalName(host: string): string {
+  return host.toLowerCase().replace(/\.+$/, '');
+}
+
 /** Names that never reach the public internet, whatever DNS says. */
 export function isLocalName(host: string): boolean {
-  const h = host.toLowerCase().replace(/\.$/, '');
+  const h = canonicalName(host);
   return (
     h === 'localhost' ||
     h.endsWith('.localhost') ||
@@ -52,6 +63,62 @@ export function isLocalName(host: string): boolean {
 export function productionRefusal(url: URL): { rule: 'https_required' | 'public_host_required'; reason: string } | null {
   if (url.protocol !== 'https:') return { rule: 'https_required', reason: 'production delivers to https:// only' };
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  const local = isIpLiteral(host) ? !isPublicIp(host) : isLocalName(host);
+  // A metadata service is never a receiver, even where its address is public (Azure's
+  // wire server) or its name is not local (metadata.goog).
+  const local = isIpLiteral(host) ? !isPublicIp(host) || isLinkLocalOrMetadata(host) : isLocalName(host) || isMetadataName(host);
   return local ? { rule: 'public_host_required', reason: `host ${host} is not public` } : null;
+}
+
+/**
+ * Cloud metadata services that are not link-local: AWS's IPv6 endpoint (unique-local),
+ * Alibaba's (carrier-grade NAT) and Azure's wire server (a public address). Each hands
+ * out the machine's credentials to whoever asks from it.
+ */
+const METADATA_ADDRESSES = ['fd00:ec2::254', '100.100.100.200', '168.63.129.16'].map((a) => ipaddr.parse(a).toNormalizedString());
+
+/** Names of metadata services, which resolve to the addresses above inside their clouds. */
+const METADATA_NAMES = new Set(['metadata', 'metadata.google.internal', 'metadata.goog', 'instance-data', 'instance-data.ec2.internal', 'metadata.azure.internal', 'metadata.tencentyun.com']);
+
+/** The IPv4 address an IPv6 address carries (mapped, compatible, SIIT, NAT64, 6to4), if any. */
+function carriedIpv4(address: ipaddr.IPv6): ipaddr.IPv4 | null {
+  const bytes = address.toByteArray();
+  switch (address.range()) {
+    case 'ipv4Mapped':
+    case 'rfc6145':
+    case 'rfc6052':
+      return new ipaddr.IPv4(bytes.slice(12, 16));
+    case '6to4':
+      return new ipaddr.IPv4(bytes.slice(2, 6));
+    default:
+      // The deprecated IPv4-compatible form, `::a.b.c.d`.
+      return address.match(ALSO_NOT_PUBLIC[0] as [ipaddr.IPv6, number]) ? new ipaddr.IPv4(bytes.slice(12, 16)) : null;
+  }
+}
+
+/**
+ * True when `ip` (brackets allowed) is link-local (IPv4 169.254/16, IPv6 fe80::/10) or a
+ * cloud metadata address, also when an IPv6 form carries such an IPv4 address. The
+ * sandbox refuses these, where it takes loopback and private receivers.
+ */
+export function isLinkLocalOrMetadata(ip: string): boolean {
+  const bare = ip.replace(/^\[|\]$/g, '');
+  if (!ipaddr.isValid(bare)) return false;
+  let address = ipaddr.parse(bare);
+  if (address.kind() === 'ipv6') address = carriedIpv4(address as ipaddr.IPv6) ?? address;
+  return address.range() === 'linkLocal' || METADATA_ADDRESSES.includes(address.toNormalizedString());
+}
+
+/** Whether `host` names a cloud metadata service. */
+export function isMetadataName(host: string): boolean {
+  return METADATA_NAMES.has(canonicalName(host));
+}
+
+/**
+ * The sandbox's rule for a webhook target, at request time and at delivery: any scheme
+ * the URL check lets through, any host but a link-local or metadata one. Null when it holds.
+ */
+export function sandboxRefusal(url: URL): { rule: 'link_local_refused'; reason: string } | null {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const refused = isIpLiteral(host) ? isLinkLocalOrMetadata(host) : isMetadataName(host);
+  return refused ? { rule: 'link_local_refused', reason: `host ${host} is link-local or a metadata service` } : null;
 }

@@ -1,10 +1,11 @@
+import { CREDIT_COSTS, MONTHLY_CREDITS } from '../../../contract/numbers.ts';
 import type { JobKind } from './model.ts';
 
-/** Credits per job (ND-CREDIT-COST): flat, whatever the inputs. */
-export const CREDIT_COST: Record<JobKind, number> = { avatar: 10, avatar_video: 20 };
+/** Credits per job (ND-CREDIT-COST): flat, whatever the inputs, as each create's x-credit-cost states. */
+export const CREDIT_COST: Readonly<Record<JobKind, number>> = CREDIT_COSTS;
 
-/** Monthly credits of an account created without an explicit amount. */
-export const DEFAULT_MONTHLY_CREDITS = 1000;
+/** Monthly credits of an account created without an explicit amount: the contract's default plan. */
+export const DEFAULT_MONTHLY_CREDITS = MONTHLY_CREDITS;
 
 /** The credit period of an instant: its UTC calendar month, "YYYY-MM". */
 export function periodOf(now: number): string {

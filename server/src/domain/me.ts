@@ -33,6 +33,9 @@ export async function getMe(deps: DomainDeps, { caller, decision: read }: Admiss
   return {
     object: 'account',
     account_id: caller.account.id,
+    // The account shown is the one that pays for the key's jobs; a workspace's owner is named, never charged.
+    account_type: caller.account.ownerId === null ? 'owner' : 'workspace',
+    owner_account_id: caller.account.ownerId,
     name: caller.account.name,
     key: { id: caller.key.id, mode: caller.key.mode, prefix: caller.key.prefix },
     credits: {
@@ -44,5 +47,6 @@ export async function getMe(deps: DomainDeps, { caller, decision: read }: Admiss
       available: balance.available,
     },
     rate_limits: { read: bucketResource(read), generation: bucketResource(generation) },
+    standard_webhooks: caller.account.standardWebhooks,
   };
 }

@@ -76,6 +76,18 @@ export interface Account {
    * negative, never decreasing). The account's time is the service's time plus this.
    */
   clockOffsetMs: number;
+  /**
+   * The owner account this account is a workspace of, or null for an owner account
+   * (source 1.5, 5.2). A workspace has its own keys, credits, limits and signing secret:
+   * its jobs are charged to it, never to its owner.
+   */
+  ownerId: string | null;
+  /**
+   * Whether its webhooks also carry the Standard Webhooks headers (webhook-id,
+   * webhook-timestamp, webhook-signature) beside X-Service-* (ND-STANDARD-WEBHOOKS).
+   * Off until an operator turns it on.
+   */
+  standardWebhooks: boolean;
 }
 
 export interface ApiKey {
@@ -144,7 +156,7 @@ export interface OutboxEvent {
  * the same step as the claim; `sender` is null once the account no longer exists.
  */
 export interface ClaimedEvent extends OutboxEvent {
-  sender: Pick<Account, 'signingSecret' | 'clockOffsetMs'> | null;
+  sender: Pick<Account, 'signingSecret' | 'clockOffsetMs' | 'standardWebhooks'> | null;
 }
 
 /** Why an attempt was made: the schedule (the first attempt and its retries), or a replay asked for. */
@@ -163,6 +175,8 @@ export interface AttemptLog {
   statusCode: number | null;
   /** Why it failed; null when it succeeded. */
   error: string | null;
+  /** Whether the Standard Webhooks headers went with X-Service-* (ND-STANDARD-WEBHOOKS); absent is false. */
+  standardWebhooks?: boolean;
 }
 
 /** An attempt of the log, read back with its event and its place among the event's attempts (1-based). */

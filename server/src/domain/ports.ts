@@ -32,7 +32,19 @@ export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError';
 }
 
-export type NewAccount = Omit<Account, 'clockOffsetMs'>;
+/**
+ * What a log line keeps of an error: the store being out of reach, which is expected
+ * and retried, by its type and message alone (its stack would only alarm, on every poll
+ * of an outage); any other error whole, stack included, since nobody foresaw it.
+ */
+export function errorForLog(error: unknown): unknown {
+  return error instanceof StoreUnavailableError ? { type: error.name, message: error.message } : error;
+}
+
+export type NewAccount = Omit<Account, 'clockOffsetMs' | 'standardWebhooks'>;
+
+/** Why a workspace was not created: its owner is missing, or is itself a workspace (workspaces hold no workspaces). */
+export type WorkspaceRefused = 'owner_not_found' | 'owner_is_workspace';
 
 /** How an account's sandbox clock moves: forward by `byMs`, or up to an offset (never back). */
 export type ClockMove = { byMs: number } | { toOffsetMs: number };
@@ -69,9 +81,17 @@ export interface KeyRecord {
 }
 
 export interface AccountStore {
-  createAccount(account: NewAccount): Promise<void>;
+  /**
+   * Creates the account: an owner account when `ownerId` is null, else a workspace of that
+   * owner, checked in the same step (the owner exists and is an owner account), or nothing
+   * and the reason.
+   */
+  createAccount(account: NewAccount): Promise<{ ok: true } | { ok: false; reason: WorkspaceRefused }>;
   getAccount(id: string): Promise<Account | null>;
+  /** Every account, owners and workspaces, oldest first. */
   listAccounts(): Promise<Account[]>;
+  /** The workspaces of an owner account, oldest first (none for an unknown ID or a workspace). */
+  listWorkspaces(ownerId: string): Promise<Account[]>;
   countAccounts(): Promise<number>;
   /** False, creating nothing, for a live key of an account whose sandbox clock has moved. */
   createKey(key: NewApiKey): Promise<boolean>;
@@ -82,6 +102,8 @@ export interface AccountStore {
   setMonthlyCredits(accountId: string, credits: number): Promise<boolean>;
   grantCredits(accountId: string, period: string, credits: number): Promise<boolean>;
   setSigningSecret(accountId: string, secret: string): Promise<boolean>;
+  /** Turns the Standard Webhooks headers on or off for the account's deliveries (ND-STANDARD-WEBHOOKS). */
+  setStandardWebhooks(accountId: string, on: boolean): Promise<boolean>;
   /**
    * Moves the account's sandbox clock forward and, in the same transaction, brings the
    * due times of its pending webhook events that are not in flight closer by as much, so

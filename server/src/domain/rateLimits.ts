@@ -1,17 +1,35 @@
 // Fixed windows aligned on UTC minutes and days (RL-BUCKETS). Aligned windows make
 // RateLimit-Reset and Retry-After exact and identical across API processes.
+import { bucketWindows } from '../../../contract/numbers.ts';
 import type { RateDecision, RatePlan, WindowLimits, WindowName, WindowState } from './model.ts';
 
-export const MINUTE_MS = 60_000;
-export const DAY_MS = 86_400_000;
-
-export const WINDOW_MS: Record<WindowName, number> = { minute: MINUTE_MS, day: DAY_MS };
 export const WINDOWS: readonly WindowName[] = ['minute', 'day'];
 
-/** The source's numbers: the default plan of every account (RL-BUCKETS). */
+/**
+ * A bucket's limits as the contract states them (info.x-rate-limit-buckets). The
+ * service counts the windows GET /v1/me shows, a minute's and a day's, so a bucket of
+ * the contract must have exactly those.
+ */
+export function contractLimits(bucket: string): WindowLimits {
+  const windows = bucketWindows(bucket);
+  const limit = (name: WindowName) => {
+    const window = windows.find((w) => w.name === name);
+    if (!window) throw new Error(`the contract's ${bucket} bucket has no ${name} window, which GET /v1/me shows`);
+    return window.limit;
+  };
+  if (windows.length !== WINDOWS.length) throw new Error(`the contract's ${bucket} bucket has windows ${windows.map((w) => w.name).join(', ')}; the service counts ${WINDOWS.join(' and ')}`);
+  return { minute: limit('minute'), day: limit('day') };
+}
+
+/** Each window's length, as the contract's read bucket states it (the other buckets' windows of the same name agree: test/contract/numbers.test.ts). */
+export const WINDOW_MS: Record<WindowName, number> = Object.fromEntries(
+  WINDOWS.map((name) => [name, bucketWindows('read').find((w) => w.name === name)!.windowSeconds * 1000]),
+) as Record<WindowName, number>;
+
+/** The contract's numbers: the default plan of every account (RL-BUCKETS). */
 export const DEFAULT_PLAN: RatePlan = {
-  read: { minute: 120, day: 10_000 },
-  generation: { minute: 10, day: 300 },
+  read: contractLimits('read'),
+  generation: contractLimits('generation'),
 };
 
 export function windowStart(window: WindowName, now: number): number {

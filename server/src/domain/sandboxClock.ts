@@ -9,6 +9,7 @@ import type { Caller, DomainDeps } from './deps.ts';
 import { DomainError, validationFailed } from './errors.ts';
 import type { Account, WindowLimits } from './model.ts';
 import type { ClockMove } from './ports.ts';
+import { contractLimits } from './rateLimits.ts';
 
 type SandboxClockResource = components['schemas']['SandboxClock'];
 type SandboxClockAdvance = components['schemas']['SandboxClockAdvance'];
@@ -17,7 +18,7 @@ type SandboxClockAdvance = components['schemas']['SandboxClockAdvance'];
  * The sandbox clock's own rate limit, counted on the service's time: moving the clock
  * must work when the account's read window is spent, and must not reset its own limit.
  */
-export const SANDBOX_LIMITS: WindowLimits = { minute: 600, day: 20_000 };
+export const SANDBOX_LIMITS: WindowLimits = contractLimits('sandbox');
 
 /** The longest single move: a year and a day, enough to cross any day, month or retry. */
 export const MAX_ADVANCE_SECONDS = 366 * 86_400;

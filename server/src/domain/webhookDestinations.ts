@@ -5,6 +5,7 @@
 // Every attempt of the retry schedule is still made for real (none is skipped or failed
 // without trying), so an event's schedule is the contract's; only a failing
 // destination's own backlog waits its turn.
+import { canonicalName } from './addresses.ts';
 
 export interface DeliveryFairness {
   /** Attempts in flight to one destination at most while it answers. */
@@ -14,15 +15,16 @@ export interface DeliveryFairness {
 }
 
 /**
- * The destination a webhook URL is sent to: its host and effective port, lower-cased.
- * `http://h` and `https://h:80` are the same destination: the same listening socket
- * answers both, so they share its share of the sender.
+ * The destination a webhook URL is sent to: its host and effective port, lower-cased
+ * and without the trailing dots of an absolute name. `http://h` and `https://h:80` are
+ * the same destination: the same listening socket answers both, so they share its
+ * share of the sender; `h..` is `h`, so dots cannot buy a receiver more shares.
  */
 export function destinationOf(raw: string): string {
   try {
     const url = new URL(raw);
     const port = url.port || (url.protocol === 'https:' ? '443' : '80');
-    return `${url.hostname.toLowerCase()}:${port}`;
+    return `${canonicalName(url.hostname)}:${port}`;
   } catch {
     return raw; // a URL that does not parse fails its attempt; it is its own destination
   }

@@ -1,9 +1,12 @@
 // The webhook delivery log and its replay (ND-WEBHOOK-LOG): an account reads its events
 // and every attempt to deliver them (when, how long, the receiver's status or why none
 // came, never the secret nor the signature), and asks for one new delivery of an event at
-// rest. The dispatcher writes the log, in the transaction of each attempt's outcome; a
+// rest. Why an attempt failed is shown as its category (attemptErrors.ts), never in the
+// network's words; an event shows its last MAX_SHOWN_ATTEMPTS attempts and how many it had. The dispatcher writes the log, in the transaction of each attempt's outcome; a
 // replay only marks the event due, and the dispatcher signs it afresh when it sends it.
+import { shownAttemptsLimit } from '../../../contract/webhookLog.ts';
 import type { components } from '../../../generated/openapi.ts';
+import { shownAttemptError } from './attemptErrors.ts';
 import type { Caller, DomainDeps } from './deps.ts';
 import { DomainError, notFound } from './errors.ts';
 import { isEventId } from './ids.ts';
@@ -14,6 +17,16 @@ import { iso, isoOrNull } from './serialize.ts';
 
 export type WebhookEventResource = components['schemas']['WebhookEvent'];
 export type WebhookEventList = components['schemas']['WebhookEventList'];
+
+/**
+ * Attempts an event shows at most, the latest: the contract's `maxItems` of
+ * WebhookEvent's `attempts` (25). More than the longest retry schedule
+ * (WEBHOOK_MAX_ATTEMPTS is at most 20), so a scheduled delivery's whole story is shown;
+ * only replays, which an account can repeat at the generation bucket's rate, pass it,
+ * and an event replayed hundreds of times must not make its answer (and a page of 100
+ * such events) grow without bound.
+ */
+export const MAX_SHOWN_ATTEMPTS = shownAttemptsLimit();
 
 const STATUSES: readonly OutboxEvent['status'][] = ['pending', 'delivered', 'failed'];
 
@@ -54,15 +67,21 @@ function toResource(event: OutboxEvent, attempts: readonly LoggedAttempt[], cloc
     created_at: iso(event.createdAt),
     next_attempt_at: event.status === 'pending' ? iso(event.nextAttemptAt + clockOffsetMs) : null,
     delivered_at: isoOrNull(event.deliveredAt),
-    attempts: attempts.map((a) => ({
-      number: a.number,
-      trigger: a.trigger,
-      started_at: iso(a.startedAt),
-      duration_ms: a.durationMs,
-      status_code: a.statusCode,
-      error: a.error,
-      succeeded: a.error === null,
-    })),
+    attempts: attempts.slice(-MAX_SHOWN_ATTEMPTS).map((a) => {
+      const failure = a.error === null ? null : shownAttemptError(a.error, a.statusCode);
+      return {
+        number: a.number,
+        trigger: a.trigger,
+        started_at: iso(a.startedAt),
+        duration_ms: a.durationMs,
+        status_code: a.statusCode,
+        error: failure?.message ?? null,
+        error_code: failure?.code ?? null,
+        succeeded: a.error === null,
+        signature_headers: a.standardWebhooks ? ['X-Service-Signature', 'webhook-signature'] : ['X-Service-Signature'],
+      };
+    }),
+    attempts_total: attempts.length,
     payload: JSON.parse(event.payload) as Record<string, unknown>,
   };
 }

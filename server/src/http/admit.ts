@@ -1,6 +1,8 @@
 import { admit, type Admission } from '../domain/admission.ts';
 import type { DomainDeps } from '../domain/deps.ts';
 import type { LimitedBucket } from '../domain/model.ts';
+import { WINDOW_MS, ceilSeconds } from '../domain/rateLimits.ts';
+import { RATE_LIMIT_HEADER, RATE_LIMIT_POLICY_HEADER, formatRateLimit, formatRateLimitPolicy } from '../../../contract/rateLimitFields.ts';
 import { noSuchRoute } from './errors.ts';
 import { HttpProblem } from './problem.ts';
 import type { AppContext, Middleware } from './state.ts';
@@ -14,8 +16,9 @@ export const presentedKey = (authorization: string): string | null => BEARER.exe
 /**
  * Steps 1 and 2 of every /v1 request: the caller is admitted for the operation's bucket.
  * The headers of the shown window go on every answer from here on, success or error,
- * with their X- twins (RL-HEADERS, RL-HEADERS-COMPAT); Retry-After only on the 429
- * (RL-RETRY-AFTER-ONLY-429).
+ * with their X- twins (RL-HEADERS, RL-HEADERS-COMPAT), and the same figures in the IETF
+ * draft's structured fields, RateLimit-Policy and RateLimit (ND-RATELIMIT-FIELDS);
+ * Retry-After only on the 429 (RL-RETRY-AFTER-ONLY-429).
  */
 export function admitted(domain: DomainDeps, bucket: LimitedBucket): Middleware {
   return async (ctx, next) => {
@@ -48,6 +51,14 @@ function enter(ctx: AppContext, admission: Admission | null): void {
     ctx.set(`${prefix}-Remaining`, String(admission.shown.remaining));
     ctx.set(`${prefix}-Reset`, String(admission.resetSeconds));
   }
+  // Every window of the bucket as a policy, named after it; the shown window's state in
+  // RateLimit, so that its r and t are the trio's Remaining and Reset and its policy's q
+  // the trio's Limit.
+  ctx.set(
+    RATE_LIMIT_POLICY_HEADER,
+    formatRateLimitPolicy(admission.decision.windows.map((w) => ({ name: w.window, quota: w.limit, windowSeconds: ceilSeconds(WINDOW_MS[w.window]) }))),
+  );
+  ctx.set(RATE_LIMIT_HEADER, formatRateLimit({ name: admission.shown.window, remaining: admission.shown.remaining, resetSeconds: admission.resetSeconds }));
   if (admission.refusal) {
     ctx.set('Retry-After', String(admission.resetSeconds));
     throw admission.refusal;

@@ -1,18 +1,28 @@
 // What Node's HTTP parser refuses before Koa sees a request (a bad Content-Length, both
-// Content-Length and Transfer-Encoding, headers over the size limit, a timeout) and an
-// Expect header it cannot meet: answered as problem+json like everything else, rather
-// than with Node's empty bodies. The connection is closed after the answer.
+// Content-Length and Transfer-Encoding, headers over the size limit, a timeout), what it
+// refuses while a request's body arrives (a Transfer-Encoding other than chunked, a bad
+// chunk size), a CONNECT, an HTTP/1.1 request without Host and an Expect header it
+// cannot meet: answered as problem+json with a request ID like everything else, rather
+// than with Node's empty bodies or a closed connection. The connection is closed after
+// the answer.
 import { randomBytes } from 'node:crypto';
 import type { Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { PROBLEM_CONTENT_TYPE, PROBLEMS, problemBody } from './problem.ts';
+import { HttpProblem, PROBLEM_CONTENT_TYPE, PROBLEMS, problemBody } from './problem.ts';
+import type { Middleware } from './state.ts';
 
 const ANSWERS: Record<string, { code: string; detail: string }> = {
   HPE_HEADER_OVERFLOW: { code: 'request_header_fields_too_large', detail: 'The request headers are larger than the server accepts.' },
   ERR_HTTP_REQUEST_TIMEOUT: { code: 'request_timeout', detail: 'The request did not arrive in time.' },
 };
-const MALFORMED = { code: 'malformed_request', detail: 'The request is not valid HTTP/1.1 (for example a bad Content-Length, or both Content-Length and Transfer-Encoding).' };
+const MALFORMED = {
+  code: 'malformed_request',
+  detail: 'The request is not valid HTTP/1.1 (for example a bad Content-Length, both Content-Length and Transfer-Encoding, a Transfer-Encoding other than chunked, or a bad chunk size).',
+};
+
+/** The end of the connection in the middle of a request: the client left, and nobody reads an answer. */
+const CLIENT_LEFT = new Set(['ECONNRESET', 'HPE_INVALID_EOF_STATE']);
 
 /** The problem document for `code`, with its status and title from the one table of codes. */
 function problem(code: string, detail: string, instance: string, requestId = `req_${randomBytes(8).toString('hex')}`) {
@@ -30,7 +40,7 @@ function rawAnswer(status: number, title: string, headers: Record<string, string
 export function answerConnectionErrors(server: Server, log: Logger): void {
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     // A reset leaves nobody to answer.
-    if (error.code === 'ECONNRESET' || !socket.writable) {
+    if (CLIENT_LEFT.has(error.code ?? '') || !socket.writable) {
       socket.destroy();
       return;
     }
@@ -38,8 +48,8 @@ export function answerConnectionErrors(server: Server, log: Logger): void {
     const timedOut = error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
     // The request the app is answering on this connection, if any.
     const current = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
-    const refuse = (requestId?: string) => {
-      const { status, title, body, headers } = problem(answer.code, answer.detail, '', requestId);
+    const refuse = (requestId?: string, instance = '') => {
+      const { status, title, body, headers } = problem(answer.code, answer.detail, instance, requestId);
       log.info({ code: error.code, requestId: headers['X-Request-Id'] }, timedOut ? 'a request did not arrive in time; answered 408 and closed the connection' : 'refused a request the HTTP parser could not read');
       return { status, title, body, headers };
     };
@@ -58,18 +68,46 @@ export function answerConnectionErrors(server: Server, log: Logger): void {
       };
       if (current.writableFinished) after();
       else current.once('finish', after).once('close', () => current.writableFinished || socket.destroy());
-    } else if (timedOut && !current.headersSent) {
-      // Its body did not arrive in time: answered on its own response, under the app's
-      // request ID; the app's read of the body then fails and it answers nothing more.
+    } else if (!current.headersSent) {
+      // Its body did not arrive in time, or is not HTTP (a Transfer-Encoding the parser
+      // refuses once the headers are read, a bad chunk size): answered on its own
+      // response, under the app's request ID; the app's read of the body then fails and
+      // it answers nothing more.
       const id = current.getHeader('X-Request-Id');
-      const { status, title, body, headers } = refuse(typeof id === 'string' ? id : undefined);
+      const { status, title, body, headers } = refuse(typeof id === 'string' ? id : undefined, (current.req.url ?? '').split('?')[0]);
       current.writeHead(status, title, headers).end(body, () => socket.destroy());
     } else {
       socket.destroy(); // a client that broke off its own request: the app sees it leave
     }
+  });
+  // Without a listener Node closes a CONNECT's connection unanswered. This is an origin
+  // server, not a proxy: no resource here takes CONNECT, hence the empty Allow.
+  server.on('connect', (req: { url?: string }, socket: Duplex) => {
+    const { status, title, body, headers } = problem('method_not_allowed', 'CONNECT is not allowed: this service is not a proxy.', req.url ?? '');
+    log.info({ requestId: headers['X-Request-Id'] }, 'refused a CONNECT');
+    socket.on('error', () => socket.destroy());
+    socket.end(rawAnswer(status, title, { ...headers, Allow: '' }, body));
   });
   server.on('checkExpectation', (req, res) => {
     const { status, title, body, headers } = problem('expectation_failed', `Only "Expect: 100-continue" is understood; got "${req.headers.expect}".`, req.url ?? '');
     res.writeHead(status, title, headers).end(body);
   });
 }
+
+/**
+ * HTTP/1.1 requires one Host (RFC 9112 §3.2): a request without one, or with two (which
+ * a proxy in front may have read otherwise than Node, which keeps the first), is refused
+ * with a problem under its request ID. The server is created with `requireHostHeader:
+ * false` so that Node does not answer the first case with a bare 400.
+ */
+export const requireHost: Middleware = async (ctx, next) => {
+  const { httpVersionMajor: major, httpVersionMinor: minor, rawHeaders } = ctx.req;
+  let hosts = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.toLowerCase() === 'host') hosts++;
+  const http11 = major > 1 || (major === 1 && minor >= 1);
+  if (hosts > 1 || (http11 && hosts === 0)) {
+    ctx.set('Connection', 'close');
+    throw new HttpProblem('malformed_request', hosts > 1 ? 'A request must carry one Host header, not several.' : 'An HTTP/1.1 request must carry a Host header.');
+  }
+  await next();
+};

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { ArtifactUnavailableError } from '../domain/engine.ts';
 import { DomainError } from '../domain/errors.ts';
-import { StoreUnavailableError } from '../domain/ports.ts';
+import { StoreUnavailableError, errorForLog } from '../domain/ports.ts';
 import { HttpProblem, PROBLEM_CONTENT_TYPE, PROBLEMS, problemBody } from './problem.ts';
 import type { AppContext, Middleware } from './state.ts';
 
@@ -48,24 +48,32 @@ export function errorHandler(log: Logger): Middleware {
       if ((ctx.status === 405 || ctx.status === 501) && ctx.body === undefined) {
         throw new HttpProblem('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}.`);
       }
+      // The router answers OPTIONS itself with an empty 200. The contract documents no
+      // OPTIONS operation and the API serves no browsers (ND-OPTIONS): it is refused as
+      // any other method the path does not take, with the same Allow.
+      if (ctx.method === 'OPTIONS' && ctx.status === 200 && ctx.body === '' && ctx.response.get('Allow')) {
+        throw new HttpProblem('method_not_allowed', `OPTIONS is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}.`);
+      }
     } catch (error) {
       if (error instanceof DomainError || error instanceof HttpProblem) {
         sendProblem(ctx, error);
         return;
       }
       if (error instanceof StoreUnavailableError) {
-        log.warn({ requestId: ctx.state.requestId, err: { message: error.message } }, 'store unavailable');
+        log.warn({ requestId: ctx.state.requestId, err: errorForLog(error) }, 'store unavailable');
         ctx.set('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
         sendProblem(ctx, new HttpProblem('service_unavailable', 'The service cannot reach its store; retry after the delay in Retry-After.'));
         return;
       }
       // A file the engine could not make: its reason is for the log, not for the client.
       if (error instanceof ArtifactUnavailableError) {
-        log.error({ requestId: ctx.state.requestId, err: error }, 'file could not be made');
         if (error.retryable) {
+          // Expected under load and answered as such: one line, no stack to alarm anyone.
+          log.warn({ requestId: ctx.state.requestId, reason: error.message }, 'file not made now (the engine is busy); answered 503');
           ctx.set('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
           sendProblem(ctx, new HttpProblem('service_unavailable', 'The engine is making many files at once; retry after the delay in Retry-After.'));
         } else {
+          log.error({ requestId: ctx.state.requestId, err: error }, 'file could not be made');
           sendProblem(ctx, new HttpProblem('internal_error', 'The engine could not make this file. Quote the request ID when you report it.'));
         }
         return;

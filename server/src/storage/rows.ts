@@ -23,6 +23,8 @@ export function rowToAccount(row: Row, id: unknown = row.id): Account {
     signingSecret: String(row.signing_secret),
     createdAt: num(row.created_at),
     clockOffsetMs: num(row.clock_offset_ms ?? 0),
+    ownerId: textOrNull(row.owner_id),
+    standardWebhooks: row.standard_webhooks === true || Number(row.standard_webhooks ?? 0) === 1,
   };
 }
 
@@ -86,9 +88,9 @@ export function rowToEvent(row: Row): OutboxEvent {
   };
 }
 
-/** A claimed event's row, joined to its account's `signing_secret` and `clock_offset_ms` (null when the account is gone). */
+/** A claimed event's row, joined to its account's `signing_secret`, `clock_offset_ms` and `standard_webhooks` (null when the account is gone). */
 export function rowToClaimed(row: Row): ClaimedEvent {
-  const sender = row.signing_secret === null || row.signing_secret === undefined ? null : { signingSecret: String(row.signing_secret), clockOffsetMs: num(row.clock_offset_ms ?? 0) };
+  const sender = row.signing_secret === null || row.signing_secret === undefined ? null : { signingSecret: String(row.signing_secret), clockOffsetMs: num(row.clock_offset_ms ?? 0), standardWebhooks: row.standard_webhooks === true || Number(row.standard_webhooks) === 1 };
   return { ...rowToEvent(row), sender };
 }
 
@@ -107,6 +109,7 @@ export function rowsToAttempts(rows: Row[]): LoggedAttempt[] {
       durationMs: num(row.duration_ms),
       statusCode: numOrNull(row.status_code),
       error: textOrNull(row.error),
+      standardWebhooks: row.standard_webhooks === true || Number(row.standard_webhooks) === 1,
     };
   });
 }

@@ -1,10 +1,14 @@
 // One HTTP attempt at a webhook: bounded in time and in what it reads, no redirects,
-// and in production only to public addresses, connecting to the address it checked.
+// only to addresses the mode allows (public ones in production; any but link-local and
+// metadata ones in the sandbox), connecting to the address it checked. A failure is
+// told as its category (domain/attemptErrors.ts); the network's own words, which name
+// addresses and ports, go to the operator's log only.
 import { lookup as dnsLookup } from 'node:dns';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { isPublicIp, productionRefusal } from '../domain/addresses.ts';
+import { canonicalName, isLinkLocalOrMetadata, isPublicIp, productionRefusal, sandboxRefusal } from '../domain/addresses.ts';
+import type { AttemptErrorCode } from '../domain/attemptErrors.ts';
 import type { ServiceMode } from '../domain/webhookUrl.ts';
 
 /** Bytes of a receiver's answer read at most; the rest is discarded unread. */
@@ -56,8 +60,23 @@ function agentFor(url: URL, address: ResolvedAddress): HttpAgent {
   return agent;
 }
 
-/** `attempted` is false when no request was sent (the URL is invalid, or refused before any connection). */
-export type AttemptResult = { ok: true; status: number } | { ok: false; status: number | null; error: string; attempted: boolean };
+/**
+ * `error` is the failure's category, what the account is shown; `detail` is what
+ * happened in the network's words, for the operator's log only. `attempted` is false
+ * when no request was sent (the URL is invalid, or refused before any connection).
+ */
+export type AttemptResult = { ok: true; status: number } | { ok: false; status: number | null; error: AttemptErrorCode; detail: string; attempted: boolean };
+
+/** The category of an error of the request: what the account can act on. */
+export function errorCategory(error: NodeJS.ErrnoException): AttemptErrorCode {
+  const code = error.code ?? '';
+  if (code === 'ECONNREFUSED') return 'connection_refused';
+  if (code === 'ETIMEDOUT') return 'timeout';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME' || code === 'ENODATA') return 'name_not_found';
+  if (code === 'EPROTO' || /CERT|SSL|TLS/.test(code) || /certificate|SSL|TLS/i.test(error.message)) return 'tls_failure';
+  if (code.startsWith('HPE_') || error.message === 'Parse Error') return 'invalid_response';
+  return 'connection_failed';
+}
 
 export interface DeliveryOptions {
   mode: ServiceMode;
@@ -66,21 +85,19 @@ export interface DeliveryOptions {
 }
 
 /** The address to connect to, or why the URL may not be delivered to. */
-async function pickAddress(url: URL, options: DeliveryOptions): Promise<{ address: ResolvedAddress } | { refused: string }> {
+async function pickAddress(url: URL, options: DeliveryOptions): Promise<{ address: ResolvedAddress } | { refused: string } | { notFound: string }> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (options.mode === 'production') {
-    // The same rule as at request time: a URL accepted then and refused now means the rule changed.
-    const refused = productionRefusal(url);
-    if (refused) return { refused: refused.reason };
-  }
+  // The same rule as at request time: a URL accepted then and refused now means the rule changed.
+  const refused = options.mode === 'production' ? productionRefusal(url) : sandboxRefusal(url);
+  if (refused) return { refused: refused.reason };
   const literal = isIP(host);
-  const addresses = literal ? [{ address: host, family: literal as 4 | 6 }] : await options.resolve(host);
-  if (addresses.length === 0) return { refused: `host ${host} has no address` };
-  if (options.mode === 'production') {
-    // Every address must be public: a name that also points inside is refused whole.
-    const inside = addresses.find((a) => !isPublicIp(a.address));
-    if (inside) return { refused: `host ${host} resolves to non-public address ${inside.address}` };
-  }
+  // Resolved as one absolute name however many dots end it, as the request-time check read it.
+  const addresses = literal ? [{ address: host, family: literal as 4 | 6 }] : await options.resolve(canonicalName(host));
+  if (addresses.length === 0) return { notFound: `host ${host} has no address` };
+  // Every address must pass: a name that also points where it may not is refused whole.
+  const allowed = (ip: string) => !isLinkLocalOrMetadata(ip) && (options.mode !== 'production' || isPublicIp(ip));
+  const inside = addresses.find((a) => !allowed(a.address));
+  if (inside) return { refused: `host ${host} resolves to ${inside.address}, which ${isLinkLocalOrMetadata(inside.address) ? 'is link-local or a metadata service' : 'is not public'}` };
   return { address: addresses[0]! };
 }
 
@@ -93,15 +110,16 @@ export async function deliverOnce(target: string, body: string, headers: Record<
   try {
     url = new URL(target);
   } catch {
-    return { ok: false, status: null, error: 'invalid URL', attempted: false };
+    return { ok: false, status: null, error: 'refused_by_policy', detail: 'invalid URL', attempted: false };
   }
   let picked;
   try {
     picked = await pickAddress(url, options);
   } catch (error) {
-    return { ok: false, status: null, error: `DNS lookup failed: ${(error as Error).message}`, attempted: true };
+    return { ok: false, status: null, error: 'name_not_found', detail: `DNS lookup failed: ${(error as Error).message}`, attempted: true };
   }
-  if ('refused' in picked) return { ok: false, status: null, error: `refused: ${picked.refused}`, attempted: false };
+  if ('refused' in picked) return { ok: false, status: null, error: 'refused_by_policy', detail: `refused: ${picked.refused}`, attempted: false };
+  if ('notFound' in picked) return { ok: false, status: null, error: 'name_not_found', detail: picked.notFound, attempted: true };
   const { address } = picked;
   // Hand the socket the address that was checked, so a second DNS answer cannot send
   // the connection elsewhere (no DNS-rebinding window). TLS still verifies the host name.
@@ -128,8 +146,8 @@ export async function deliverOnce(target: string, body: string, headers: Record<
       agent: agentFor(url, address),
       servername: isIP(url.hostname.replace(/^\[|\]$/g, '')) ? undefined : url.hostname,
     });
-    const timer = setTimeout(() => finish({ ok: false, status: null, error: `no answer within ${options.timeoutMs} ms`, attempted: true }), options.timeoutMs);
-    req.on('error', (error) => finish({ ok: false, status: null, error: error.message, attempted: true }));
+    const timer = setTimeout(() => finish({ ok: false, status: null, error: 'timeout', detail: `no answer within ${options.timeoutMs} ms`, attempted: true }), options.timeoutMs);
+    req.on('error', (error) => finish({ ok: false, status: null, error: errorCategory(error), detail: error.message, attempted: true }));
     req.on('response', (res: IncomingMessage) => {
       const status = res.statusCode ?? 0;
       let read = 0;
@@ -139,7 +157,9 @@ export async function deliverOnce(target: string, body: string, headers: Record<
       });
       const done = (complete: boolean) =>
         finish(
-          status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status, error: status >= 300 && status < 400 ? `redirect ${status} not followed` : `status ${status}`, attempted: true },
+          status >= 200 && status < 300
+            ? { ok: true, status }
+            : { ok: false, status, error: 'receiver_status', detail: status >= 300 && status < 400 ? `redirect ${status} not followed` : `status ${status}`, attempted: true },
           complete,
         );
       res.on('end', () => done(true));

@@ -7,6 +7,7 @@ import { finishJob } from '../domain/completion.ts';
 import type { DomainDeps } from '../domain/deps.ts';
 import type { EngineOutcome, GenerationEngine } from '../domain/engine.ts';
 import type { Job } from '../domain/model.ts';
+import { errorForLog } from '../domain/ports.ts';
 import type { Metrics } from '../metrics.ts';
 import { createPump } from './pump.ts';
 
@@ -42,7 +43,7 @@ export function createJobRunner(deps: DomainDeps, engine: GenerationEngine, opti
       }
     },
     options.pollMs,
-    (error) => log.warn({ err: error }, 'could not claim jobs; retrying'),
+    (error) => log.warn({ err: errorForLog(error) }, 'could not claim jobs; retrying'),
   );
 
   async function run(job: Job): Promise<void> {
@@ -71,7 +72,7 @@ export function createJobRunner(deps: DomainDeps, engine: GenerationEngine, opti
         log.info({ jobId: job.id, kind: job.kind, status: outcome.status }, 'job finished');
       }
     })()
-      .catch((error) => log.error({ err: error, jobId: job.id }, 'job bookkeeping failed; the lease will expire and another attempt will run'))
+      .catch((error) => log.error({ err: errorForLog(error), jobId: job.id }, 'job bookkeeping failed; the lease will expire and another attempt will run'))
       .finally(() => {
         clearInterval(renew);
         inFlight.delete(job.id);

@@ -1,22 +1,29 @@
 // Sends the outbox's webhook events (WH-*): signed over the exact stored bytes, retried
 // with backoff, given up after the last attempt. Job state and credits are never
 // touched here (CR-WEBHOOK-INDEPENDENT): this code only reads jobs' events. Every
-// attempt goes to the delivery log with its outcome (ND-WEBHOOK-LOG); a replay the
-// account asked for is one attempt, signed afresh, never retried.
+// attempt goes to the delivery log with its outcome (ND-WEBHOOK-LOG), told as its
+// category's sentence; a replay the account asked for is one attempt, signed afresh,
+// never retried. An address the mode refuses ends the event at once: the refusal is
+// the rule's, not the receiver's, and would be the same on every retry.
 import type { Logger } from 'pino';
 import {
+  STANDARD_WEBHOOK_ID_HEADER,
+  STANDARD_WEBHOOK_SIGNATURE_HEADER,
+  STANDARD_WEBHOOK_TIMESTAMP_HEADER,
   WEBHOOK_EVENT_ID_HEADER,
   WEBHOOK_SIGNATURE_HEADER,
   WEBHOOK_TIMESTAMP_HEADER,
+  signStandardWebhook,
   signWebhook,
 } from '../../../contract/webhookSignature.ts';
+import { attemptErrorText } from '../domain/attemptErrors.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { AttemptLog, ClaimedEvent, OutboxEvent } from '../domain/model.ts';
 import { destinationHealth, type DeliveryFairness, type DestinationHealth } from '../domain/webhookDestinations.ts';
 import { retryDelayMs } from '../domain/webhookSchedule.ts';
 import type { ServiceMode } from '../domain/webhookUrl.ts';
 import type { Metrics } from '../metrics.ts';
-import type { Delivered, Store } from '../domain/ports.ts';
+import { errorForLog, type Delivered, type Store } from '../domain/ports.ts';
 import { createBatcher } from './batcher.ts';
 import { deliverOnce, systemResolver, type Resolver } from './deliver.ts';
 import { createPump } from './pump.ts';
@@ -66,7 +73,7 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
       if (next !== null) armDueTimer(next);
     },
     options.pollMs,
-    (error) => log.warn({ err: error }, 'could not read the webhook outbox; retrying'),
+    (error) => log.warn({ err: errorForLog(error) }, 'could not read the webhook outbox; retrying'),
   );
   // Deliveries are recorded together: under load, one write for the attempts that ended meanwhile.
   const delivered = createBatcher<Delivered>((batch) => store.outbox.markDelivered(batch));
@@ -89,10 +96,19 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
             [WEBHOOK_EVENT_ID_HEADER]: event.id,
             [WEBHOOK_TIMESTAMP_HEADER]: String(timestamp),
             [WEBHOOK_SIGNATURE_HEADER]: signWebhook(account.signingSecret, timestamp, event.payload),
+            // An opted-in account gets the same ID, time and bytes signed under Standard
+            // Webhooks as well (ND-STANDARD-WEBHOOKS); the headers above never change.
+            ...(account.standardWebhooks
+              ? {
+                  [STANDARD_WEBHOOK_ID_HEADER]: event.id,
+                  [STANDARD_WEBHOOK_TIMESTAMP_HEADER]: String(timestamp),
+                  [STANDARD_WEBHOOK_SIGNATURE_HEADER]: signStandardWebhook(account.signingSecret, event.id, timestamp, event.payload),
+                }
+              : {}),
           },
           { mode: options.mode, timeoutMs: options.timeoutMs, resolve: options.resolve ?? systemResolver },
         )
-      : ({ ok: false, status: null, error: 'account no longer exists', attempted: false } as const);
+      : ({ ok: false, status: null, error: 'account_closed', detail: 'account no longer exists', attempted: false } as const);
     const endedAt = clock.now();
     // The log shows the account's times, as every record does; the signature keeps the service's.
     const offset = account?.clockOffsetMs ?? 0;
@@ -101,7 +117,8 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
       startedAt: startedAt + offset,
       durationMs: Math.max(0, endedAt - startedAt),
       statusCode: result.status,
-      error: result.ok ? null : result.error,
+      error: result.ok ? null : attemptErrorText(result.error, result.status),
+      standardWebhooks: account?.standardWebhooks === true,
     };
 
     if (result.ok) {
@@ -115,20 +132,26 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
       // A replay is the one attempt the account asked for: it is not retried.
       noteFailures(event, health, await store.outbox.markFailed(event.id, attempts, logged, health));
       metrics?.webhookDeliveries.inc({ outcome: 'replay_failed' });
-      log.info({ eventId: event.id, type: event.type, attempts, error: result.error }, 'webhook replay failed; not retried');
+      log.info({ eventId: event.id, type: event.type, attempts, error: result.detail }, 'webhook replay failed; not retried');
+      return;
+    }
+    if (result.error === 'refused_by_policy') {
+      noteFailures(event, health, await store.outbox.markFailed(event.id, attempts, logged, health));
+      metrics?.webhookDeliveries.inc({ outcome: 'refused' });
+      log.warn({ eventId: event.id, type: event.type, attempts, error: result.detail }, 'webhook refused by the address rules; not retried');
       return;
     }
     const delay = retryDelayMs(attempts, options.maxAttempts, options.baseDelayMs, options.random);
     if (delay === null) {
       noteFailures(event, health, await store.outbox.markFailed(event.id, attempts, logged, health));
       metrics?.webhookDeliveries.inc({ outcome: 'given_up' });
-      log.warn({ eventId: event.id, type: event.type, attempts, error: result.error }, 'webhook given up after the last attempt; polling remains the source of truth');
+      log.warn({ eventId: event.id, type: event.type, attempts, error: result.detail }, 'webhook given up after the last attempt; polling remains the source of truth');
       return;
     }
     const retry = { at: clock.now() + delay, clockOffsetMs: account?.clockOffsetMs ?? 0 };
     noteFailures(event, health, await store.outbox.scheduleRetry(event.id, attempts, retry, logged, health));
     metrics?.webhookDeliveries.inc({ outcome: 'retry' });
-    log.info({ eventId: event.id, attempts, retryInMs: delay, error: result.error }, 'webhook attempt failed; will retry');
+    log.info({ eventId: event.id, attempts, retryInMs: delay, error: result.detail }, 'webhook attempt failed; will retry');
     armDueTimer(clock.now() + delay);
   }
 
@@ -142,7 +165,7 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
 
   function track(event: ClaimedEvent): void {
     const p: Promise<void> = attempt(event)
-      .catch((error) => log.error({ err: error, eventId: event.id }, 'webhook bookkeeping failed; the event lease will expire and it will be retried'))
+      .catch((error) => log.error({ err: errorForLog(error), eventId: event.id }, 'webhook bookkeeping failed; the event lease will expire and it will be retried'))
       .finally(() => {
         inFlight.delete(p);
         pump.wake();

@@ -11,6 +11,8 @@ describe('destinationOf', () => {
     ['http://hooks.example.com/a', 'hooks.example.com:80'],
     ['https://hooks.example.com:80/a', 'hooks.example.com:80'],
     ['http://[::1]:8080/x', '[::1]:8080'],
+    ['https://hooks.example.com./a', 'hooks.example.com:443'],
+    ['https://HOOKS.example.com.../a', 'hooks.example.com:443'],
   ])('%s is sent to %s', (url, destination) => {
     expect(destinationOf(url)).toBe(destination);
   });

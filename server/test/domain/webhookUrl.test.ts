@@ -46,6 +46,13 @@ describe('checkWebhookUrl in production', () => {
     ['https://[2002:7f00:1::1]/x', 'public_host_required'],
     ['https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/x', 'public_host_required'],
     ['https://[64:ff9b::7f00:1]/x', 'public_host_required'],
+    ['https://localhost./x', 'public_host_required'],
+    ['https://localhost../x', 'public_host_required'],
+    ['https://vm../x', 'public_host_required'],
+    ['https://printer.local.../x', 'public_host_required'],
+    ['https://metadata.google.internal../x', 'public_host_required'],
+    ['https://168.63.129.16/machine', 'public_host_required'],
+    ['https://metadata.goog/computeMetadata/v1/', 'public_host_required'],
     ['https://user:pw@hooks.example.com/x', 'format'],
     ['gopher://hooks.example.com/x', 'https_required'],
   ])('refuses %s (%s)', (url, rule) => {
@@ -61,6 +68,31 @@ describe('checkWebhookUrl in sandbox', () => {
   it.each([['http://127.0.0.1:4000/hooks'], ['http://localhost/x'], ['https://hooks.example.com/x']])('accepts %s for local development', (url) => {
     expect(checkWebhookUrl(url, 'sandbox')).toBeNull();
   });
+
+  it.each([
+    ['http://169.254.169.254/latest/meta-data'],
+    ['http://169.254.1.1:8080/x'],
+    ['http://[fe80::1]/x'],
+    ['http://[febf::ffff]/x'],
+    ['http://[::ffff:169.254.169.254]/x'],
+    ['http://[::ffff:a9fe:a9fe]/x'],
+    ['http://[fd00:ec2::254]/latest'],
+    ['http://100.100.100.200/latest'],
+    ['http://168.63.129.16/machine'],
+    ['http://metadata.google.internal/computeMetadata/v1/'],
+    ['http://METADATA.google.internal../computeMetadata/v1/'],
+    ['http://metadata/x'],
+    ['http://instance-data.ec2.internal/latest'],
+  ])('refuses the link-local or metadata host of %s', (url) => {
+    expect(checkWebhookUrl(url, 'sandbox')).toMatchObject({ field: 'webhook_url', rule: 'link_local_refused' });
+  });
+
+  it.each([['http://10.0.0.5/x'], ['http://192.168.1.20:8080/x'], ['http://[fd12:3456::1]/x'], ['http://[::1]:4000/x'], ['http://host.docker.internal/x'], ['http://vm/x']])(
+    'keeps private and loopback receivers: %s',
+    (url) => {
+      expect(checkWebhookUrl(url, 'sandbox')).toBeNull();
+    },
+  );
 
   it('still refuses schemes other than http and https', () => {
     expect(checkWebhookUrl('file:///etc/passwd', 'sandbox')).toMatchObject({ rule: 'https_required' });

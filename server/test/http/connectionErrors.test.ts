@@ -13,7 +13,7 @@ beforeAll(async () => {
 afterAll(() => svc.dispose());
 
 /** Sends raw bytes and resolves with everything the server wrote until it closed the connection. */
-function raw(request: string): Promise<{ status: number; type: string; body: any }> {
+function raw(request: string): Promise<{ status: number; type: string; body: any; head: string }> {
   const { port } = new URL(svc.url);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), '127.0.0.1', () => socket.write(request));
@@ -24,7 +24,7 @@ function raw(request: string): Promise<{ status: number; type: string; body: any
       const [head, ...rest] = text.split('\r\n\r\n');
       const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head ?? '')?.[1]);
       const type = /content-type: ([^\r\n]+)/i.exec(head ?? '')?.[1] ?? '';
-      resolve({ status, type, body: JSON.parse(rest.join('\r\n\r\n') || 'null') });
+      resolve({ status, type, body: JSON.parse(rest.join('\r\n\r\n') || 'null'), head: head ?? '' });
     });
   });
 }
@@ -40,6 +40,43 @@ describe('requests the HTTP parser refuses', () => {
     expect(reply.status).toBe(status);
     expect(reply.type).toMatch(/^application\/problem\+json/);
     expect(reply.body).toMatchObject({ code, status });
+  });
+
+  it.each([
+    ['an HTTP/1.1 request without Host', 'GET /v1/me HTTP/1.1\r\n\r\n', 400, 'malformed_request'],
+    ['a request with two Host headers', 'GET /v1/me HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\n\r\n', 400, 'malformed_request'],
+    ['a CONNECT', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 405, 'method_not_allowed'],
+    ['a Transfer-Encoding other than chunked', 'POST /v1/avatars HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: xchunked\r\n\r\nabc', 400, 'malformed_request'],
+    ['a bad chunk size', 'POST /v1/avatars HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n', 400, 'malformed_request'],
+  ])('answers %s with a problem under the request ID it names in X-Request-Id, then closes', async (_case, request, status, code) => {
+    const reply = await raw(request);
+
+    expect(reply.status).toBe(status);
+    expect(reply.type).toMatch(/^application\/problem\+json/);
+    expect(reply.body).toMatchObject({ code, status, request_id: expect.stringMatching(/^req_/) });
+    expect(reply.head).toMatch(new RegExp(`x-request-id: ${reply.body.request_id}\r`, 'i'));
+    if (status === 405) expect(reply.head).toMatch(/\r\nallow: ?(\r\n|$)/i);
+  });
+
+  it('answers OPTIONS as a method the path does not take: 405 with the Allow of the path (ND-OPTIONS)', async () => {
+    const reply = await raw('OPTIONS /v1/avatars HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n');
+
+    expect(reply.status).toBe(405);
+    expect(reply.body).toMatchObject({ code: 'method_not_allowed', request_id: expect.stringMatching(/^req_/) });
+    expect(reply.head).toMatch(/\r\nallow: POST, HEAD, GET\r\n/i);
+  });
+
+  it.each([['/healthz'], ['/metrics']])('refuses a method other than GET on %s with 405 and its Allow', async (path) => {
+    const reply = await raw(`POST ${path} HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+
+    expect(reply).toMatchObject({ status: 405, body: { code: 'method_not_allowed', request_id: expect.stringMatching(/^req_/) } });
+    expect(reply.head).toMatch(/\r\nallow: GET, HEAD\r\n/i);
+  });
+
+  it('answers an HTTP/1.0 request without Host as any other (Host is HTTP/1.1\'s rule)', async () => {
+    const reply = await raw('GET /v1/me HTTP/1.0\r\n\r\n');
+
+    expect(reply).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
   });
 
   it('answers a whole request followed by bytes that are not one (a body sent without a length), then refuses the rest with a problem and closes', async () => {

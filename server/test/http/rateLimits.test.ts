@@ -149,3 +149,43 @@ describe('counters', () => {
     }
   });
 });
+
+describe('the structured fields of the IETF draft (ND-RATELIMIT-FIELDS)', () => {
+  const structured = (r: Reply) => ({ policy: r.headers.get('ratelimit-policy'), state: r.headers.get('ratelimit') });
+
+  it('lists both windows of the bucket in RateLimit-Policy and the active one in RateLimit, with the figures of the trio', async () => {
+    clock.set(Date.UTC(2026, 10, 3, 9, 0, 15));
+    const { api_key: key } = await svc.account({ plan: { read: { minute: 2, day: 100 }, generation: { minute: 10, day: 300 } } });
+
+    const first = await svc.request('GET', '/v1/me', { key });
+    const second = await svc.request('GET', '/v1/me', { key });
+    const refused = await svc.request('GET', '/v1/me', { key });
+    const create = await svc.request('POST', '/v1/avatars', { key, json: promptAvatar() });
+
+    expect(structured(first)).toEqual({ policy: '"minute";q=2;w=60, "day";q=100;w=86400', state: '"minute";r=1;t=45' });
+    expect(limitHeaders(first)).toEqual({ limit: ['2', '2'], remaining: ['1', '1'], reset: ['45', '45'] });
+    expect(structured(second).state).toBe('"minute";r=0;t=45');
+    expect(refused.status).toBe(429);
+    expect(structured(refused)).toEqual({ policy: '"minute";q=2;w=60, "day";q=100;w=86400', state: '"minute";r=0;t=45' });
+    expect(create.status).toBe(202);
+    expect(structured(create)).toEqual({ policy: '"minute";q=10;w=60, "day";q=300;w=86400', state: '"minute";r=9;t=45' });
+  });
+
+  it('names the day in RateLimit when the day is the window closer to exhaustion', async () => {
+    clock.set(Date.UTC(2026, 10, 3, 23, 59, 0));
+    const { api_key: key } = await svc.account({ plan: { read: { minute: 10, day: 2 }, generation: { minute: 10, day: 300 } } });
+
+    const first = await svc.request('GET', '/v1/me', { key });
+
+    expect(structured(first).state).toBe('"day";r=1;t=60');
+    expect(limitHeaders(first)).toEqual({ limit: ['2', '2'], remaining: ['1', '1'], reset: ['60', '60'] });
+  });
+
+  it('are not sent where the trio is not: an unknown key gets neither', async () => {
+    const r = await svc.request('GET', '/v1/me', { key: 'sk_test_unknownunknownunknown' });
+
+    expect(r.status).toBe(401);
+    expect(structured(r)).toEqual({ policy: null, state: null });
+    expect(r.headers.get('ratelimit-limit')).toBeNull();
+  });
+});

@@ -63,7 +63,7 @@ describe('the delivery log', () => {
     expect(early.body).toMatchObject({ code: 'webhook_event_pending', status: 409 });
     expect(early.headers.get('ratelimit-limit')).toBe(String(GENEROUS_PLAN.generation.minute));
     expect(failed.body).toMatchObject({ id: eventId, object: 'webhook_event', type: 'avatar.ready', job_id: jobId, url: `${receiver.url}/hook`, status: 'failed', next_attempt_at: null, delivered_at: null });
-    expect(failed.body.attempts).toEqual([1, 2].map((number) => ({ number, trigger: 'scheduled', started_at: expect.any(String), duration_ms: expect.any(Number), status_code: 500, error: 'status 500', succeeded: false })));
+    expect(failed.body.attempts).toEqual([1, 2].map((number) => ({ number, trigger: 'scheduled', started_at: expect.any(String), duration_ms: expect.any(Number), status_code: 500, error: 'status 500', error_code: 'receiver_status', succeeded: false, signature_headers: ['X-Service-Signature'] })));
     expect(failed.body.payload).toEqual(first!.body);
     expect(listed.body.data.map((e: { id: string }) => e.id)).toEqual([eventId]);
 
@@ -82,7 +82,7 @@ describe('the delivery log', () => {
     expect(again!.headers['x-service-signature']).not.toBe(first!.headers['x-service-signature']);
     expect(verifyWebhook({ rawBody: again!.rawBody, headers: again!.headers as Record<string, string>, secret: account.signing_secret, now: Math.floor(clock.now() / 1000) }).id).toBe(eventId);
     expect(replayed.body).toMatchObject({ status: 'delivered', next_attempt_at: null, delivered_at: new Date(clock.now()).toISOString() });
-    expect(replayed.body.attempts.at(-1)).toEqual({ number: 3, trigger: 'replay', started_at: new Date(clock.now()).toISOString(), duration_ms: expect.any(Number), status_code: 200, error: null, succeeded: true });
+    expect(replayed.body.attempts.at(-1)).toEqual({ number: 3, trigger: 'replay', started_at: new Date(clock.now()).toISOString(), duration_ms: expect.any(Number), status_code: 200, error: null, error_code: null, succeeded: true, signature_headers: ['X-Service-Signature'] });
     expect(receiver.deliveries).toHaveLength(3); // one replay asked for, one attempt
     expect((await svc.request('GET', '/v1/me', { key })).body.credits).toEqual(creditsBefore);
 
@@ -141,7 +141,7 @@ describe('the delivery log', () => {
     expect(after.body).toMatchObject({ status: 'failed', attempts: [expect.objectContaining({ number: 1 }), expect.objectContaining({ number: 2 })] });
   });
 
-  it('when the receiver cannot be reached, then the attempt is logged with no status and the reason', async () => {
+  it('when the receiver cannot be reached, then the attempt is logged with no status and the reason as a category, never the address or port', async () => {
     const { svc, receiver } = await setup();
     const { api_key: key } = await svc.account({ plan: GENEROUS_PLAN });
     const url = `${receiver.url}/gone`;
@@ -150,7 +150,9 @@ describe('the delivery log', () => {
 
     const page = await eventually(() => svc.request('GET', '/v1/webhook-events', { key }), (r) => r.body.data?.[0]?.attempts.length === 1);
 
-    expect(page.body.data[0].attempts[0]).toMatchObject({ number: 1, status_code: null, error: expect.stringMatching(/ECONNREFUSED/), succeeded: false });
+    const attempt = page.body.data[0].attempts[0];
+    expect(attempt).toMatchObject({ number: 1, status_code: null, error_code: 'connection_refused', error: expect.stringMatching(/refused the connection/), succeeded: false });
+    expect(JSON.stringify(page.body.data[0].attempts)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|:\d{4,5}/);
   });
 });
 

@@ -3,7 +3,7 @@
 // and the contract profiles, and with generated inputs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runConformance } from '../../../conformance/src/run.ts';
-import { expectClockChecked, expectPass, keysForRun } from '../../../test/e2e/support.ts';
+import { expectClockChecked, expectPass, expectWorkspaceChecked, keysForRun } from '../../../test/e2e/support.ts';
 import { loadConfig } from '../../src/config.ts';
 import { systemClock } from '../../src/domain/clock.ts';
 import { openStore } from '../../src/runtime.ts';
@@ -51,6 +51,7 @@ describe.concurrent('the conformance runner against two API processes and two wo
 
     expectPass(report);
     expectClockChecked(report);
+    expectWorkspaceChecked(report);
   }, 240_000);
 
   it('passes 1,000 generated requests in the contract profile', async () => {

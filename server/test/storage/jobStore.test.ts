@@ -230,7 +230,7 @@ describe('fair claims across destinations', () => {
 
     const claimed = await store.outbox.claimDueEvents(5000, 10, 30_000, FAIR);
 
-    expect(claimed.map((e) => e.sender)).toEqual([1, 2].map(() => ({ signingSecret: account!.signingSecret, clockOffsetMs: account!.clockOffsetMs })));
+    expect(claimed.map((e) => e.sender)).toEqual([1, 2].map(() => ({ signingSecret: account!.signingSecret, clockOffsetMs: account!.clockOffsetMs, standardWebhooks: false })));
   });
 
   it('counts the attempts in flight of every sender, also when claims race', async () => {

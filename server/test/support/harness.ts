@@ -3,7 +3,7 @@
 import { pino } from 'pino';
 import { expect } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.ts';
-import { createAccount, type CreatedAccount } from '../../src/domain/accounts.ts';
+import { createAccount, createWorkspace, type CreatedAccount, type CreatedWorkspace } from '../../src/domain/accounts.ts';
 import type { Clock } from '../../src/domain/clock.ts';
 import type { KeyMode, RatePlan } from '../../src/domain/model.ts';
 import type { GenerationEngine } from '../../src/domain/engine.ts';
@@ -23,6 +23,8 @@ export interface TestService extends Service {
   storeEnv: TestStoreEnv;
   config: Config;
   account(options?: { credits?: number; mode?: KeyMode; plan?: RatePlan; name?: string }): Promise<CreatedAccount>;
+  /** A workspace of the owner account `ownerId`, with one key. */
+  workspace(ownerId: string, options?: { credits?: number; mode?: KeyMode; plan?: RatePlan; name?: string }): Promise<CreatedWorkspace>;
   request<T = any>(method: string, path: string, options?: { key?: string; json?: unknown; body?: string | Buffer; headers?: Record<string, string> }): Promise<Reply<T>>;
   /** Jobs queued or processing in all; workers move jobs between the two, the total is what a refused request must not grow. */
   activeJobs(): Promise<number>;
@@ -63,6 +65,7 @@ export async function startTestService(
     config,
     request,
     account: (a = {}) => createAccount(store, domain.clock, { name: a.name, monthlyCredits: a.credits, mode: a.mode, plan: a.plan }),
+    workspace: (ownerId, a = {}) => createWorkspace(store, domain.clock, ownerId, { name: a.name, monthlyCredits: a.credits, mode: a.mode, plan: a.plan }),
     async activeJobs() {
       const { queued, processing } = await store.jobs.countActiveJobs();
       return queued + processing;

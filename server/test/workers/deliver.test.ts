@@ -37,25 +37,53 @@ describe('in production', () => {
     ['6to4 of loopback', v6('2002:7f00:1::1')],
     ['Teredo', v6('2001:0:4136:e378:8000:63bf:80ff:fffe')],
     ['NAT64 of loopback', v6('64:ff9b::7f00:1')],
+    ["Azure's wire server, a public address", v4('168.63.129.16')],
   ])('refuses a name that resolves to %s, without connecting', async (_case, address) => {
     const before = receiver.deliveries.length;
 
     const result = await deliverOnce('https://hooks.example.com/x', '{}', {}, { mode: 'production', timeoutMs: 500, resolve: resolverOf([address]) });
 
-    expect(result).toMatchObject({ ok: false, error: expect.stringMatching(/^refused: .*non-public/) });
+    expect(result).toMatchObject({ ok: false, error: 'refused_by_policy', detail: expect.stringMatching(/^refused: .*resolves to .*(is not public|is link-local or a metadata service)/), attempted: false });
     expect(receiver.deliveries.length).toBe(before);
   });
 
   it('refuses a name when any of its addresses is not public', async () => {
     const result = await deliverOnce('https://hooks.example.com/x', '{}', {}, { mode: 'production', timeoutMs: 500, resolve: resolverOf([v4('8.8.8.8'), v4('10.0.0.1')]) });
 
-    expect(result).toMatchObject({ ok: false, error: expect.stringContaining('10.0.0.1') });
+    expect(result).toMatchObject({ ok: false, error: 'refused_by_policy', detail: expect.stringContaining('10.0.0.1') });
   });
 
   it.each([['http://hooks.example.com/x', 'https'], ['https://127.0.0.1/x', 'not public'], ['https://localhost/x', 'not public']])('refuses %s', async (url, reason) => {
     const result = await deliverOnce(url, '{}', {}, { mode: 'production', timeoutMs: 500, resolve: resolverOf([v4('8.8.8.8')]) });
 
-    expect(result).toMatchObject({ ok: false, error: expect.stringContaining(reason) });
+    expect(result).toMatchObject({ ok: false, error: 'refused_by_policy', detail: expect.stringContaining(reason) });
+  });
+});
+
+describe('in the sandbox', () => {
+  it.each([
+    ['link-local metadata', v4('169.254.169.254')],
+    ['link-local', v4('169.254.10.20')],
+    ['IPv6 link-local', v6('fe80::1')],
+    ['AWS IPv6 metadata', v6('fd00:ec2::254')],
+    ['IPv4-mapped metadata', v6('::ffff:a9fe:a9fe')],
+  ])('refuses a name that resolves to %s, without connecting, and says no more than its category to the account', async (_case, address) => {
+    const before = receiver.deliveries.length;
+
+    const result = await deliverOnce('http://hooks.example.com/x', '{}', {}, { mode: 'sandbox', timeoutMs: 500, resolve: resolverOf([v4('127.0.0.1'), address]) });
+
+    expect(result).toMatchObject({ ok: false, error: 'refused_by_policy', attempted: false, detail: expect.stringContaining(address.address) });
+    expect(receiver.deliveries.length).toBe(before);
+  });
+
+  it('resolves a name ending in several dots as the one name', async () => {
+    const calls: string[] = [];
+    const url = receiver.url.replace('127.0.0.1', 'receiver.test..');
+
+    const result = await deliverOnce(`${url}/dots`, '{}', {}, { mode: 'sandbox', timeoutMs: 1000, resolve: resolverOf([v4('127.0.0.1')], calls) });
+
+    expect(result).toEqual({ ok: true, status: 200 });
+    expect(calls).toEqual(['receiver.test']);
   });
 });
 
@@ -75,7 +103,7 @@ describe('the address that was checked', () => {
 
 describe('a production server', () => {
   it('refuses http and non-public webhook URLs at request time with 422', async () => {
-    const svc = await startTestService({ env: { SERVICE_MODE: 'production' } });
+    const svc = await startTestService({ env: { SERVICE_MODE: 'production', PUBLIC_BASE_URL: 'https://avatars.example.com' } });
     try {
       const { api_key: key } = await svc.account({ plan: GENEROUS_PLAN });
       const cases: [string, string][] = [
@@ -95,22 +123,29 @@ describe('a production server', () => {
     }
   });
 
-  it('gives up on an event whose host resolves inside, having never connected', async () => {
-    const svc = await startTestService({ env: { SERVICE_MODE: 'production', WEBHOOK_MAX_ATTEMPTS: '1', WEBHOOK_POLL_MS: '20' }, resolve: resolverOf([v4('127.0.0.1')]) });
+  it('ends an event whose host resolves inside at its first attempt, never connecting and never retrying, logged refused_by_policy', async () => {
+    // Six attempts on the schedule: the refusal, the same on every retry, must not use them.
+    const svc = await startTestService({
+      env: { SERVICE_MODE: 'production', PUBLIC_BASE_URL: 'https://avatars.example.com', WEBHOOK_MAX_ATTEMPTS: '6', WEBHOOK_BASE_DELAY_MS: '20', WEBHOOK_POLL_MS: '20' },
+      resolve: resolverOf([v4('127.0.0.1')]),
+    });
     try {
       const { api_key: key } = await svc.account({ plan: GENEROUS_PLAN });
       const before = receiver.deliveries.length;
       const id = (await svc.request('POST', '/v1/avatars', { key, json: promptAvatar({ webhook_url: 'https://rebind.example.com/hook' }) })).body.id;
       await svc.waitTerminal(`/v1/avatars/${id}`, key);
+      const { eventIdFor } = await import('../../src/domain/ids.ts');
+      const eventId = eventIdFor(id, 'avatar.ready');
 
-      let status = 'pending';
-      for (let i = 0; i < 100 && status === 'pending'; i++) {
-        const { eventIdFor } = await import('../../src/domain/ids.ts');
-        status = (await svc.store.outbox.getEvent(eventIdFor(id, 'avatar.ready')))?.status ?? 'pending';
+      let event = await svc.request('GET', `/v1/webhook-events/${eventId}`, { key });
+      for (let i = 0; i < 200 && event.body.status !== 'failed'; i++) {
         await new Promise((r) => setTimeout(r, 20));
+        event = await svc.request('GET', `/v1/webhook-events/${eventId}`, { key });
       }
 
-      expect(status).toBe('failed');
+      expect(event.body).toMatchObject({ status: 'failed', next_attempt_at: null, attempts_total: 1 });
+      expect(event.body.attempts).toEqual([expect.objectContaining({ number: 1, status_code: null, error_code: 'refused_by_policy', succeeded: false })]);
+      expect(event.body.attempts[0].error).not.toMatch(/127\.0\.0\.1|rebind/);
       expect(receiver.deliveries.length).toBe(before);
     } finally {
       await svc.dispose();

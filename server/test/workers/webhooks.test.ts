@@ -67,6 +67,41 @@ describe('each terminal event (WH-TERMINAL, WH-PAYLOAD-SHAPE, WH-SIGNATURE)', ()
     }
   });
 
+  it('when the account is opted in to Standard Webhooks, then a delivery verifies under both schemes, X-Service-* unchanged, and the log says both were sent (ND-STANDARD-WEBHOOKS)', async () => {
+    const { receiver, svc, key, account } = await setup();
+    const plain = await svc.account({ plan: GENEROUS_PLAN, credits: 10_000 });
+    await svc.store.accounts.setStandardWebhooks(account.account_id, true);
+    const opted = await createAvatar(svc, key, `${receiver.url}/opted`);
+    const other = await createAvatar(svc, plain.api_key, `${receiver.url}/plain`);
+
+    const deliveries = await receiver.waitFor(2);
+
+    const d = deliveries.find((x) => x.path === '/opted')!;
+    const headers = d.headers as Record<string, string>;
+    const service = verifyWebhook({ rawBody: d.rawBody, headers, secret: account.signing_secret, scheme: 'service' });
+    const standard = verifyWebhook({ rawBody: d.rawBody, headers, secret: account.signing_secret, scheme: 'standard' });
+    expect(service.id).toBe(eventIdFor(opted, 'avatar.ready'));
+    expect(standard).toEqual(service);
+    expect(headers['webhook-id']).toBe(headers['x-service-event-id']);
+    expect(headers['webhook-timestamp']).toBe(headers['x-service-timestamp']);
+    expect(headers['x-service-signature']).toMatch(/^v1=[0-9a-f]{64}$/);
+    expect(headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+    // Tampered bytes fail under the new scheme too.
+    expect(() => verifyWebhook({ rawBody: `${d.rawBody} `, headers, secret: account.signing_secret, scheme: 'standard' })).toThrow(/webhook-signature does not match/);
+
+    const p = deliveries.find((x) => x.path === '/plain')!;
+    expect(p.headers['webhook-signature']).toBeUndefined();
+    expect(p.headers['webhook-id']).toBeUndefined();
+    expect(verifyWebhook({ rawBody: p.rawBody, headers: p.headers as Record<string, string>, secret: plain.signing_secret }).id).toBe(eventIdFor(other, 'avatar.ready'));
+
+    const logOf = async (k: string, job: string) =>
+      (await eventually(() => svc.request('GET', `/v1/webhook-events?job_id=${job}`, { key: k }), (r) => r.body.data?.[0]?.attempts?.length === 1)).body.data[0].attempts[0];
+    expect((await logOf(key, opted)).signature_headers).toEqual(['X-Service-Signature', 'webhook-signature']);
+    expect((await logOf(plain.api_key, other)).signature_headers).toEqual(['X-Service-Signature']);
+    expect((await svc.request('GET', '/v1/me', { key })).body.standard_webhooks).toBe(true);
+    expect((await svc.request('GET', '/v1/me', { key: plain.api_key })).body.standard_webhooks).toBe(false);
+  });
+
   it('sends nothing for a job without webhook_url (WH-OPTIONAL)', async () => {
     const { receiver, svc, key } = await setup();
     const id = (await svc.request('POST', '/v1/avatars', { key, json: promptAvatar() })).body.id;
@@ -117,14 +152,23 @@ describe('retries (WH-RETRY, WH-EVENT-ID)', () => {
     expect(receiver.deliveries.map((d) => d.path)).toEqual(['/moved', '/moved']);
   });
 
-  it('spaces attempts exponentially (5 s, 20 s, 80 s ... at the default base)', async () => {
+  it("spaces attempts by the contract's schedule (x-webhook-delivery: 5 s, 20 s, 80 s ... with its jitter)", async () => {
     const { retryDelayMs } = await import('../../src/domain/webhookSchedule.ts');
+    const { WEBHOOK_DELIVERY } = await import('../../../contract/numbers.ts');
+    const schedule = WEBHOOK_DELIVERY.retryDelaysSeconds.map((s) => s * 1000);
+    const attempts = WEBHOOK_DELIVERY.attempts;
+    const first = schedule[0]!;
 
-    const nominal = [1, 2, 3, 4, 5, 6].map((a) => retryDelayMs(a, 6, 5000, () => 0.5));
-    const spread = [retryDelayMs(1, 6, 5000, () => 0), retryDelayMs(1, 6, 5000, () => 1)];
+    const nominal = Array.from({ length: attempts }, (_, i) => retryDelayMs(i + 1, attempts, first, () => 0.5));
+    const spread = [retryDelayMs(1, attempts, first, () => 0), retryDelayMs(1, attempts, first, () => 1)];
+    // A shorter base shortens the whole schedule and keeps its shape.
+    const halved = Array.from({ length: attempts }, (_, i) => retryDelayMs(i + 1, attempts, first / 2, () => 0.5));
 
-    expect(nominal).toEqual([5000, 20_000, 80_000, 320_000, 1_280_000, null]);
-    expect(spread).toEqual([4000, 6000]);
+    expect(nominal).toEqual([...schedule, null]);
+    expect(spread).toEqual([Math.round(first * (1 - WEBHOOK_DELIVERY.jitter)), Math.round(first * (1 + WEBHOOK_DELIVERY.jitter))]);
+    expect(halved).toEqual([...schedule.map((ms) => ms / 2), null]);
+    // Past the contract's attempts (WEBHOOK_MAX_ATTEMPTS higher), waits keep growing by the last step.
+    expect(retryDelayMs(attempts, attempts + 1, first, () => 0.5)).toBe(schedule.at(-1)! * (schedule.at(-1)! / schedule.at(-2)!));
   });
 });
 

@@ -12,6 +12,8 @@ export default defineCheck({
   decisions: ['ND-ERRORS'],
   profiles: STATEFUL,
   needs: ['second-key'],
+  // A video from another account's avatar, charged to the second account if wrongly accepted.
+  creates: () => ({ avatar_video: 1 }),
   async run(ctx) {
     const avatar = await ctx.world.readyAvatar();
     const video = await ctx.world.video();

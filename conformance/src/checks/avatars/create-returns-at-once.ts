@@ -8,7 +8,7 @@ import { isJson, type TrackedJob } from '../../world.ts';
 
 /**
  * Creates of a kind made when every job of it was done at its first read: each costs
- * credits (a video 20 of the contract's 1,000 a month), and three in a row done at once
+ * credits (a video is the contract's dearest job), and three in a row done at once
  * is no slow moment of a loaded path any more.
  */
 export const EXTRA_CREATES = 3;
@@ -23,6 +23,8 @@ export default defineCheck({
   clauses: ['AV-ASYNC'],
   decisions: ['ND-CREATE-RESPONSE'],
   profiles: ALL,
+  // The extra creates of each kind (in the mock profile, one of each).
+  creates: () => ({ avatar: EXTRA_CREATES, avatar_video: EXTRA_CREATES }),
   // Only when every job of a kind was done at its first read: the extra creates, each at
   // the request timeout (an answer that waits for generation is as slow as a job; the two
   // kinds' go on at once), and the one seen pending awaited to its end and its last poll,

@@ -17,6 +17,8 @@ export default defineCheck({
   clauses: ['AV-GET'],
   decisions: ['ND-AVATAR-FIELDS', 'ND-ERRORS'],
   profiles: ALL,
+  // A stateless mock has no run's jobs to read: the check makes its own.
+  creates: (options) => (options.profile === 'mock' ? { avatar: 1 } : {}),
   async run(ctx) {
     const id = ctx.profile === 'mock' ? await createdInMock(ctx) : (await ctx.world.kickoffJob('prompt-avatar')).id!;
     await judgeGetReturnsRecord(ctx, AVATAR, id);

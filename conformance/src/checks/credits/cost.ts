@@ -1,13 +1,12 @@
 import { CONTRACT_ONLY, defineCheck } from '../../check.ts';
 import { isJson } from '../../world.ts';
 import { fail } from '../../outcome.ts';
-
-const COST = { avatar: 10, avatar_video: 20 } as const;
+import { CREDIT_COSTS as COST } from '../../../../contract/numbers.ts';
 
 export default defineCheck({
   id: 'credits.cost',
-  title: 'An avatar costs 10 credits and a video 20',
-  asserts: 'Contract only: an avatar costs 10 credits and a video 20, as the records and the 402 state.',
+  title: `An avatar costs ${COST.avatar} credits and a video ${COST.avatar_video}`,
+  asserts: `Contract only: an avatar costs ${COST.avatar} credits and a video ${COST.avatar_video}, as the records and the 402 state.`,
   clauses: [],
   decisions: ['ND-CREDIT-COST'],
   profiles: CONTRACT_ONLY,
@@ -16,7 +15,7 @@ export default defineCheck({
     for (const job of jobs.filter((j) => j.createdRecord)) {
       const credits = ctx.shape.creditsOf(job.terminal ?? job.createdRecord);
       if (credits !== COST[job.kind]) {
-        fail({ clause: 'ND-CREDIT-COST', message: `${job.label} ${job.id} costs ${String(credits)} credits`, expected: String(COST[job.kind]), received: String(credits), fix: 'Charge 10 credits per avatar and 20 per video, and state it in credits.', exchanges: [job.create] });
+        fail({ clause: 'ND-CREDIT-COST', message: `${job.label} ${job.id} costs ${String(credits)} credits`, expected: String(COST[job.kind]), received: String(credits), fix: `Charge ${COST.avatar} credits per avatar and ${COST.avatar_video} per video, and state it in credits.`, exchanges: [job.create] });
       }
     }
     if (ctx.hasKey('empty')) {

@@ -1,3 +1,4 @@
+import { firstRetryLatestSeconds } from '../../options.ts';
 import { defineCheck, STATEFUL } from '../../check.ts';
 import { chargedFor, show } from '../../observe/ledger.ts';
 import { fail, PrerequisiteError, skip } from '../../outcome.ts';
@@ -11,14 +12,14 @@ export default defineCheck({
   profiles: STATEFUL,
   needs: ['receiver'],
   // The second attempt of the failing delivery, as long as it waits for it.
-  waits: (a) => a.options.webhookFirstRetrySeconds * 1.2 + 2,
+  waits: (a) => firstRetryLatestSeconds(a.options) + 2,
   async run(ctx) {
     const job = await ctx.world.kickoffJob('photo-avatar');
     const record = await job.settled;
     if (!job.webhookUrl) throw new PrerequisiteError('the photo avatar has no webhook');
     // Its receiver answers 500 to every attempt; wait for a first one and, if it comes
     // in time, a retry.
-    const attempts = await ctx.receiver!.waitFor(job.label, 2, (ctx.options.webhookFirstRetrySeconds * 1.2 + 2) * 1000);
+    const attempts = await ctx.receiver!.waitFor(job.label, 2, (firstRetryLatestSeconds(ctx.options) + 2) * 1000);
     if (attempts.length === 0) skip('no delivery attempt arrived for the photo avatar (see webhooks.event-type-matches-state)');
     const exchange = await ctx.http.send({ key: 'main', method: 'GET', path: `/v1/avatars/${job.id}`, note: 'state after failed deliveries' });
     const ended = ctx.shape.state(record);

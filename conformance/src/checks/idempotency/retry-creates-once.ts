@@ -13,6 +13,8 @@ export default defineCheck({
   profiles: STATEFUL,
   // The source has no idempotency keys: an implementation without them is not wrong.
   optionalIn: ['core', 'production'],
+  // The first create, the same again, and the key with another body: one job if keys hold.
+  creates: () => ({ avatar: 3 }),
   // After the credit checks, so that the jobs it makes on the main key change none of their figures
   // (the phase of the clock checks, which come last on that key; it needs no clock itself).
   phase: 'clock',

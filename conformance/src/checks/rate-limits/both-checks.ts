@@ -1,6 +1,6 @@
 import { defineCheck, STATEFUL } from '../../check.ts';
 import { describe, isSuccess } from '../../expect.ts';
-import { exhaust, refuseNow } from '../../observe/exhaustion.ts';
+import { exhaust, refusalCreates, refuseNow } from '../../observe/exhaustion.ts';
 import { fail, skip } from '../../outcome.ts';
 import { SETTLE_GRACE_MAX_SECONDS } from '../../world.ts';
 
@@ -10,6 +10,9 @@ export default defineCheck({
   asserts: 'A valid request with credits but over the rate limit is refused with 429 and starts no job (no webhook ever comes for it); a valid request within the limit but without credits is refused too.',
   clauses: ['RL-BOTH-CHECKS'],
   profiles: STATEFUL,
+  shares: ['exhaustion'],
+  // Its own refusal after the shared one, and a valid request over the limit.
+  creates: (options) => ({ avatar: refusalCreates(options).avatar + 1 }),
   // Listening for the webhook of a job the refused request might have started.
   waits: () => SETTLE_GRACE_MAX_SECONDS,
   phase: 'exhaust',

@@ -1,8 +1,9 @@
 import { defineCheck, STATEFUL } from '../../check.ts';
 import { describe } from '../../expect.ts';
 import { isJson } from '../../world.ts';
-import { exhaust, refuseNow, stillRefused } from '../../observe/exhaustion.ts';
+import { exhaust, refusalCreates, refuseNow, stillRefused } from '../../observe/exhaustion.ts';
 import { fail, skip } from '../../outcome.ts';
+import { bucketLimitsText } from '../../../../contract/numbers.ts';
 
 export default defineCheck({
   id: 'rate-limits.buckets',
@@ -11,6 +12,9 @@ export default defineCheck({
   clauses: ['RL-BUCKETS'],
   decisions: ['ND-ME'],
   profiles: STATEFUL,
+  shares: ['exhaustion'],
+  // Its own refusal after the shared one.
+  creates: (options) => (refusalCreates(options)),
   phase: 'exhaust',
   async run(ctx) {
     const expected = ctx.options.expectedLimits;
@@ -25,7 +29,7 @@ export default defineCheck({
           message: `a ${exchange.bucket} request advertised RateLimit-Limit ${limit}`,
           expected: `one of ${allowed.join(', ')} (per minute, per day)`,
           received: limit,
-          fix: `Give the ${exchange.bucket} bucket its documented limits; reads: 120/minute and 10,000/day, generation: 10/minute and 300/day.`,
+          fix: `Give the ${exchange.bucket} bucket its documented limits; reads: ${bucketLimitsText('read')}, generation: ${bucketLimitsText('generation')}.`,
           exchanges: [exchange],
         });
       }

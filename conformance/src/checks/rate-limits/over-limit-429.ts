@@ -12,6 +12,7 @@ export default defineCheck({
   clauses: ['RL-429'],
   decisions: ['ND-ERROR-BODY', 'ND-ERRORS'],
   profiles: STATEFUL,
+  shares: ['exhaustion'],
   phase: 'exhaust',
   async run(ctx) {
     const { refused, sent, limit, key } = await exhaust(ctx);

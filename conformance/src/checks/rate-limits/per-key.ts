@@ -1,7 +1,7 @@
 import { defineCheck, STATEFUL } from '../../check.ts';
 import { describe, validPromptAvatar, without } from '../../expect.ts';
 import type { KeyName } from '../../http.ts';
-import { exhaust, refuseNow, stillRefused } from '../../observe/exhaustion.ts';
+import { exhaust, refusalCreates, refuseNow, stillRefused } from '../../observe/exhaustion.ts';
 import { fail, skip } from '../../outcome.ts';
 
 export default defineCheck({
@@ -10,6 +10,9 @@ export default defineCheck({
   asserts: 'While one key is over its generation limit, another account\'s key is admitted: its request is answered on its merits, not with 429.',
   clauses: ['RL-PER-KEY'],
   profiles: STATEFUL,
+  shares: ['exhaustion'],
+  // Its own refusal after the shared one.
+  creates: (options) => (refusalCreates(options)),
   phase: 'exhaust',
   async run(ctx) {
     const others = (['main', 'second', 'empty'] as KeyName[]).filter((key) => ctx.hasKey(key));

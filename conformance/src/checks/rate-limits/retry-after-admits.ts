@@ -1,6 +1,6 @@
 import { defineCheck, STATEFUL } from '../../check.ts';
 import { describe, validPromptAvatar, without } from '../../expect.ts';
-import { exhaust, refuseNow } from '../../observe/exhaustion.ts';
+import { exhaust, refusalCreates, refuseNow } from '../../observe/exhaustion.ts';
 import { advertised, windowFor } from '../../observe/rate-limit-headers.ts';
 import { fail, skip } from '../../outcome.ts';
 
@@ -10,6 +10,9 @@ export default defineCheck({
   asserts: 'A key refused with 429 that waits the Retry-After seconds it was given is admitted again: waiting the announced time is enough.',
   clauses: ['RL-429'],
   profiles: STATEFUL,
+  shares: ['exhaustion'],
+  // Its own refusal after the shared one.
+  creates: (options) => (refusalCreates(options)),
   phase: 'exhaust',
   async run(ctx) {
     if (!(await exhaust(ctx)).refused) skip('no key could be taken over its limit (see rate-limits.over-limit-429)');

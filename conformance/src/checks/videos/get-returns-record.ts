@@ -21,6 +21,8 @@ export default defineCheck({
   clauses: ['VID-GET'],
   decisions: ['ND-VIDEO-FIELDS', 'ND-ERRORS'],
   profiles: ALL,
+  // A stateless mock has no run's jobs to read: the check makes its own avatar and video.
+  creates: (options) => (options.profile === 'mock' ? { avatar: 1, avatar_video: 1 } : {}),
   async run(ctx) {
     const id = ctx.profile === 'mock' ? await createdInMock(ctx) : (await ctx.world.video()).id!;
     await judgeGetReturnsRecord(ctx, VIDEO, id);

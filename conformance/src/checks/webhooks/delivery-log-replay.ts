@@ -1,3 +1,4 @@
+import { firstRetryLatestSeconds } from '../../options.ts';
 import { WEBHOOK_EVENT_ID_HEADER, WEBHOOK_TIMESTAMP_HEADER } from '../../../../contract/webhookSignature.ts';
 import { defineCheck, STATEFUL } from '../../check.ts';
 import { REACTION_MS } from '../../clock.ts';
@@ -29,6 +30,7 @@ export default defineCheck({
   // The source has no delivery log: an implementation without one is not wrong.
   optionalIn: ['core', 'production'],
   needs: ['receiver'],
+  creates: () => ({ avatar: 1 }),
   // After the credit checks, so that its job changes none of their figures, and after the
   // webhook checks, which count the run's deliveries (it needs no clock, and uses one).
   phase: 'clock',
@@ -61,9 +63,9 @@ export default defineCheck({
     // Its retry, sooner with a sandbox clock; then the event is at rest (delivered).
     if (ctx.clock.has('main')) {
       await ctx.sleep(Math.max(0, failed.receivedAt + REACTION_MS - ctx.now())); // the sender schedules it once it has the failure
-      await ctx.clock.advance('main', Math.ceil(ctx.options.webhookFirstRetrySeconds * 1.2) + 1);
+      await ctx.clock.advance('main', Math.ceil(firstRetryLatestSeconds(ctx.options)) + 1);
     }
-    const waitRetry = (ctx.options.webhookFirstRetrySeconds * 1.2 + 1 + ctx.options.webhookRetryTimeoutSeconds) * 1000;
+    const waitRetry = (firstRetryLatestSeconds(ctx.options) + 1 + ctx.options.webhookRetryTimeoutSeconds) * 1000;
     const retried = (await receiver.waitFor(LABEL, 2, waitRetry))[1];
     if (!retried) skip(`the ${LABEL} event was not retried after the 500 (see webhooks.retried-after-failure)`);
     // What the scheduled attempts get wrong is their own checks' to report: a replay is judged against attempts that hold.

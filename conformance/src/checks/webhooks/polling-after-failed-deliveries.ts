@@ -1,3 +1,4 @@
+import { firstRetryLatestSeconds } from '../../options.ts';
 import { defineCheck, STATEFUL } from '../../check.ts';
 import { fail, PrerequisiteError, skip } from '../../outcome.ts';
 
@@ -14,7 +15,7 @@ export default defineCheck({
     const job = await ctx.world.kickoffJob('photo-avatar');
     const record = await job.settled;
     if (!job.webhookUrl) throw new PrerequisiteError('the photo avatar has no webhook');
-    const attempts = await ctx.receiver!.waitFor(job.label, 2, (ctx.options.webhookFirstRetrySeconds * 1.2 + 1) * 1000 + ctx.options.webhookRetryTimeoutSeconds * 1000);
+    const attempts = await ctx.receiver!.waitFor(job.label, 2, (firstRetryLatestSeconds(ctx.options) + 1) * 1000 + ctx.options.webhookRetryTimeoutSeconds * 1000);
     if (attempts.length < 2) skip(`only ${attempts.length} delivery attempt(s) arrived for the always-failing receiver (see webhooks.retried-after-failure)`);
     const exchange = await ctx.http.send({ key: 'main', method: 'GET', path: `/v1/avatars/${job.id}`, note: 'polling after failed deliveries' });
     const status = ctx.shape.state(exchange.json);

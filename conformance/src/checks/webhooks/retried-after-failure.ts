@@ -1,3 +1,5 @@
+import { firstRetryLatestSeconds } from '../../options.ts';
+import { formatNumber, WEBHOOK_DELIVERY } from '../../../../contract/numbers.ts';
 import { defineCheck, STATEFUL } from '../../check.ts';
 import { describeDelivery, retried } from '../../observe/arrivals.ts';
 import { fail, skip } from '../../outcome.ts';
@@ -19,7 +21,7 @@ export default defineCheck({
     if (!second) {
       fail({
         clause: 'WH-RETRY',
-        message: `the receiver answered 500 to the ${job.label} event and no retry came within ${Math.round(ctx.options.webhookFirstRetrySeconds * 1.2 + 1 + ctx.options.webhookRetryTimeoutSeconds)} s`,
+        message: `the receiver answered 500 to the ${job.label} event and no retry came within ${Math.round(firstRetryLatestSeconds(ctx.options) + 1 + ctx.options.webhookRetryTimeoutSeconds)} s`,
         expected: 'a second attempt after a short delay',
         received: 'one attempt',
         fix: 'Retry failed deliveries a few times with exponential backoff.',
@@ -51,12 +53,13 @@ export default defineCheck({
     }
     if (!ctx.contract) return;
     const nominal = ctx.options.webhookFirstRetrySeconds;
-    // ±20 % jitter, a quarter second for the receiver's clock, and a second for the sender's queue.
-    const low = nominal * 0.8 - 0.25;
-    const high = nominal * 1.2 + 1;
+    // The contract's jitter, a quarter second for the receiver's clock, and a second for the sender's queue.
+    const { jitter, retryDelaysSeconds } = WEBHOOK_DELIVERY;
+    const low = nominal * (1 - jitter) - 0.25;
+    const high = nominal * (1 + jitter) + 1;
     if (delay.longest < low || delay.shortest > high) {
       const seen = delay.shortest === delay.longest ? `${delay.longest.toFixed(2)} s` : `${Math.max(0, delay.shortest).toFixed(2)}–${delay.longest.toFixed(2)} s`;
-      fail({ clause: 'ND-DELIVERY', message: `the first retry came ${seen} after the failure`, expected: `about ${nominal} s (±20 %): ${low.toFixed(2)}–${high.toFixed(2)} s`, received: seen, fix: 'Retry after about 5 s, then 20, 80, 320 and 1,280 s, each ±20 %.' });
+      fail({ clause: 'ND-DELIVERY', message: `the first retry came ${seen} after the failure`, expected: `about ${nominal} s (±${Math.round(jitter * 100)} %): ${low.toFixed(2)}–${high.toFixed(2)} s`, received: seen, fix: `Retry after about ${retryDelaysSeconds.map((s) => `${formatNumber(s)} s`).join(', ')}, each ±${Math.round(jitter * 100)} %.` });
     }
   },
 });

@@ -18,9 +18,17 @@ export function embeddedAccounts(db: Db, versions: AccountVersions): AccountStor
 
   return {
     async createAccount(a: NewAccount) {
-      db.prepare('INSERT INTO accounts (id, name, monthly_credits, plan, signing_secret, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
-        a.id, a.name, a.monthlyCredits, JSON.stringify(a.plan), a.signingSecret, a.createdAt,
-      );
+      return transaction(db, () => {
+        if (a.ownerId !== null) {
+          const owner = db.prepare('SELECT owner_id FROM accounts WHERE id = ?').get(a.ownerId) as Row | undefined;
+          if (!owner) return { ok: false, reason: 'owner_not_found' } as const;
+          if (owner.owner_id !== null) return { ok: false, reason: 'owner_is_workspace' } as const;
+        }
+        db.prepare('INSERT INTO accounts (id, name, monthly_credits, plan, signing_secret, created_at, owner_id) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+          a.id, a.name, a.monthlyCredits, JSON.stringify(a.plan), a.signingSecret, a.createdAt, a.ownerId,
+        );
+        return { ok: true } as const;
+      });
     },
     async getAccount(id) {
       const row = db.prepare('SELECT * FROM accounts WHERE id = ?').get(id) as Row | undefined;
@@ -28,6 +36,9 @@ export function embeddedAccounts(db: Db, versions: AccountVersions): AccountStor
     },
     async listAccounts() {
       return (db.prepare('SELECT * FROM accounts ORDER BY created_at').all() as Row[]).map((row) => rowToAccount(row));
+    },
+    async listWorkspaces(ownerId) {
+      return (db.prepare('SELECT * FROM accounts WHERE owner_id = ? ORDER BY created_at, id').all(ownerId) as Row[]).map((row) => rowToAccount(row));
     },
     async countAccounts() {
       return Number((db.prepare('SELECT COUNT(*) AS n FROM accounts').get() as Row).n);
@@ -69,6 +80,9 @@ export function embeddedAccounts(db: Db, versions: AccountVersions): AccountStor
     },
     async setSigningSecret(accountId, secret) {
       return changing(db.prepare('UPDATE accounts SET signing_secret = ? WHERE id = ?').run(secret, accountId));
+    },
+    async setStandardWebhooks(accountId, on) {
+      return changing(db.prepare('UPDATE accounts SET standard_webhooks = ? WHERE id = ?').run(on ? 1 : 0, accountId));
     },
     async advanceClock(accountId, move, maxOffsetMs) {
       const moved = transaction(db, (): ClockMoved => {

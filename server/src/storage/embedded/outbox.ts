@@ -28,7 +28,7 @@ export function embeddedOutbox(db: Db): WebhookOutbox {
     ORDER BY next_attempt_at LIMIT ?`);
   // Claimed events with their accounts' signing secrets and clocks: the sender needs no other read.
   const claimedByIds = db.prepare(
-    `SELECT e.*, a.signing_secret, a.clock_offset_ms FROM webhook_events e LEFT JOIN accounts a ON a.id = e.account_id
+    `SELECT e.*, a.signing_secret, a.clock_offset_ms, a.standard_webhooks FROM webhook_events e LEFT JOIN accounts a ON a.id = e.account_id
      WHERE e.id IN (SELECT value FROM json_each(?)) ORDER BY e.next_attempt_at`,
   );
   const nextAfter = db.prepare(`SELECT MIN(next_attempt_at) AS at FROM webhook_events WHERE status = 'pending' AND next_attempt_at > ?`);
@@ -65,9 +65,9 @@ export function embeddedOutbox(db: Db): WebhookOutbox {
   }
 
   const delivered = db.prepare(`UPDATE webhook_events SET status = 'delivered', delivered_at = ?, attempts = ?, lease_until = NULL, replay = 0 WHERE id = ?`);
-  const logged = db.prepare('INSERT INTO webhook_attempts (event_id, trigger, started_at, duration_ms, status_code, error) VALUES (?, ?, ?, ?, ?, ?)');
+  const logged = db.prepare('INSERT INTO webhook_attempts (event_id, trigger, started_at, duration_ms, status_code, error, standard_webhooks) VALUES (?, ?, ?, ?, ?, ?, ?)');
   /** Writes an attempt to the delivery log; called inside the transaction that records its outcome. */
-  const log = (id: string, a: AttemptLog) => logged.run(id, a.trigger, a.startedAt, a.durationMs, a.statusCode, a.error);
+  const log = (id: string, a: AttemptLog) => logged.run(id, a.trigger, a.startedAt, a.durationMs, a.statusCode, a.error, a.standardWebhooks ? 1 : 0);
   // Only an event at rest is made pending: a pending one has an attempt due or in flight.
   const replayed = db.prepare(`
     UPDATE webhook_events SET status = 'pending', next_attempt_at = ?, replay = 1, lease_until = NULL

@@ -143,4 +143,18 @@ export const MIGRATIONS: readonly string[] = [
   -- the one way back for an account whose times had left RFC 3339 or JavaScript's dates.
   UPDATE accounts SET clock_offset_ms = 3155760000000 WHERE clock_offset_ms > 3155760000000;
   `,
+  `
+  -- Workspaces: an account with an owner is a workspace of that owner account, with its
+  -- own keys, credits and limits. Every account stored before this version is an owner
+  -- with no workspaces (owner_id NULL).
+  ALTER TABLE accounts ADD COLUMN owner_id TEXT REFERENCES accounts(id);
+  CREATE INDEX accounts_by_owner ON accounts (owner_id, created_at) WHERE owner_id IS NOT NULL;
+  `,
+  `
+  -- Standard Webhooks, as an option: whether an account's deliveries also carry webhook-id,
+  -- webhook-timestamp and webhook-signature, and whether each logged attempt carried them.
+  -- Every account and attempt before this version had the X-Service-* headers alone.
+  ALTER TABLE accounts ADD COLUMN standard_webhooks INTEGER NOT NULL DEFAULT 0 CHECK (standard_webhooks IN (0, 1));
+  ALTER TABLE webhook_attempts ADD COLUMN standard_webhooks INTEGER NOT NULL DEFAULT 0 CHECK (standard_webhooks IN (0, 1));
+  `,
 ];

@@ -5,7 +5,7 @@ import { num, rowToAccount, rowToKey } from '../rows.ts';
 import { guarded, transaction, type Row } from './database.ts';
 
 /** What rowToAccount reads, named: a prepared statement's columns must not change under it when a migration adds one. */
-const ACCOUNT_COLUMNS = 'id, name, monthly_credits, plan, signing_secret, created_at, clock_offset_ms';
+const ACCOUNT_COLUMNS = 'id, name, monthly_credits, plan, signing_secret, created_at, clock_offset_ms, owner_id, standard_webhooks';
 
 export function postgresAccounts(pool: pg.Pool, versions: AccountVersions): AccountStore {
   const q = (text: string, values: unknown[] = []) => guarded(() => pool.query(text, values));
@@ -17,7 +17,7 @@ export function postgresAccounts(pool: pg.Pool, versions: AccountVersions): Acco
       await named(
         'key-by-hash',
         `SELECT k.id AS key_id, k.mode, k.prefix, k.created_at AS key_created_at, k.revoked_at,
-                a.id AS account_id, a.name, a.monthly_credits, a.plan, a.signing_secret, a.created_at, a.clock_offset_ms
+                a.id AS account_id, a.name, a.monthly_credits, a.plan, a.signing_secret, a.created_at, a.clock_offset_ms, a.owner_id, a.standard_webhooks
          FROM api_keys k JOIN accounts a ON a.id = k.account_id
          WHERE k.hash = $1 AND k.revoked_at IS NULL`,
         [hash],
@@ -25,9 +25,18 @@ export function postgresAccounts(pool: pg.Pool, versions: AccountVersions): Acco
     ).rows[0] as Row | undefined;
   return {
     async createAccount(a) {
-      await q('INSERT INTO accounts (id, name, monthly_credits, plan, signing_secret, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [
-        a.id, a.name, a.monthlyCredits, JSON.stringify(a.plan), a.signingSecret, a.createdAt,
-      ]);
+      return transaction(pool, async (client) => {
+        if (a.ownerId !== null) {
+          // The owner's row is locked so that it cannot become a workspace, or go, before this commits.
+          const owner = await client.query('SELECT owner_id FROM accounts WHERE id = $1 FOR SHARE', [a.ownerId]);
+          if (!owner.rows[0]) return { ok: false, reason: 'owner_not_found' } as const;
+          if (owner.rows[0].owner_id !== null) return { ok: false, reason: 'owner_is_workspace' } as const;
+        }
+        await client.query('INSERT INTO accounts (id, name, monthly_credits, plan, signing_secret, created_at, owner_id) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
+          a.id, a.name, a.monthlyCredits, JSON.stringify(a.plan), a.signingSecret, a.createdAt, a.ownerId,
+        ]);
+        return { ok: true } as const;
+      });
     },
     async getAccount(id) {
       const r = await q('SELECT * FROM accounts WHERE id = $1', [id]);
@@ -35,6 +44,9 @@ export function postgresAccounts(pool: pg.Pool, versions: AccountVersions): Acco
     },
     async listAccounts() {
       return (await q('SELECT * FROM accounts ORDER BY created_at')).rows.map((row) => rowToAccount(row));
+    },
+    async listWorkspaces(ownerId) {
+      return (await q('SELECT * FROM accounts WHERE owner_id = $1 ORDER BY created_at, id', [ownerId])).rows.map((row) => rowToAccount(row));
     },
     async countAccounts() {
       return num((await q('SELECT COUNT(*) AS n FROM accounts')).rows[0].n);
@@ -82,6 +94,9 @@ export function postgresAccounts(pool: pg.Pool, versions: AccountVersions): Acco
     },
     async setSigningSecret(accountId, secret) {
       return versions.changing(accountId, async () => changed(await q('UPDATE accounts SET signing_secret = $1 WHERE id = $2', [secret, accountId])));
+    },
+    async setStandardWebhooks(accountId, on) {
+      return versions.changing(accountId, async () => changed(await q('UPDATE accounts SET standard_webhooks = $1 WHERE id = $2', [on, accountId])));
     },
     async advanceClock(accountId, move, maxOffsetMs) {
       return versions.changing(accountId, () => transaction(pool, async (client): Promise<ClockMoved> => {

@@ -154,4 +154,25 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     // the one way back for an account whose times had left RFC 3339 or JavaScript's dates.
     sql: `UPDATE accounts SET clock_offset_ms = 3155760000000 WHERE clock_offset_ms > 3155760000000;`,
   },
+  {
+    version: 9,
+    name: 'workspaces',
+    // An account with an owner is a workspace of that owner account, with its own keys,
+    // credits and limits. Every account stored before this version is an owner with no
+    // workspaces (owner_id NULL).
+    sql: `
+    ALTER TABLE accounts ADD COLUMN owner_id TEXT REFERENCES accounts(id);
+    CREATE INDEX accounts_by_owner ON accounts (owner_id, created_at) WHERE owner_id IS NOT NULL;
+    `,
+  },
+  {
+    version: 10,
+    name: 'standard webhooks opt-in',
+    // Whether an account's deliveries also carry the Standard Webhooks headers, and whether
+    // each logged attempt carried them; everything before had the X-Service-* headers alone.
+    sql: `
+    ALTER TABLE accounts ADD COLUMN standard_webhooks BOOLEAN NOT NULL DEFAULT false;
+    ALTER TABLE webhook_attempts ADD COLUMN standard_webhooks BOOLEAN NOT NULL DEFAULT false;
+    `,
+  },
 ];

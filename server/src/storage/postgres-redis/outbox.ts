@@ -16,13 +16,14 @@ const CLAIM_LOCK = `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.
 
 /** Writes an attempt to the delivery log; called inside the transaction that records its outcome. */
 function log(client: pg.PoolClient, id: string, a: AttemptLog) {
-  return client.query('INSERT INTO webhook_attempts (event_id, trigger, started_at, duration_ms, status_code, error) VALUES ($1, $2, $3, $4, $5, $6)', [
+  return client.query('INSERT INTO webhook_attempts (event_id, trigger, started_at, duration_ms, status_code, error, standard_webhooks) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
     id,
     a.trigger,
     a.startedAt,
     a.durationMs,
     a.statusCode,
     a.error,
+    a.standardWebhooks === true,
   ]);
 }
 
@@ -122,7 +123,7 @@ export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
         // Leased with their accounts' signing secrets and clocks: the sender needs no other read.
         const leased = await client.query(
           `WITH leased AS (UPDATE webhook_events SET lease_until = $1 WHERE id = ANY($2::text[]) RETURNING *)
-           SELECT l.*, a.signing_secret, a.clock_offset_ms FROM leased l LEFT JOIN accounts a ON a.id = l.account_id
+           SELECT l.*, a.signing_secret, a.clock_offset_ms, a.standard_webhooks FROM leased l LEFT JOIN accounts a ON a.id = l.account_id
            ORDER BY l.next_attempt_at`,
           [leaseUntil, picked.map((e) => e.id)],
         );
@@ -138,9 +139,9 @@ export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
            FROM unnest($1::text[], $2::bigint[], $3::int[]) AS d(id, at, attempts)
            WHERE e.id = d.id RETURNING e.destination),
          logged AS (
-           INSERT INTO webhook_attempts (event_id, trigger, started_at, duration_ms, status_code, error)
-           SELECT event_id, trigger, started_at, duration_ms, status_code, error
-           FROM unnest($1::text[], $4::text[], $5::bigint[], $6::int[], $7::int[], $8::text[]) WITH ORDINALITY AS a(event_id, trigger, started_at, duration_ms, status_code, error, n)
+           INSERT INTO webhook_attempts (event_id, trigger, started_at, duration_ms, status_code, error, standard_webhooks)
+           SELECT event_id, trigger, started_at, duration_ms, status_code, error, standard_webhooks
+           FROM unnest($1::text[], $4::text[], $5::bigint[], $6::int[], $7::int[], $8::text[], $9::boolean[]) WITH ORDINALITY AS a(event_id, trigger, started_at, duration_ms, status_code, error, standard_webhooks, n)
            ORDER BY n)
          DELETE FROM webhook_destinations WHERE destination IN (SELECT destination FROM done)`,
         [
@@ -152,6 +153,7 @@ export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
           deliveries.map((d) => d.attempt.durationMs),
           deliveries.map((d) => d.attempt.statusCode),
           deliveries.map((d) => d.attempt.error),
+          deliveries.map((d) => d.attempt.standardWebhooks === true),
         ],
       );
     },
