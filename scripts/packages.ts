@@ -88,7 +88,7 @@ const PACKAGES: PackageSpec[] = [
         './browser': { types: './msw/src/index.d.ts', default: './browser.js' },
       },
       types: './msw/src/index.d.ts',
-      dependencies: Object.fromEntries(['ajv', 'ajv-formats', 'ipaddr.js', 'lru-cache', 'safe-stable-stringify'].map((name) => [name, range(name)])),
+      dependencies: Object.fromEntries(['ajv', 'ajv-formats', 'ipaddr.js', 'lru-cache', 'safe-stable-stringify', 'structured-headers'].map((name) => [name, range(name)])),
       // The page's or the test's own msw: one copy of it, whose worker file the app serves.
       peerDependencies: { msw: range('msw') },
     },

@@ -6,6 +6,7 @@
 import { http, HttpResponse, type HttpHandler } from 'msw';
 import type { operations } from '../../generated/openapi.ts';
 import { rateLimitBuckets } from '../../contract/operations.ts';
+import { RATE_LIMIT_HEADER, RATE_LIMIT_POLICY_HEADER, formatRateLimit, formatRateLimitPolicy } from '../../contract/rateLimitFields.ts';
 import { admit, type Admission } from '../../server/src/domain/admission.ts';
 import { DomainError, validationFailed } from '../../server/src/domain/errors.ts';
 import { readIdempotencyKey } from '../../server/src/domain/idempotency.ts';
@@ -13,6 +14,7 @@ import { createAvatar, createAvatarVideo, getAvatar, getAvatarVideo } from '../.
 import { listAvatars, listAvatarVideos, type Query } from '../../server/src/domain/lists.ts';
 import { getMe } from '../../server/src/domain/me.ts';
 import type { LimitedBucket } from '../../server/src/domain/model.ts';
+import { WINDOW_MS, ceilSeconds } from '../../server/src/domain/rateLimits.ts';
 import { advanceSandboxClock, readSandboxClock } from '../../server/src/domain/sandboxClock.ts';
 import { getWebhookEvent, listWebhookEvents, replayWebhookEvent } from '../../server/src/domain/webhookLog.ts';
 import { HttpProblem, PROBLEM_CONTENT_TYPE, PROBLEMS, problemBody } from '../../server/src/http/problem.ts';
@@ -83,6 +85,12 @@ export function createHandlers(sandbox: Sandbox): HttpHandler[] {
       x.headers.set(`${prefix}-Remaining`, String(admission.shown.remaining));
       x.headers.set(`${prefix}-Reset`, String(admission.resetSeconds));
     }
+    // The same figures as the IETF draft's structured fields (ND-RATELIMIT-FIELDS), as the server sends them.
+    x.headers.set(
+      RATE_LIMIT_POLICY_HEADER,
+      formatRateLimitPolicy(admission.decision.windows.map((w) => ({ name: w.window, quota: w.limit, windowSeconds: ceilSeconds(WINDOW_MS[w.window]) }))),
+    );
+    x.headers.set(RATE_LIMIT_HEADER, formatRateLimit({ name: admission.shown.window, remaining: admission.shown.remaining, resetSeconds: admission.resetSeconds }));
     if (admission.refusal) {
       x.headers.set('Retry-After', String(admission.resetSeconds));
       throw admission.refusal;

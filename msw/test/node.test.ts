@@ -121,6 +121,8 @@ describe('the sandbox in msw/node, through the typed client', () => {
     expect(limited.response.headers.get('RateLimit-Remaining')).toBe('0');
     expect(limited.response.headers.get('RateLimit-Reset')).toBe('15');
     expect(limited.response.headers.get('X-RateLimit-Reset')).toBe('15');
+    expect(limited.response.headers.get('RateLimit-Policy')).toBe('"minute";q=10;w=60, "day";q=300;w=86400');
+    expect(limited.response.headers.get('RateLimit')).toBe('"minute";r=0;t=15');
     // The next minute has room again: the window is the service's own, on the moved clock.
     await sandbox.clock.advance(15_000);
     expect((await client.createAvatar({ type: 'prompt', name: 'Next minute', prompt: 'x' })).response.status).toBe(202);

@@ -100,7 +100,13 @@ export function createMemoryStore(): MemoryStore {
   const accountStore: AccountStore = {
     async createAccount(a) {
       if (accounts.has(a.id)) throw new Error(`account ${a.id} exists`);
-      accounts.set(a.id, { ...copy(a), clockOffsetMs: 0 });
+      if (a.ownerId !== null) {
+        const owner = accounts.get(a.ownerId);
+        if (!owner) return { ok: false, reason: 'owner_not_found' };
+        if (owner.ownerId !== null) return { ok: false, reason: 'owner_is_workspace' };
+      }
+      accounts.set(a.id, { ...copy(a), clockOffsetMs: 0, standardWebhooks: false });
+      return { ok: true };
     },
     async getAccount(id) {
       const account = accounts.get(id);
@@ -108,6 +114,12 @@ export function createMemoryStore(): MemoryStore {
     },
     async listAccounts() {
       return [...accounts.values()].sort((a, b) => a.createdAt - b.createdAt).map(copy);
+    },
+    async listWorkspaces(ownerId) {
+      return [...accounts.values()]
+        .filter((a) => a.ownerId === ownerId)
+        .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        .map(copy);
     },
     async countAccounts() {
       return accounts.size;
@@ -148,6 +160,11 @@ export function createMemoryStore(): MemoryStore {
     async setSigningSecret(accountId, secret) {
       const account = accounts.get(accountId);
       if (account) account.signingSecret = secret;
+      return changing(account !== undefined);
+    },
+    async setStandardWebhooks(accountId, on) {
+      const account = accounts.get(accountId);
+      if (account) account.standardWebhooks = on;
       return changing(account !== undefined);
     },
     async advanceClock(accountId, move, maxOffsetMs): Promise<ClockMoved> {
@@ -277,7 +294,7 @@ export function createMemoryStore(): MemoryStore {
       for (const e of picked) e.leaseUntil = leaseUntil;
       return picked.map((e) => {
         const account = accounts.get(e.accountId);
-        return { ...eventOf(e), sender: account ? { signingSecret: account.signingSecret, clockOffsetMs: account.clockOffsetMs } : null };
+        return { ...eventOf(e), sender: account ? { signingSecret: account.signingSecret, clockOffsetMs: account.clockOffsetMs, standardWebhooks: account.standardWebhooks } : null };
       });
     },
     async markDelivered(deliveries) {
