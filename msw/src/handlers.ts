@@ -12,6 +12,7 @@ import { DomainError, validationFailed } from '../../server/src/domain/errors.ts
 import { readIdempotencyKey } from '../../server/src/domain/idempotency.ts';
 import { createAvatar, createAvatarVideo, getAvatar, getAvatarVideo } from '../../server/src/domain/jobs.ts';
 import { listAvatars, listAvatarVideos, type Query } from '../../server/src/domain/lists.ts';
+import { readJobFile } from '../../server/src/domain/files.ts';
 import { getMe } from '../../server/src/domain/me.ts';
 import type { LimitedBucket } from '../../server/src/domain/model.ts';
 import { WINDOW_MS, ceilSeconds } from '../../server/src/domain/rateLimits.ts';
@@ -19,6 +20,7 @@ import { advanceSandboxClock, readSandboxClock } from '../../server/src/domain/s
 import { getWebhookEvent, listWebhookEvents, replayWebhookEvent } from '../../server/src/domain/webhookLog.ts';
 import { HttpProblem, PROBLEM_CONTENT_TYPE, PROBLEMS, problemBody } from '../../server/src/http/problem.ts';
 import { createRequestValidator } from '../../server/src/http/requestValidator.ts';
+import { placeholderFiles } from './placeholders.ts';
 import type { Sandbox } from './sandbox.ts';
 
 type Operation = keyof operations;
@@ -218,6 +220,20 @@ export function createHandlers(sandbox: Sandbox): HttpHandler[] {
       await sandbox.tick();
       return x.ok('advanceSandboxClock', 200, moved);
     })),
+    // A ready job's files need no key, as the server's: the preview and a video's captions (placeholders.ts).
+    http.get(`${base}/files/:id/:name`, async ({ request, params }) => {
+      await sandbox.tick();
+      const file = await readJobFile(deps, placeholderFiles, String(params.id), String(params.name));
+      if (!file) {
+        const x = new Exchange(request, new URL(request.url));
+        const requestId = newRequestId();
+        x.headers.set('X-Request-Id', requestId);
+        x.headers.set('Content-Type', `${PROBLEM_CONTENT_TYPE}; charset=utf-8`);
+        const answer = problem(x, noSuchRoute(x), requestId);
+        return new HttpResponse(JSON.stringify(answer.body), { status: answer.status, headers: answer.headers });
+      }
+      return new HttpResponse(file.body as Uint8Array<ArrayBuffer>, { status: 200, headers: { 'Content-Type': file.contentType, 'Cache-Control': 'public, max-age=31536000, immutable' } });
+    }),
     // Any other path or method under /v1 is the service's 404, never a request that leaves the page.
     http.all(`${base}/v1/*`, route(async (x) => {
       throw noSuchRoute(x);

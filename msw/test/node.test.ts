@@ -2,6 +2,7 @@
 // against the sandbox's handlers, no server process. Every answer the client got is
 // held to the contract by the conformance runner's own validator.
 import { setupServer } from 'msw/node';
+import { PNG } from 'pngjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAvatarClient } from '../../client/src/index.ts';
 import { loadBundle } from '../../contract/schemas.ts';
@@ -188,6 +189,27 @@ describe('the sandbox in msw/node, through the typed client', () => {
     const created = await client.createAvatar({ type: 'prompt', name: 'Timed', prompt: 'x' });
     vi.setSystemTime(START + 5_000);
     expect((await client.getAvatar(created.data!.id)).data!.status).toBe('ready');
+  });
+
+  it('serves a ready avatar’s preview as a PNG a page can show, and a ready video’s captions; nothing for a job not ready', async () => {
+    const sandbox = mocked();
+    const account = await sandbox.createAccount();
+    const client = clientFor(account.apiKey);
+    const [avatar] = await sandbox.seedReadyAvatars(account, ['Ann']);
+    const video = await client.createAvatarVideo({ avatar_id: avatar!.id, script: 'Hello there. This is the sandbox.' });
+
+    const preview = await fetch(avatar!.preview_image_url!);
+    const png = PNG.sync.read(Buffer.from(await preview.arrayBuffer()));
+    const early = await fetch(`${BASE_URL}/files/${video.data!.id}/captions.vtt`);
+    await sandbox.clock.advance(10_000);
+    const ready = (await client.getAvatarVideo(video.data!.id)).data!;
+    const captions = await fetch(ready.captions_url!);
+
+    expect(preview.headers.get('content-type')).toBe('image/png');
+    expect([png.width, png.height]).toEqual([64, 64]);
+    expect(early.status).toBe(404);
+    expect(captions.headers.get('content-type')).toBe('text/vtt; charset=utf-8');
+    expect(await captions.text()).toMatch(/^WEBVTT\n[\s\S]*Hello there\./);
   });
 
   it('answers an unknown key 401 and an unknown route 404 as problems', async () => {
