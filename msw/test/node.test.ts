@@ -212,6 +212,20 @@ describe('the sandbox in msw/node, through the typed client', () => {
     expect(await captions.text()).toMatch(/^WEBVTT\n[\s\S]*Hello there\./);
   });
 
+  it('refuses a body against the contract as the server does: 422 naming each field and the rule it broke', async () => {
+    const sandbox = mocked();
+    const client = clientFor((await sandbox.createAccount()).apiKey);
+
+    const refused = await client.createAvatar({ type: 'prompt', name: '' } as never);
+
+    expect(refused.response.status).toBe(422);
+    expect(refused.error).toMatchObject({ code: 'validation_failed' });
+    expect(refused.error!.errors).toEqual(
+      expect.arrayContaining([expect.objectContaining({ field: 'prompt', rule: 'required' }), expect.objectContaining({ field: 'name', rule: 'minLength' })]),
+    );
+    expect((await client.getMe()).data!.credits).toMatchObject({ reserved: 0 });
+  });
+
   it('answers an unknown key 401 and an unknown route 404 as problems', async () => {
     const sandbox = mocked();
     await sandbox.createAccount();
