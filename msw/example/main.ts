@@ -9,6 +9,8 @@ import { createSandbox } from '../src/index.ts';
 interface Element {
   textContent: string | null;
   disabled?: boolean;
+  hidden?: boolean;
+  src?: string;
   dataset: Record<string, string>;
   addEventListener(type: 'click', listener: () => void): void;
 }
@@ -51,6 +53,8 @@ async function show(): Promise<void> {
   if (avatarId) {
     const { data } = await client.getAvatar(avatarId);
     $('status').textContent = data?.status ?? 'unknown';
+    // The preview is served by the worker too, as the service serves it: no key needed.
+    if (data?.preview_image_url && $('preview').hidden) Object.assign($('preview'), { src: data.preview_image_url, hidden: false });
   }
   const me = await client.getMe();
   $('credits').textContent = String(me.data?.credits.available ?? '-');

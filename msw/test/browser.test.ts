@@ -72,6 +72,8 @@ describe('the sandbox in a real browser, through msw/browser', () => {
     expect(await page.textContent('#credits')).toBe('90');
     await page.click('#skip');
     await expect.poll(() => page.textContent('#status')).toBe('ready');
+    // The preview the worker served is a picture the page could draw.
+    await expect.poll(() => page.$eval('#preview', (img) => (img as unknown as { naturalWidth: number }).naturalWidth)).toBe(64);
   });
 
   it('makes a video, runs out of credits (402) and hits the generation limit (429) with the page’s own client', async () => {
