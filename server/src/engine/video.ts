@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import type { AvatarInput, VideoInput } from '../domain/model.ts';
-import { runFfmpeg } from './ffmpeg.ts';
+import { encodeTimeoutMs, runFfmpeg } from './ffmpeg.ts';
 import { avatarSeed } from './portrait.ts';
 import { backdropPng, captionPng, createMeasure, LAYOUTS, portraitPng } from './scene.ts';
 import { SPEECH_SAMPLE_RATE, speakCues, type Voice } from './speech.ts';
@@ -73,7 +73,21 @@ function tempoFilters(speedUp: number): string[] {
 }
 
 /** The MP4 of a video: same inputs, same bytes. */
-export async function renderVideo({ avatar, video }: VideoRequest, signal?: AbortSignal): Promise<Uint8Array> {
+export async function renderVideo(request: VideoRequest, signal?: AbortSignal): Promise<Uint8Array> {
+  const dir = await mkdtemp(join(tmpdir(), 'avatar-video-out-'));
+  try {
+    await renderVideoFile(request, join(dir, 'video.mp4'), signal);
+    return await readFile(join(dir, 'video.mp4'));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Renders the MP4 of a video into the file `out` (an absolute path), never holding it in
+ * memory: what the job runner keeps is read from there.
+ */
+export async function renderVideoFile({ avatar, video }: VideoRequest, out: string, signal?: AbortSignal): Promise<void> {
   const layout = LAYOUTS[video.aspect_ratio];
   const frames = videoFrames(video.script);
   const cues = captionCues(video.script);
@@ -131,12 +145,12 @@ export async function renderVideo({ avatar, video }: VideoRequest, signal?: Abor
         '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '24', '-pix_fmt', 'yuv420p', '-g', String(2 * VIDEO_FPS), '-threads', '2',
         '-c:a', 'aac', '-b:a', '48k', '-flags:a', '+bitexact',
         '-movflags', '+faststart', '-map_metadata', '-1', '-fflags', '+bitexact',
-        'video.mp4',
+        out,
       ],
       dir,
       signal,
+      encodeTimeoutMs(frames),
     );
-    return await readFile(join(dir, 'video.mp4'));
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

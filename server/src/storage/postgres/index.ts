@@ -5,6 +5,7 @@ import { redisRateLimits, createRedis } from '../redis/rateLimits.ts';
 import { postgresAccounts } from './accounts.ts';
 import { postgresBulk } from './bulk.ts';
 import { createPool, guarded, migrate } from './database.ts';
+import { postgresFiles } from './files.ts';
 import { postgresJobs } from './jobs.ts';
 import { postgresOutbox } from './outbox.ts';
 
@@ -34,7 +35,7 @@ function connected(redis: Redis, ms: number): Promise<void> {
 
 /**
  * PostgreSQL for durable state (accounts, hashed keys, the credit ledger, jobs and their
- * queue, the webhook outbox) and Redis for the shared rate-limit windows and the accounts' versions.
+ * queue, the webhook outbox, the files jobs make) and Redis for the shared rate-limit windows and the accounts' versions.
  */
 export async function createPostgresRedisStore(options: PostgresRedisStoreOptions): Promise<Store> {
   const pool = createPool(options.databaseUrl);
@@ -57,6 +58,7 @@ export async function createPostgresRedisStore(options: PostgresRedisStoreOption
   return {
     accounts: postgresAccounts(pool, redisAccountVersions(redis, prefix)),
     jobs: postgresJobs(pool),
+    files: postgresFiles(pool),
     outbox: postgresOutbox(pool),
     bulk: postgresBulk(pool),
     rateLimits,

@@ -110,7 +110,7 @@ export function postgresJobs(pool: pg.Pool): JobStore {
       return r.rows[0] ? rowToJob(r.rows[0]) : null;
     },
 
-    async claimJob(workerId, now, leaseUntil) {
+    async claimJob(workerId, now, leaseUntil, skipVideosOf = []) {
       // SKIP LOCKED: concurrent workers each take a different row instead of queueing on one.
       const r = await q(
         `UPDATE jobs SET
@@ -119,10 +119,11 @@ export function postgresJobs(pool: pg.Pool): JobStore {
          WHERE id = (
            SELECT id FROM jobs
            WHERE status IN ('queued', 'processing') AND (status = 'queued' OR lease_until < $1)
+             AND NOT (kind = 'avatar_video' AND account_id = ANY($4::text[]))
            ORDER BY created_at LIMIT 1
            FOR UPDATE SKIP LOCKED)
          RETURNING *`,
-        [now, workerId, leaseUntil],
+        [now, workerId, leaseUntil, skipVideosOf],
       );
       return r.rows[0] ? rowToJob(r.rows[0]) : null;
     },
