@@ -101,8 +101,9 @@ export async function renderVideoFile({ avatar, video }: VideoRequest, out: stri
       ['open.png', portraitPng(layout, avatar, 'open')],
       ['round.png', portraitPng(layout, avatar, 'round')],
       ['blank.png', captionPng(layout, '', measure)],
-      ...cues.map((cue, i): [string, Buffer] => [`caption-${i}.png`, captionPng(layout, cue.text, measure)]),
     ];
+    // Each caption's picture is written as it is drawn: a long script has hundreds.
+    for (const [i, cue] of cues.entries()) await writeFile(join(dir, `caption-${i}.png`), captionPng(layout, cue.text, measure));
     const mouthRuns = runsOf<Mouth>(mouths).map(([mouth, n]): [string, number] => [`${mouth}.png`, n]);
     const captionRuns: [string, number][] = cues.length > 0 ? cues.map((cue, i) => [`caption-${i}.png`, cue.end - cue.start]) : [['blank.png', frames]];
     files.push(['mouths.txt', concatList(mouthRuns)], ['captions.txt', concatList(captionRuns)]);

@@ -63,20 +63,20 @@ export function createVideos(options: { render?: Render; slots?: number } = {}):
   const closing = new AbortController();
   /** Renders waiting, per account, in the order asked. */
   const queues = new Map<string, Waiting[]>();
-  /** Accounts in the order their turn comes: one that was served goes to the back. */
+  /**
+   * Accounts with renders waiting and none running, in the order their turn comes. One
+   * whose render ends, with more waiting, joins the back: behind every account that asked
+   * meanwhile.
+   */
   const turns: string[] = [];
   const running = new Set<string>();
 
   function next(): void {
-    while (running.size < slots) {
-      const at = turns.findIndex((account) => !running.has(account));
-      if (at < 0) return;
-      const account = turns[at]!;
-      turns.splice(at, 1);
+    while (running.size < slots && turns.length > 0) {
+      const account = turns.shift()!;
       const queue = queues.get(account)!;
       const task = queue.shift()!;
-      if (queue.length > 0) turns.push(account);
-      else queues.delete(account);
+      if (queue.length === 0) queues.delete(account);
       running.add(account);
       task.start();
     }
@@ -91,12 +91,16 @@ export function createVideos(options: { render?: Render; slots?: number } = {}):
           signal: stop,
           start() {
             stop.removeEventListener('abort', task.drop);
-            render(request, out, stop)
-              .then(resolve, reject)
-              .finally(() => {
-                running.delete(account);
-                next();
-              });
+            // The slot is given on before the caller hears: the next render has started by then.
+            const release = () => {
+              running.delete(account);
+              if (queues.has(account)) turns.push(account);
+              next();
+            };
+            render(request, out, stop).then(
+              () => (release(), resolve()),
+              (error: unknown) => (release(), reject(error)),
+            );
           },
           // Stopped while waiting: it leaves the queue without taking a turn.
           drop() {
@@ -106,7 +110,7 @@ export function createVideos(options: { render?: Render; slots?: number } = {}):
               queue!.splice(at, 1);
               if (queue!.length === 0) {
                 queues.delete(account);
-                turns.splice(turns.indexOf(account), 1);
+                if (turns.includes(account)) turns.splice(turns.indexOf(account), 1);
               }
             }
             reject(stop.reason ?? new Error('the render was stopped'));
@@ -118,7 +122,8 @@ export function createVideos(options: { render?: Render; slots?: number } = {}):
         if (queue) queue.push(task);
         else {
           queues.set(account, [task]);
-          turns.push(account);
+          // An account rendering already takes its turn when that render ends.
+          if (!running.has(account)) turns.push(account);
         }
         next();
       });
