@@ -39,7 +39,7 @@ export const renderInProcess: Render = async (request, out, signal) => {
   try {
     // SIGTERM when stopped: the render process stops its encoder, then itself. Its time:
     // the encoding's, and time to draw and speak before it.
-    await runChild(process.execPath, [RENDER_SCRIPT], {
+    await runChild(process.execPath, ['--expose-gc', RENDER_SCRIPT], {
       input: JSON.stringify({ ...request, out }),
       timeoutMs: encodeTimeoutMs(videoFrames(request.video.script)) + 30_000,
       signal,
