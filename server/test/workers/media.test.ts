@@ -7,6 +7,7 @@
 // held until the test lets it go); the real renderer is proved in engine/video.test.ts.
 import { writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GenerationEngine } from '../../src/domain/engine.ts';
 import type { Job } from '../../src/domain/model.ts';
 import { createBuiltinEngine } from '../../src/engine/builtin.ts';
 import type { VideoRequest } from '../../src/engine/video.ts';
@@ -44,9 +45,19 @@ let receiver: TestReceiver;
 let key: string;
 let avatarId: string;
 
+/** What was asked of the engine's port: jobs generated and files made on request, by job ID. */
+const generated: string[] = [];
+const asked: string[] = [];
+
 beforeAll(async () => {
   receiver = await startReceiver();
-  svc = await startTestService({ engine: createBuiltinEngine({ avatarMs: 0, videoMs: 0, render }), env: { WEBHOOK_POLL_MS: '20' } });
+  const builtin = createBuiltinEngine({ avatarMs: 0, videoMs: 0, render });
+  const engine: GenerationEngine = {
+    generate: (job, signal, inputs) => (generated.push(job.id), builtin.generate(job, signal, inputs)),
+    artifact: (request) => (asked.push(`${request.job.id}/${request.name}`), builtin.artifact(request)),
+    close: () => builtin.close!(),
+  };
+  svc = await startTestService({ engine, env: { WEBHOOK_POLL_MS: '20' } });
   key = (await svc.account({ plan: GENEROUS_PLAN, credits: 100_000 })).api_key;
   const avatar = await svc.request('POST', '/v1/avatars', { key, json: promptAvatar() });
   avatarId = (await svc.waitTerminal(`/v1/avatars/${avatar.body.id}`, key)).id;
@@ -75,6 +86,7 @@ describe('a ready video', () => {
 
     const whole = await fetch(local(ready.video_url));
     const part = await fetch(local(ready.video_url), { headers: { Range: 'bytes=1048000-1049999' } });
+    const head = await fetch(local(ready.video_url), { method: 'HEAD' });
 
     expect(ready.status).toBe('ready');
     expect(whole.status).toBe(200);
@@ -83,6 +95,7 @@ describe('a ready video', () => {
     expect(Buffer.from(await whole.arrayBuffer()).equals(made)).toBe(true);
     expect(part.status).toBe(206);
     expect(part.headers.get('content-range')).toBe(`bytes 1048000-1049999/${made.length}`);
+    expect([head.status, head.headers.get('content-length')]).toEqual([200, String(made.length)]);
     expect(Buffer.from(await part.arrayBuffer()).equals(made.subarray(1_048_000, 1_050_000))).toBe(true);
   });
 
@@ -97,6 +110,9 @@ describe('a ready video', () => {
     expect(before).toBe(1);
     expect(statuses).toEqual([200, 200, 200]);
     expect(renders.filter((s) => s === script)).toHaveLength(1);
+    // At the engine's port: the job was generated once, and no download asked it for the file.
+    expect(generated.filter((g) => g === id)).toHaveLength(1);
+    expect(asked.filter((a) => a.startsWith(id))).toEqual([]);
   });
 });
 

@@ -68,7 +68,14 @@ export function embeddedFiles(dir: string): FileStore {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
         throw error;
       }
-      return { contentType, size, read: (start, end) => createReadStream(path, { start, end }) };
+      return {
+        contentType,
+        size,
+        // Opened when first read, not before: an answer that sends no body (HEAD) opens nothing.
+        async *read(start, end) {
+          yield* createReadStream(path, { start, end });
+        },
+      };
     },
   };
 }
