@@ -49,12 +49,14 @@ const KEPT_PREVIEWS = 800;
 const unknownAvatar = (video: VideoInput): AvatarInput => ({ type: 'prompt', name: '', prompt: video.avatar_id });
 
 export function createBuiltinEngine(options: BuiltinEngineOptions): GenerationEngine {
+  const wait = (job: Job, ms: number, signal: AbortSignal) => (ms > 0 ? (options.wait ?? serviceTime)(job, ms, signal) : Promise.resolve());
   const portraits = createPortraits();
   const videos = createVideos({ render: options.render });
   /** Renders the video into a temporary folder while its job waits out the engine's time. */
-  async function video(job: Job, avatar: Job | null, waiting: Promise<void>, signal: AbortSignal): Promise<EngineOutcome> {
+  async function video(job: Job, avatar: Job | null, signal: AbortSignal): Promise<EngineOutcome> {
     const input = job.input as VideoInput;
     const dir = await mkdtemp(join(tmpdir(), 'avatar-video-job-'));
+    const waiting = wait(job, options.videoMs, signal);
     const discard = () => rm(dir, { recursive: true, force: true });
     const out = join(dir, FILE_NAME.avatar_video);
     const request = { avatar: (avatar?.input as AvatarInput | undefined) ?? unknownAvatar(input), video: input };
@@ -87,17 +89,12 @@ export function createBuiltinEngine(options: BuiltinEngineOptions): GenerationEn
   };
   return {
     async generate(job, signal, inputs): Promise<EngineOutcome> {
-      const ms = job.kind === 'avatar' ? options.avatarMs : options.videoMs;
-      const waiting = ms > 0 ? (options.wait ?? serviceTime)(job, ms, signal) : Promise.resolve();
+      if (job.kind === 'avatar_video' && !triggersFailure(job)) return video(job, inputs?.avatar ?? null, signal);
+      await wait(job, job.kind === 'avatar' ? options.avatarMs : options.videoMs, signal);
       if (triggersFailure(job)) {
-        await waiting;
         return { status: 'failed', error: { code: 'sandbox_forced_failure', message: `The request contains the sandbox failure marker ${SANDBOX_FAILURE_MARKER}.` } };
       }
-      if (job.kind === 'avatar') {
-        await waiting;
-        return { status: 'ready', result: {} };
-      }
-      return video(job, inputs?.avatar ?? null, waiting, signal);
+      return { status: 'ready', result: {} };
     },
     async artifact({ job, name }: ArtifactRequest): Promise<Artifact | null> {
       if (job.kind === 'avatar') return name === FILE_NAME.avatar ? { contentType: 'image/png', body: await preview(job) } : null;
