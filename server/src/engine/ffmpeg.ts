@@ -12,9 +12,10 @@ export class EncoderError extends Error {
 
 /**
  * Longest an encoding of `frames` may take before it is stopped: a minute, and 20 ms a
- * frame on top. The longest video the contract allows (5,000 one-letter words: 1,000 s,
- * 25,000 frames) took 106 s to render on a loaded 2-core machine, some 4 ms a frame, so
- * this leaves five times that; a fixed limit stopped it.
+ * frame on top. The longest video the contract allows (2,500 one-letter words: 1,000 s,
+ * 25,000 frames) took 106 to 207 s to render on a 2-core machine loaded by other work,
+ * 4 to 8 ms a frame, so this leaves more than twice the worst; a fixed limit of 120 s
+ * stopped it.
  */
 export function encodeTimeoutMs(frames: number): number {
   return 60_000 + 20 * frames;
