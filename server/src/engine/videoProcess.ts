@@ -4,7 +4,20 @@
 // server's event loop, and what they take (the speech engine's WebAssembly, the drawings)
 // is given back to the system when the process ends. SIGTERM stops the encoder and ends
 // the render.
+import { setPriority } from 'node:os';
 import { renderVideoFile, type VideoRequest } from './video.ts';
+
+/**
+ * The render's niceness, which its encoder inherits: rendering is batch work that may take
+ * minutes, while the server's processes answer requests and sign webhooks against the
+ * clock. On a busy machine they come first; on an idle one a render still has every core.
+ */
+const RENDER_NICENESS = 10;
+try {
+  setPriority(RENDER_NICENESS);
+} catch {
+  // A system that refuses (none known) renders at the server's own priority.
+}
 
 const stop = new AbortController();
 process.once('SIGTERM', () => stop.abort());
