@@ -41,7 +41,7 @@ export async function writeMediaSamples(outDir: string = DEFAULT_OUT): Promise<s
       const video: VideoInput = { avatar_id: 'av_sample', script: SAMPLE_SCRIPT, aspect_ratio: aspectRatio };
       await writeFile(join(scratch, 'video.mp4'), await renderVideo({ avatar: SAMPLE_AVATAR, video }));
       const frame = join(outDir, `video-frame-${aspectRatio.replace(':', 'x')}.png`);
-      await runFfmpeg(['-y', '-ss', frameSeconds(SAMPLE_SCRIPT).toFixed(2), '-i', 'video.mp4', '-frames:v', '1', '-fflags', '+bitexact', '-flags:v', '+bitexact', resolve(frame)], scratch);
+      await runFfmpeg(['-y', '-ss', frameSeconds(SAMPLE_SCRIPT).toFixed(2), '-i', 'video.mp4', '-frames:v', '1', '-fflags', '+bitexact', '-flags:v', '+bitexact', resolve(frame)], scratch, undefined, 60_000);
       written.push(frame);
     }
   } finally {

@@ -15,7 +15,10 @@ function table(head: string[], rows: string[][]): string {
 
 const label = (f: MediaFile) => (f.aspectRatio ? `${f.durationSeconds} s video, ${f.aspectRatio}` : f.what);
 
-/** 8. Making media: one preview and one 30-second video per frame, on first download. */
+/** CPU seconds spent per second of video made: null for the preview, which has no duration. */
+export const cpuPerVideoSecond = (f: MediaFile): number | null => (f.durationSeconds ? f.cpuSeconds / f.durationSeconds : null);
+
+/** 8. Making media: one preview on its first download and one 30-second video per frame, made by its job. */
 export function mediaSection(report: BenchReport): string[] {
   const media = report.media;
   if (!media) return [];
@@ -23,17 +26,18 @@ export function mediaSection(report: BenchReport): string[] {
   out.push("## 8. Media: making an avatar's preview and a 30-second video");
   out.push('');
   out.push(
-    `One server on the ${STORE_LABEL[media.store]} store with \`ENGINE_AVATAR_MS=0\` and \`ENGINE_VIDEO_MS=0\`, so that only the making is timed: each file's first download makes it (the preview on the engine's drawing thread, a video in a render process of its own and the FFmpeg process it starts), the second is served from what the server keeps. Meanwhile a record is read again and again, one read at a time, to show whether the event loop is held up.`,
+    `One server on the ${STORE_LABEL[media.store]} store with \`ENGINE_AVATAR_MS=0\` and \`ENGINE_VIDEO_MS=0\`, so that only the making is timed: the preview is made by its first download (on the engine's drawing thread), a video by its job, from create to ready (in a render process of its own and the FFmpeg process it starts, then kept by the store); a download then serves what is kept. Meanwhile a record is read again and again, one read at a time, to show whether the event loop is held up. The media cost of jobs is the CPU a video's job spends, every process of the server counted, per second of video it makes.`,
   );
   out.push('');
   out.push(
     table(
-      ['file', 'size', 'made in (first download)', 'CPU, all processes', 'kept (second download)', 'server RSS before → peak', 'peak RSS: render process, encoder', 'reads meanwhile: p50 / max'],
+      ['file', 'size', 'made in (preview: first download; video: its job, create to ready)', 'CPU, all processes', 'media cost of jobs: CPU s per s of video', 'download once made', 'server RSS before → peak', 'peak RSS: render process, encoder', 'reads meanwhile: p50 / max'],
       media.files.map((f) => [
         label(f),
         mb(f.bytes),
         ms(f.makeMs),
         `${formatNumber(f.cpuSeconds)} s`,
+        cpuPerVideoSecond(f) === null ? 'n/a' : `${formatNumber(cpuPerVideoSecond(f)!)} s`,
         ms(f.keptMs),
         `${mb(f.serverRssBeforeBytes)} → ${mb(f.serverPeakRssBytes)}`,
         f.renderPeakRssBytes === null && f.encoderPeakRssBytes === null ? 'none' : `${mb(f.renderPeakRssBytes)}, ${mb(f.encoderPeakRssBytes)}`,
@@ -53,8 +57,10 @@ export function mediaSection(report: BenchReport): string[] {
   }
   if (slowest) {
     lines.push(
-      `A ${formatNumber(media.scriptSeconds)}-second video takes up to ${ms(slowest.makeMs)} (${slowest.aspectRatio}) against the default wait of ${formatNumber(media.engineVideoMsDefault)} ms for a video (\`ENGINE_VIDEO_MS\`): ${slowest.makeMs < media.engineVideoMsDefault ? `the wait stays above the making, by ${ms(media.engineVideoMsDefault - slowest.makeMs)}` : `the making passes the wait by ${ms(slowest.makeMs - media.engineVideoMsDefault)}, so a client that downloads at once waits for it`}; the video is made on its first download, after the job is \`ready\`, and a shorter script takes proportionally less.`,
+      `A ${formatNumber(media.scriptSeconds)}-second video's job takes up to ${ms(slowest.makeMs)} to make it (${slowest.aspectRatio}) against the default wait of ${formatNumber(media.engineVideoMsDefault)} ms for a video (\`ENGINE_VIDEO_MS\`), which runs beside the render: ${slowest.makeMs < media.engineVideoMsDefault ? `the wait stays above the making, by ${ms(media.engineVideoMsDefault - slowest.makeMs)}` : `the making passes the wait by ${ms(slowest.makeMs - media.engineVideoMsDefault)}, so the job takes that much longer than the wait`}; the job is \`ready\` only once its file is kept, so its first download is served at once, and a shorter script takes proportionally less.`,
     );
+    const costs = videos.map(cpuPerVideoSecond).filter((c): c is number => c !== null);
+    if (costs.length > 0) lines.push(`Media cost of jobs: ${formatNumber(Math.min(...costs))} to ${formatNumber(Math.max(...costs))} CPU seconds per second of video made.`);
   }
   lines.push(`Server RSS after all of it: ${mb(media.serverRssAfterBytes)}.`);
   out.push(lines.join(' '));

@@ -234,11 +234,11 @@ export interface MediaFile {
   /** The video's record's duration_seconds; null for the preview. */
   durationSeconds: number | null;
   bytes: number;
-  /** Wall time of the first download: the engine making the file. */
+  /** Wall time of the making: a preview's first download, a video's job from create to ready. */
   makeMs: number;
-  /** CPU the server used meanwhile, its encoder process included (seconds; 2 cores give at most 2 a second). */
+  /** CPU the server used meanwhile, its render and encoder processes included (seconds; 2 cores give at most 2 a second). */
   cpuSeconds: number;
-  /** Wall time of the second download: the file kept. */
+  /** Wall time of a download once the file is made (kept by the engine, or by the store for a video). */
   keptMs: number;
   serverRssBeforeBytes: number;
   serverPeakRssBytes: number;

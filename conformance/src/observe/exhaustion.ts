@@ -25,7 +25,7 @@ export interface Refusal {
  * limit. The limit is the first expected generation limit, the one the pacer learns.
  */
 export function refusalCreates(options: Pick<ResolvedOptions, 'profile' | 'expectedLimits'>): { avatar: number } {
-  return { avatar: options.profile === 'contract' ? 0 : (options.expectedLimits.generation[0] ?? 10) + 1 };
+  return { avatar: options.profile === 'contract' ? 0 : (options.expectedLimits.generation[0] ?? CONTRACT_LIMITS.generation[0]!) + 1 };
 }
 
 /** The key taken over its limit: the second account's, else the main one. */

@@ -70,7 +70,9 @@ async function create(store: Store, clock: Clock, ownerId: string | null, option
   if (!outcome.ok) {
     throw outcome.reason === 'owner_not_found'
       ? new DomainError('not_found', `no owner account ${ownerId}`)
-      : new DomainError('owner_is_workspace', `account ${ownerId} is a workspace; a workspace belongs to an owner account and holds no workspaces`);
+      : new DomainError('validation_failed', `account ${ownerId} is a workspace; a workspace belongs to an owner account and holds no workspaces`, [
+          { field: 'owner', rule: 'owner_account', message: 'must be an owner account: workspaces hold no workspaces' },
+        ]);
   }
   const key = await issueKey(store, clock, id, options.mode ?? 'sandbox');
   return { account_id: id, signing_secret: signingSecret, ...key };

@@ -2,7 +2,33 @@
 // and the files route reads artifacts from. engine/ holds the built-in adapter.
 import type { Job, JobError, JobResult } from './model.ts';
 
-export type EngineOutcome = { status: 'ready'; result: JobResult } | { status: 'failed'; error: JobError };
+/**
+ * A file the engine made for a job (a video's MP4): kept by the store before the job is
+ * `ready` (generation.ts), so that its URL serves it from every API process at once.
+ */
+export interface MadeFile {
+  /** Its name in its URL (files.ts). */
+  name: string;
+  contentType: string;
+  /** Its bytes, read once, in pieces. */
+  read(): AsyncIterable<Uint8Array>;
+}
+
+export type EngineOutcome =
+  | {
+      status: 'ready';
+      result: JobResult;
+      /** Files to keep before the job is ready. */
+      files?: MadeFile[];
+      /** Lets go of what the files were made in (a temporary folder), once they are kept or given up. */
+      discard?: () => Promise<void>;
+    }
+  | { status: 'failed'; error: JobError };
+
+/** What a job's generation reads besides the job: for a video, the job of its avatar (null when it is gone). */
+export interface GenerationInputs {
+  avatar: Job | null;
+}
 
 export interface Artifact {
   contentType: string;
@@ -19,7 +45,7 @@ export interface ArtifactRequest {
 }
 
 /**
- * The engine could not make a ready job's file. `retryable` when it may shortly (it is busy);
+ * The engine could not make a ready job's file on request. `retryable` when it may shortly (it is busy);
  * otherwise something is wrong with the engine (its encoder is missing, say). The HTTP
  * layer answers 503 or 500 and logs the message, which is for operators, not clients.
  */
@@ -38,9 +64,16 @@ export class ArtifactUnavailableError extends Error {
  * engine would call a model, the built-in one stands in for it.
  */
 export interface GenerationEngine {
-  /** Produces the job's result, or says why it failed. Stops early when `signal` aborts. */
-  generate(job: Job, signal: AbortSignal): Promise<EngineOutcome>;
-  /** A file of a ready job: what preview_image_url, video_url or captions_url serve; null when there is none. */
+  /**
+   * Produces the job's result and its files, or says why it failed; throws when it could
+   * not make them (the job fails as generation_failed). Stops early when `signal` aborts.
+   */
+  generate(job: Job, signal: AbortSignal, inputs?: GenerationInputs): Promise<EngineOutcome>;
+  /**
+   * A file of a ready job that the store does not keep (a preview, captions): made from
+   * the job's inputs alone; null when there is none. Files the job made are read from the
+   * store, never made again.
+   */
   artifact(request: ArtifactRequest): Promise<Artifact | null>;
   /** Lets go of what the engine holds (threads, caches); called once the service has stopped using it. */
   close?(): Promise<void>;

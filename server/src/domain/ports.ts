@@ -186,8 +186,10 @@ export interface JobStore {
    * (its `updated_at` the account's time: `now` plus the account's clock offset), counts
    * the attempt and leases it to `workerId` until `leaseUntil`. `now` and the lease are
    * the service's time.
+   * Videos of the accounts in `skipVideosOf` are passed over (the worker renders one of
+   * theirs already), so that another account's video is taken in their stead.
    */
-  claimJob(workerId: string, now: number, leaseUntil: number): Promise<Job | null>;
+  claimJob(workerId: string, now: number, leaseUntil: number, skipVideosOf?: readonly string[]): Promise<Job | null>;
   /** Extends the lease of a job this worker still holds; false when it lost it. */
   renewLease(jobId: string, workerId: string, leaseUntil: number): Promise<boolean>;
   /** Gives a leased job back to the queue (graceful shutdown). */
@@ -294,9 +296,32 @@ export interface RateLimitStore {
   peek(who: Omit<CountedKey, 'version'>, bucket: LimitedBucket, limits: WindowLimits, now: number): Promise<RateDecision>;
 }
 
+/** A file a job made, as its store keeps it: read in byte ranges, never whole unless asked. */
+export interface StoredFile {
+  contentType: string;
+  size: number;
+  /** The bytes [start, end] (end included), in pieces of a bounded size. */
+  read(start: number, end: number): AsyncIterable<Uint8Array>;
+}
+
+/**
+ * The files jobs make (a video's MP4), kept where every process of the deployment reads
+ * them: the worker that made one is seldom the API process that serves it.
+ */
+export interface FileStore {
+  /**
+   * Keeps `body` as the file `name` of job `jobId`, replacing one kept before (a job run
+   * again after its worker died makes its file again). The file is there, whole, for
+   * every reader once this resolves, and a reader never sees part of one.
+   */
+  putFile(jobId: string, name: string, contentType: string, body: AsyncIterable<Uint8Array>): Promise<void>;
+  getFile(jobId: string, name: string): Promise<StoredFile | null>;
+}
+
 export interface Store {
   accounts: AccountStore;
   jobs: JobStore;
+  files: FileStore;
   outbox: WebhookOutbox;
   rateLimits: RateLimitStore;
   /** Throws when the store cannot be reached. */

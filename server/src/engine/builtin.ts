@@ -1,11 +1,16 @@
 // The built-in engine: a stand-in for a real model. It takes a configurable time,
-// fails deterministically on the sandbox marker, and serves files that really exist:
-// an avatar's preview is a portrait drawn from its inputs (portrait.ts); a video is that
-// portrait speaking its script, with the script as captions, in the frame it asked for
-// (video.ts), and its captions are also served as WebVTT. Both are made off the event
-// loop on first download, from the inputs alone (so any API process makes the same
-// file), and kept.
+// fails deterministically on the sandbox marker, and makes files that really exist:
+// a video is its avatar's portrait speaking its script, with the script as captions, in
+// the frame it asked for (video.ts), rendered by the job while it is processing (fairly
+// between accounts, videos.ts) and kept by the store before the job is ready; its
+// captions are also served as WebVTT. An avatar's preview is a portrait drawn from its
+// inputs (portrait.ts) on first download, off the event loop, from the inputs alone (so
+// any API process draws the same file), and kept.
 import { LRUCache } from 'lru-cache';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AvatarInput, Job, VideoInput } from '../domain/model.ts';
 import { SANDBOX_FAILURE_MARKER } from '../../../contract/sandbox.ts';
@@ -13,7 +18,7 @@ import type { Artifact, ArtifactRequest, EngineOutcome, GenerationEngine } from 
 import { CAPTIONS_FILE_NAME, FILE_NAME } from '../domain/files.ts';
 import { createPortraits } from './portraits.ts';
 import { videoDurationSeconds, webVtt } from './timeline.ts';
-import { createVideos } from './videos.ts';
+import { createVideos, type Render } from './videos.ts';
 
 export interface BuiltinEngineOptions {
   /** Milliseconds an avatar takes; 0 for no work at all. */
@@ -25,6 +30,8 @@ export interface BuiltinEngineOptions {
    * wait on the account's time, so a sandbox clock moved past the end finishes the job.
    */
   wait?: (job: Job, ms: number, signal: AbortSignal) => Promise<void>;
+  /** How a video is rendered into a file; by default in a process of its own (videos.ts). Tests put a failure here. */
+  render?: Render;
 }
 
 const serviceTime = (_job: Job, ms: number, signal: AbortSignal) => sleep(ms, undefined, { signal });
@@ -37,15 +44,37 @@ function triggersFailure(job: Job): boolean {
 
 /** Rendered previews kept: about 15 KB each, some 12 MB in all. */
 const KEPT_PREVIEWS = 800;
-/** Bytes of rendered videos kept: a 30-second 9:16 video is about 1.6 MB, a 7-second one 360 KB. */
-const KEPT_VIDEO_BYTES = 32 * 1024 * 1024;
 
 /** The avatar drawn for a video whose avatar cannot be read (never the case while the store keeps avatars). */
 const unknownAvatar = (video: VideoInput): AvatarInput => ({ type: 'prompt', name: '', prompt: video.avatar_id });
 
 export function createBuiltinEngine(options: BuiltinEngineOptions): GenerationEngine {
+  const wait = (job: Job, ms: number, signal: AbortSignal) => (ms > 0 ? (options.wait ?? serviceTime)(job, ms, signal) : Promise.resolve());
   const portraits = createPortraits();
-  const videos = createVideos();
+  const videos = createVideos({ render: options.render });
+  /** Renders the video into a temporary folder while its job waits out the engine's time. */
+  async function video(job: Job, avatar: Job | null, signal: AbortSignal): Promise<EngineOutcome> {
+    const input = job.input as VideoInput;
+    const dir = await mkdtemp(join(tmpdir(), 'avatar-video-job-'));
+    const waiting = wait(job, options.videoMs, signal);
+    const discard = () => rm(dir, { recursive: true, force: true });
+    const out = join(dir, FILE_NAME.avatar_video);
+    const request = { avatar: (avatar?.input as AvatarInput | undefined) ?? unknownAvatar(input), video: input };
+    // Both settle before the folder goes: a render stopped with its wait is not writing into it any more.
+    const [waited, rendered] = await Promise.allSettled([waiting, videos.render(job.accountId, request, out, signal)]);
+    const failure = [rendered, waited].find((r) => r.status === 'rejected');
+    if (failure) {
+      await discard();
+      throw failure.reason;
+    }
+    return {
+      status: 'ready',
+      // The length the file has, to the frame.
+      result: { duration_seconds: videoDurationSeconds(input.script) },
+      files: [{ name: FILE_NAME.avatar_video, contentType: 'video/mp4', read: () => createReadStream(out) }],
+      discard,
+    };
+  }
   // The same inputs always give the same portrait, so one made is kept; a render in
   // progress is shared by the requests that ask for it meanwhile.
   const previews = new LRUCache<string, Promise<Buffer>>({ max: KEPT_PREVIEWS });
@@ -58,41 +87,19 @@ export function createBuiltinEngine(options: BuiltinEngineOptions): GenerationEn
     }
     return png;
   };
-  // Videos likewise, bounded by their size; a render is shared until it is kept.
-  const rendered = new LRUCache<string, Buffer>({ maxSize: KEPT_VIDEO_BYTES, sizeCalculation: (mp4) => mp4.byteLength });
-  const rendering = new Map<string, Promise<Buffer>>();
-  const mp4 = (job: Job, avatar: Job | null): Promise<Buffer> => {
-    const kept = rendered.get(job.id);
-    if (kept) return Promise.resolve(kept);
-    let render = rendering.get(job.id);
-    if (!render) {
-      const video = job.input as VideoInput;
-      render = videos
-        .mp4({ avatar: (avatar?.input as AvatarInput | undefined) ?? unknownAvatar(video), video })
-        .then((bytes) => {
-          rendered.set(job.id, bytes);
-          return bytes;
-        })
-        .finally(() => rendering.delete(job.id));
-      rendering.set(job.id, render);
-    }
-    return render;
-  };
   return {
-    async generate(job, signal): Promise<EngineOutcome> {
-      const ms = job.kind === 'avatar' ? options.avatarMs : options.videoMs;
-      if (ms > 0) await (options.wait ?? serviceTime)(job, ms, signal);
+    async generate(job, signal, inputs): Promise<EngineOutcome> {
+      if (job.kind === 'avatar_video' && !triggersFailure(job)) return video(job, inputs?.avatar ?? null, signal);
+      await wait(job, job.kind === 'avatar' ? options.avatarMs : options.videoMs, signal);
       if (triggersFailure(job)) {
         return { status: 'failed', error: { code: 'sandbox_forced_failure', message: `The request contains the sandbox failure marker ${SANDBOX_FAILURE_MARKER}.` } };
       }
-      if (job.kind === 'avatar') return { status: 'ready', result: {} };
-      // The length the file will have, to the frame, stated without rendering it.
-      return { status: 'ready', result: { duration_seconds: videoDurationSeconds((job.input as VideoInput).script) } };
+      return { status: 'ready', result: {} };
     },
-    async artifact({ job, name, avatar }: ArtifactRequest): Promise<Artifact | null> {
+    async artifact({ job, name }: ArtifactRequest): Promise<Artifact | null> {
       if (job.kind === 'avatar') return name === FILE_NAME.avatar ? { contentType: 'image/png', body: await preview(job) } : null;
-      if (name === CAPTIONS_FILE_NAME) return { contentType: 'text/vtt; charset=utf-8', body: Buffer.from(webVtt((job.input as VideoInput).script)) };
-      return name === FILE_NAME.avatar_video ? { contentType: 'video/mp4', body: await mp4(job, avatar) } : null;
+      // The MP4 is the job's, kept by the store: it is never rendered on a download.
+      return name === CAPTIONS_FILE_NAME ? { contentType: 'text/vtt; charset=utf-8', body: Buffer.from(webVtt((job.input as VideoInput).script)) } : null;
     },
     close: async () => {
       await Promise.all([portraits.close(), videos.close()]);

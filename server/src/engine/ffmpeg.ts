@@ -11,10 +11,15 @@ export class EncoderError extends Error {
 }
 
 /**
- * Longest an encoding may take before it is stopped. The longest script (5,000 characters,
- * some 6 minutes of video) takes about 30 s on a 2-core machine.
+ * Longest an encoding of `frames` may take before it is stopped: a minute, and 20 ms a
+ * frame on top. The longest video the contract allows (2,500 one-letter words: 1,000 s,
+ * 25,000 frames) took 106 to 207 s to render on a 2-core machine loaded by other work,
+ * 4 to 8 ms a frame, so this leaves more than twice the worst; a fixed limit of 120 s
+ * stopped it.
  */
-export const ENCODE_TIMEOUT_MS = 120_000;
+export function encodeTimeoutMs(frames: number): number {
+  return 60_000 + 20 * frames;
+}
 
 let located: Promise<string> | undefined;
 
@@ -49,13 +54,13 @@ export function ffmpegPath(): Promise<string> {
 }
 
 /**
- * Runs FFmpeg with `args` in `cwd`; resolves when it exits 0, rejects with the end of its
+ * Runs FFmpeg with `args` in `cwd` for at most `timeoutMs`; resolves when it exits 0, rejects with the end of its
  * messages otherwise. `signal` stops it.
  */
-export async function runFfmpeg(args: string[], cwd: string, signal?: AbortSignal): Promise<void> {
+export async function runFfmpeg(args: string[], cwd: string, signal: AbortSignal | undefined, timeoutMs: number): Promise<void> {
   const path = await ffmpegPath();
   try {
-    await runChild(path, ['-hide_banner', '-nostdin', '-loglevel', 'error', ...args], { cwd, timeoutMs: ENCODE_TIMEOUT_MS, signal });
+    await runChild(path, ['-hide_banner', '-nostdin', '-loglevel', 'error', ...args], { cwd, timeoutMs, signal });
   } catch (error) {
     const failure = error as ChildFailure;
     throw new EncoderError(`FFmpeg ${failure.message}${failure.stderr === null ? '' : `: ${failure.stderr || 'no message'}`}`);

@@ -134,31 +134,54 @@ export interface SpokenCue {
 }
 
 /**
+ * Captions spoken in one run of eSpeak at most. Its output is kept whole in memory
+ * several times over (eSpeak's in-memory file as it grows, the copy read out, the samples),
+ * so one run for the longest script (some 360 captions, 25 minutes of sound with the
+ * breaks) held over 600 MB; runs of this many captions (some 2 minutes) keep a render's
+ * memory to what its own speech takes, whatever the script's length. A script of up to
+ * this many captions (over a minute of video) is spoken in one run, as before.
+ */
+const CUES_PER_RUN = 32;
+
+/** Sound placed at a sample of the video. */
+interface Placed {
+  at: number;
+  samples: Int16Array;
+}
+
+/**
  * The speech of a video: each caption spoken from the moment it shows (or right after the
- * one before, when that one ran long). eSpeak speaks the captions in one run with a break
- * between them; each stretch of sound between breaks is one caption. Should the
- * stretches not match the captions one to one (a caption with nothing to say, say), the
- * whole speech is placed from the start instead. Returns the samples (possibly longer
- * than the video: the caller fits them) and how many there are.
+ * one before, when that one ran long). eSpeak speaks the captions in runs of
+ * CUES_PER_RUN with a break between them; each stretch of sound between breaks is one
+ * caption. Should a run's stretches not match its captions one to one (a caption with
+ * nothing to say, say), that run's whole speech is placed from its first caption instead.
+ * Returns the samples (possibly longer than the video: the caller fits them).
  */
 export async function speakCues(cues: SpokenCue[], voice: Voice): Promise<Int16Array> {
   const sayable = cues.filter((c) => /[\p{L}\p{N}]/u.test(c.text));
   if (sayable.length === 0) return new Int16Array(0);
-  const ssml = `<speak>${sayable.map((c) => escapeXml(c.text)).join(` <break time="${CUE_BREAK_MS}ms"/> `)}</speak>`;
-  const samples = await synthesise(ssml, voice);
-  const parts = splitAtBreaks(samples);
-  if (parts.length !== sayable.length) {
-    const [start, end] = soundBounds(samples);
-    return samples.slice(start, end);
-  }
   const gap = Math.round(SPEECH_SAMPLE_RATE * 0.05);
+  const placed: Placed[] = [];
   let length = 0;
-  const placed = parts.map((part, i) => {
-    const at = Math.max(sayable[i]!.startSample, length === 0 ? 0 : length + gap);
-    length = at + part.length;
-    return at;
-  });
+  const place = (samples: Int16Array, startSample: number) => {
+    const at = Math.max(startSample, length === 0 ? 0 : length + gap);
+    // A copy: the run's whole output (breaks and all) is let go once its parts are placed.
+    placed.push({ at, samples: samples.slice() });
+    length = at + samples.length;
+  };
+  for (let from = 0; from < sayable.length; from += CUES_PER_RUN) {
+    const run = sayable.slice(from, from + CUES_PER_RUN);
+    const ssml = `<speak>${run.map((c) => escapeXml(c.text)).join(` <break time="${CUE_BREAK_MS}ms"/> `)}</speak>`;
+    const samples = await synthesise(ssml, voice);
+    const parts = splitAtBreaks(samples);
+    if (parts.length !== run.length) {
+      const [start, end] = soundBounds(samples);
+      if (end > start) place(samples.subarray(start, end), run[0]!.startSample);
+      continue;
+    }
+    parts.forEach((part, i) => place(part, run[i]!.startSample));
+  }
   const out = new Int16Array(length);
-  parts.forEach((part, i) => out.set(part, placed[i]));
+  for (const { at, samples } of placed) out.set(samples, at);
   return out;
 }

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import type { AvatarInput, VideoInput } from '../domain/model.ts';
-import { runFfmpeg } from './ffmpeg.ts';
+import { encodeTimeoutMs, runFfmpeg } from './ffmpeg.ts';
 import { avatarSeed } from './portrait.ts';
 import { backdropPng, captionPng, createMeasure, LAYOUTS, portraitPng } from './scene.ts';
 import { SPEECH_SAMPLE_RATE, speakCues, type Voice } from './speech.ts';
@@ -21,6 +21,8 @@ export interface VideoRequest {
   video: VideoInput;
 }
 
+/** Caption pictures drawn between two collections of the render process's garbage. */
+const CAPTIONS_PER_COLLECTION = 16;
 /** Samples of an AAC frame: the audio track's length is counted in these. */
 const AAC_FRAME_SAMPLES = 1024;
 /** Speech runs a little faster than the captions, so each caption's words end before the next shows. */
@@ -73,7 +75,21 @@ function tempoFilters(speedUp: number): string[] {
 }
 
 /** The MP4 of a video: same inputs, same bytes. */
-export async function renderVideo({ avatar, video }: VideoRequest, signal?: AbortSignal): Promise<Uint8Array> {
+export async function renderVideo(request: VideoRequest, signal?: AbortSignal): Promise<Uint8Array> {
+  const dir = await mkdtemp(join(tmpdir(), 'avatar-video-out-'));
+  try {
+    await renderVideoFile(request, join(dir, 'video.mp4'), signal);
+    return await readFile(join(dir, 'video.mp4'));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Renders the MP4 of a video into the file `out` (an absolute path), never holding it in
+ * memory: what the job runner keeps is read from there.
+ */
+export async function renderVideoFile({ avatar, video }: VideoRequest, out: string, signal?: AbortSignal): Promise<void> {
   const layout = LAYOUTS[video.aspect_ratio];
   const frames = videoFrames(video.script);
   const cues = captionCues(video.script);
@@ -87,8 +103,16 @@ export async function renderVideo({ avatar, video }: VideoRequest, signal?: Abor
       ['open.png', portraitPng(layout, avatar, 'open')],
       ['round.png', portraitPng(layout, avatar, 'round')],
       ['blank.png', captionPng(layout, '', measure)],
-      ...cues.map((cue, i): [string, Buffer] => [`caption-${i}.png`, captionPng(layout, cue.text, measure)]),
     ];
+    // Each caption's picture is written as it is drawn: a long script has hundreds. The
+    // drawing library's memory is native and freed only when V8 collects its objects,
+    // which a small JS heap seldom does: the render process (started with --expose-gc)
+    // collects every few captions, which halves its peak on the longest script.
+    const collect = (globalThis as { gc?: () => void }).gc;
+    for (const [i, cue] of cues.entries()) {
+      await writeFile(join(dir, `caption-${i}.png`), captionPng(layout, cue.text, measure));
+      if (i % CAPTIONS_PER_COLLECTION === CAPTIONS_PER_COLLECTION - 1) collect?.();
+    }
     const mouthRuns = runsOf<Mouth>(mouths).map(([mouth, n]): [string, number] => [`${mouth}.png`, n]);
     const captionRuns: [string, number][] = cues.length > 0 ? cues.map((cue, i) => [`caption-${i}.png`, cue.end - cue.start]) : [['blank.png', frames]];
     files.push(['mouths.txt', concatList(mouthRuns)], ['captions.txt', concatList(captionRuns)]);
@@ -131,12 +155,12 @@ export async function renderVideo({ avatar, video }: VideoRequest, signal?: Abor
         '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '24', '-pix_fmt', 'yuv420p', '-g', String(2 * VIDEO_FPS), '-threads', '2',
         '-c:a', 'aac', '-b:a', '48k', '-flags:a', '+bitexact',
         '-movflags', '+faststart', '-map_metadata', '-1', '-fflags', '+bitexact',
-        'video.mp4',
+        out,
       ],
       dir,
       signal,
+      encodeTimeoutMs(frames),
     );
-    return await readFile(join(dir, 'video.mp4'));
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

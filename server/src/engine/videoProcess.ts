@@ -1,10 +1,23 @@
 // A video's render, as a process of its own (videos.ts starts one per video): the
-// request as JSON on stdin, the MP4 on stdout, why it failed on stderr and exit code 1.
-// Drawing, speech and waiting on the encoder happen here, never on the server's event
-// loop, and what they take (the speech engine's WebAssembly, the drawings, some 150 MB at
-// its peak) is given back to the system when the process ends. SIGTERM stops the encoder
-// and ends the render.
-import { renderVideo, type VideoRequest } from './video.ts';
+// request as JSON on stdin, with the file to write the MP4 to; why it failed on stderr
+// and exit code 1. Drawing, speech and waiting on the encoder happen here, never on the
+// server's event loop, and what they take (the speech engine's WebAssembly, the drawings)
+// is given back to the system when the process ends. SIGTERM stops the encoder and ends
+// the render.
+import { setPriority } from 'node:os';
+import { renderVideoFile, type VideoRequest } from './video.ts';
+
+/**
+ * The render's niceness, which its encoder inherits: rendering is batch work that may take
+ * minutes, while the server's processes answer requests and sign webhooks against the
+ * clock. On a busy machine they come first; on an idle one a render still has every core.
+ */
+const RENDER_NICENESS = 10;
+try {
+  setPriority(RENDER_NICENESS);
+} catch {
+  // A system that refuses (none known) renders at the server's own priority.
+}
 
 const stop = new AbortController();
 process.once('SIGTERM', () => stop.abort());
@@ -12,9 +25,8 @@ process.once('SIGTERM', () => stop.abort());
 async function main(): Promise<void> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  const request = JSON.parse(Buffer.concat(chunks).toString('utf8')) as VideoRequest;
-  const mp4 = await renderVideo(request, stop.signal);
-  await new Promise<void>((resolve, reject) => process.stdout.write(mp4, (error) => (error ? reject(error) : resolve())));
+  const { out, ...request } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as VideoRequest & { out: string };
+  await renderVideoFile(request, out, stop.signal);
 }
 
 main().then(

@@ -1,61 +1,132 @@
 // Videos, rendered off the event loop: each in a process of its own (videoProcess.ts),
-// one at a time, the others waiting their turn. A process rather than a thread: a render
-// holds some 150 MB at its peak (the speech engine's WebAssembly, the drawings), which a
-// thread would leave in the server's memory and a process gives back when it ends, and a
-// render that goes wrong cannot take the server with it. Starting one costs about 0.1 s.
+// started by the job runner's worker while the job is processing, into a file the job
+// then keeps. A process rather than a thread: a render holds up to a few hundred MB at
+// its peak (the speech engine's WebAssembly, the drawings), which a thread would leave in
+// the server's memory and a process gives back when it ends, and a render that goes
+// wrong cannot take the server with it. Starting one costs about 0.1 s.
+//
+// Fair between accounts: RENDER_SLOTS renders run at once, an account never more than
+// one of them, and a free slot goes to the accounts waiting in turn (round-robin), so one
+// account's long videos hold a slot of their own, never the others'.
 import { fileURLToPath } from 'node:url';
-import { ArtifactUnavailableError } from '../domain/engine.ts';
 import { runChild, type ChildFailure } from './child.ts';
-import { ENCODE_TIMEOUT_MS } from './ffmpeg.ts';
+import { encodeTimeoutMs } from './ffmpeg.ts';
+import { videoFrames } from './timeline.ts';
 import type { VideoRequest } from './video.ts';
 
+/** Renders one video into the file `out`; rejects with the reason it could not. */
+export type Render = (request: VideoRequest, out: string, signal: AbortSignal) => Promise<void>;
+
 export interface Videos {
-  /** The MP4 of a video with these inputs. */
-  mp4(request: VideoRequest): Promise<Buffer>;
+  /**
+   * Renders the video of account `account` into `out` when its turn comes; `signal`
+   * stops it, waiting or rendering.
+   */
+  render(account: string, request: VideoRequest, out: string, signal: AbortSignal): Promise<void>;
   /** Stops the renders under way and refuses new ones. */
   close(): Promise<void>;
 }
 
 const RENDER_SCRIPT = fileURLToPath(new URL('./videoProcess.ts', import.meta.url));
 /**
- * Renders asked for and not finished, at most: one runs at a time (it keeps both cores
- * of a small machine busy), the rest wait. Past this a download is refused with a 503
- * and Retry-After rather than queued without end.
+ * Renders at once: two keep both cores of a small machine busy (a render draws and speaks
+ * on one, then its encoder takes two), and bound the memory renders take to twice one's.
  */
-export const MAX_PENDING_RENDERS = 16;
-/** Longest a render may take: its encoding's limit, and time to draw and speak before it. */
-const RENDER_TIMEOUT_MS = ENCODE_TIMEOUT_MS + 30_000;
+export const RENDER_SLOTS = 2;
 
-/** Renders in a process of its own: the request on its stdin, the MP4 on its stdout. */
-async function render(request: VideoRequest, signal: AbortSignal): Promise<Buffer> {
+/** Renders in a process of its own: the request and the output file on its stdin. */
+export const renderInProcess: Render = async (request, out, signal) => {
   try {
-    // SIGTERM when the engine closes: the render process stops its encoder, then itself.
-    return await runChild(process.execPath, [RENDER_SCRIPT], { input: JSON.stringify(request), timeoutMs: RENDER_TIMEOUT_MS, signal, stopSignal: 'SIGTERM' });
+    // SIGTERM when stopped: the render process stops its encoder, then itself. Its time:
+    // the encoding's, and time to draw and speak before it.
+    await runChild(process.execPath, ['--expose-gc', RENDER_SCRIPT], {
+      input: JSON.stringify({ ...request, out }),
+      timeoutMs: encodeTimeoutMs(videoFrames(request.video.script)) + 30_000,
+      signal,
+      stopSignal: 'SIGTERM',
+    });
   } catch (error) {
     const failure = error as ChildFailure;
-    throw new Error(failure.stderr || `the render process ${failure.message}`);
+    throw new Error(`the video could not be rendered: ${failure.stderr || `the render process ${failure.message}`}`, { cause: error });
   }
+};
+
+interface Waiting {
+  start(): void;
+  signal: AbortSignal;
+  drop(): void;
 }
 
-export function createVideos(): Videos {
+export function createVideos(options: { render?: Render; slots?: number } = {}): Videos {
+  const render = options.render ?? renderInProcess;
+  const slots = options.slots ?? RENDER_SLOTS;
   const closing = new AbortController();
-  let pending = 0;
-  // Renders run one after another: each waits for the one before to settle.
-  let last: Promise<unknown> = Promise.resolve();
+  /** Renders waiting, per account, in the order asked. */
+  const queues = new Map<string, Waiting[]>();
+  /**
+   * Accounts with renders waiting and none running, in the order their turn comes. One
+   * whose render ends, with more waiting, joins the back: behind every account that asked
+   * meanwhile.
+   */
+  const turns: string[] = [];
+  const running = new Set<string>();
+
+  function next(): void {
+    while (running.size < slots && turns.length > 0) {
+      const account = turns.shift()!;
+      const queue = queues.get(account)!;
+      const task = queue.shift()!;
+      if (queue.length === 0) queues.delete(account);
+      running.add(account);
+      task.start();
+    }
+  }
+
   return {
-    async mp4(request) {
-      if (closing.signal.aborted) throw new ArtifactUnavailableError('the engine is closing', { retryable: true });
-      if (pending >= MAX_PENDING_RENDERS) throw new ArtifactUnavailableError(`${pending} videos are being rendered already`, { retryable: true });
-      pending++;
-      const turn = last.then(() => (closing.signal.aborted ? Promise.reject(new Error('the engine closed')) : render(request, closing.signal)));
-      last = turn.catch(() => undefined);
-      try {
-        return await turn;
-      } catch (error) {
-        throw new ArtifactUnavailableError(`the video could not be rendered: ${(error as Error).message}`, { cause: error });
-      } finally {
-        pending--;
-      }
+    render(account, request, out, signal) {
+      if (closing.signal.aborted) return Promise.reject(new Error('the engine is closing'));
+      const stop = AbortSignal.any([signal, closing.signal]);
+      return new Promise<void>((resolve, reject) => {
+        const task: Waiting = {
+          signal: stop,
+          start() {
+            stop.removeEventListener('abort', task.drop);
+            // The slot is given on before the caller hears: the next render has started by then.
+            const release = () => {
+              running.delete(account);
+              if (queues.has(account)) turns.push(account);
+              next();
+            };
+            render(request, out, stop).then(
+              () => (release(), resolve()),
+              (error: unknown) => (release(), reject(error)),
+            );
+          },
+          // Stopped while waiting: it leaves the queue without taking a turn.
+          drop() {
+            const queue = queues.get(account);
+            const at = queue?.indexOf(task) ?? -1;
+            if (at >= 0) {
+              queue!.splice(at, 1);
+              if (queue!.length === 0) {
+                queues.delete(account);
+                if (turns.includes(account)) turns.splice(turns.indexOf(account), 1);
+              }
+            }
+            reject(stop.reason ?? new Error('the render was stopped'));
+          },
+        };
+        if (stop.aborted) return task.drop();
+        stop.addEventListener('abort', task.drop, { once: true });
+        const queue = queues.get(account);
+        if (queue) queue.push(task);
+        else {
+          queues.set(account, [task]);
+          // An account rendering already takes its turn when that render ends.
+          if (!running.has(account)) turns.push(account);
+        }
+        next();
+      });
     },
     async close() {
       closing.abort();

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { finishJob } from '../domain/completion.ts';
 import type { DomainDeps } from '../domain/deps.ts';
 import type { EngineOutcome, GenerationEngine } from '../domain/engine.ts';
+import { generateJob } from '../domain/generation.ts';
 import type { Job } from '../domain/model.ts';
 import { errorForLog } from '../domain/ports.ts';
 import type { Metrics } from '../metrics.ts';
@@ -33,11 +34,15 @@ export interface JobRunner {
 export function createJobRunner(deps: DomainDeps, engine: GenerationEngine, options: JobRunnerOptions, log: Logger, metrics?: Metrics): JobRunner {
   const workerId = `worker-${randomUUID()}`;
   const inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  // Accounts with a video in flight here, and how many: a worker runs one video of an
+  // account at a time, so that another account's video is claimed (and rendered) beside it
+  // rather than queued behind the first account's others.
+  const videosOf = new Map<string, number>();
   const pump = createPump(
     async () => {
       while (pump.running && inFlight.size < options.concurrency) {
         const now = deps.clock.now();
-        const job = await deps.store.jobs.claimJob(workerId, now, now + options.leaseMs);
+        const job = await deps.store.jobs.claimJob(workerId, now, now + options.leaseMs, [...videosOf.keys()]);
         if (!job) return;
         void run(job);
       }
@@ -48,6 +53,8 @@ export function createJobRunner(deps: DomainDeps, engine: GenerationEngine, opti
 
   async function run(job: Job): Promise<void> {
     const controller = new AbortController();
+    const video = job.kind === 'avatar_video';
+    if (video) videosOf.set(job.accountId, (videosOf.get(job.accountId) ?? 0) + 1);
     const renew = setInterval(() => {
       void deps.store.jobs.renewLease(job.id, workerId, deps.clock.now() + options.leaseMs).catch(() => undefined);
     }, Math.max(50, Math.floor(options.leaseMs / 3)));
@@ -57,7 +64,7 @@ export function createJobRunner(deps: DomainDeps, engine: GenerationEngine, opti
       try {
         outcome = job.attempts > options.maxAttempts
           ? { status: 'failed', error: { code: 'interrupted', message: 'The job was interrupted too often to be resumed.' } }
-          : await engine.generate(job, controller.signal);
+          : await generateJob(deps, engine, job, controller.signal);
       } catch (error) {
         if (controller.signal.aborted) {
           await deps.store.jobs.releaseLease(job.id, workerId, deps.clock.now());
@@ -76,6 +83,11 @@ export function createJobRunner(deps: DomainDeps, engine: GenerationEngine, opti
       .finally(() => {
         clearInterval(renew);
         inFlight.delete(job.id);
+        if (video) {
+          const left = (videosOf.get(job.accountId) ?? 1) - 1;
+          if (left > 0) videosOf.set(job.accountId, left);
+          else videosOf.delete(job.accountId);
+        }
         pump.wake();
       });
     inFlight.set(job.id, { controller, done });

@@ -11,7 +11,6 @@ import { promisify } from 'node:util';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ArtifactUnavailableError } from '../../src/domain/engine.ts';
 import type { Job } from '../../src/domain/model.ts';
 import { createBuiltinEngine } from '../../src/engine/builtin.ts';
 import { LAYOUTS } from '../../src/engine/scene.ts';
@@ -127,17 +126,21 @@ describe('a ready video', () => {
 });
 
 describe('a video the engine cannot render', () => {
-  it('is refused with the reason, and the engine renders the next one', async () => {
+  it('fails its generation with the reason, and the engine renders the next one', async () => {
     const engine = createBuiltinEngine({ avatarMs: 0, videoMs: 0 });
-    const video = (id: string, aspectRatio: string) => ({ id, kind: 'avatar_video', status: 'ready', input: { avatar_id: 'av_x', script: 'Hello there.', aspect_ratio: aspectRatio } }) as unknown as Job;
+    const video = (id: string, aspectRatio: string) => ({ id, kind: 'avatar_video', accountId: 'acc_x', status: 'processing', input: { avatar_id: 'av_x', script: 'Hello there.', aspect_ratio: aspectRatio } }) as unknown as Job;
+    const running = new AbortController();
     try {
-      const refused = engine.artifact({ job: video('vid_unrenderable', '4:3'), name: 'video.mp4', avatar: null });
-      await expect(refused).rejects.toBeInstanceOf(ArtifactUnavailableError);
-      await expect(refused).rejects.toThrow(/could not be rendered/u);
+      await expect(engine.generate(video('vid_unrenderable', '4:3'), running.signal)).rejects.toThrow(/could not be rendered/u);
 
-      const next = await engine.artifact({ job: video('vid_renderable', '1:1'), name: 'video.mp4', avatar: null });
-      expect(next?.contentType).toBe('video/mp4');
-      expect(next?.body.byteLength).toBeGreaterThan(1000);
+      const next = await engine.generate(video('vid_renderable', '1:1'), running.signal);
+      expect(next.status).toBe('ready');
+      const file = next.status === 'ready' ? next.files?.[0] : undefined;
+      expect(file?.contentType).toBe('video/mp4');
+      let bytes = 0;
+      for await (const piece of file!.read()) bytes += piece.byteLength;
+      expect(bytes).toBeGreaterThan(1000);
+      if (next.status === 'ready') await next.discard?.();
     } finally {
       await engine.close?.();
     }

@@ -135,7 +135,8 @@ describe('creating a workspace', () => {
     expect(unknown).toBeInstanceOf(DomainError);
     expect((unknown as DomainError).message).toBe('no owner account acct_nobody');
     expect(nested).toBeInstanceOf(DomainError);
-    expect((nested as DomainError).code).toBe('owner_is_workspace');
+    expect((nested as DomainError).code).toBe('validation_failed');
+    expect((nested as DomainError).fields).toEqual([expect.objectContaining({ field: 'owner', rule: 'owner_account' })]);
     expect(await svc.store.accounts.countAccounts()).toBe(before);
     expect((await svc.store.accounts.listWorkspaces(owner.account_id)).map((w) => w.id)).toEqual([workspace.account_id]);
   });

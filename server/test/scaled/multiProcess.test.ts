@@ -1,6 +1,7 @@
 // Two API processes and two workers on one PostgreSQL + Redis: limits and
 // credits hold across processes, each job runs once, a killed worker's job is finished
-// by the other and charged once, and every webhook keeps one event ID.
+// by the other and charged once, every webhook keeps one event ID, and a video a worker
+// made is served by either API process at once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { createAccount } from '../../src/domain/accounts.ts';
@@ -143,6 +144,27 @@ describe('two API processes and two workers', () => {
     while (ids().size < K && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect([...ids()].sort()).toEqual(accepted.map((a) => eventIdFor(a.id, 'avatar.ready')).sort());
     for (const d of receiver.deliveries.filter((x) => x.path === '/hooks')) expect(d.body.id).toBe(d.headers['x-service-event-id']);
+  });
+
+  it('serve a ready video that a worker made from either API process at once: the same MP4 bytes, whole or in a range', async () => {
+    const { api_key: key } = await createAccount(store, systemClock, { monthlyCredits: 1000, plan: GENEROUS_PLAN });
+    const avatar = (await (await post(apis[0]!, key, '/v1/avatars', promptAvatar())).json()) as { id: string };
+    await waitTerminal(avatar.id);
+    const created = (await (await post(apis[1]!, key, '/v1/avatar-videos', { avatar_id: avatar.id, script: 'Made by the worker, kept for every process.' })).json()) as { id: string };
+    expect((await waitTerminal(created.id)).status).toBe('ready');
+
+    const downloads = await Promise.all(apis.map(async (api) => {
+      const res = await fetch(`${api.url}/files/${created.id}/video.mp4`);
+      return { status: res.status, bytes: Buffer.from(await res.arrayBuffer()) };
+    }));
+    const part = await fetch(`${apis[1]!.url}/files/${created.id}/video.mp4`, { headers: { Range: 'bytes=4-7' } });
+
+    expect(downloads.map((d) => d.status)).toEqual([200, 200]);
+    expect(downloads[0]!.bytes.subarray(4, 8).toString('latin1')).toBe('ftyp'); // an MP4 from its first box
+    expect(downloads[0]!.bytes.length).toBeGreaterThan(10_000);
+    expect(downloads[1]!.bytes.equals(downloads[0]!.bytes)).toBe(true);
+    expect(part.status).toBe(206);
+    expect(Buffer.from(await part.arrayBuffer()).toString('latin1')).toBe('ftyp');
   });
 
   it('finish the job of a worker killed with SIGKILL, charging it once', async () => {

@@ -12,7 +12,11 @@ import { TEST_DATABASE_URL } from '../support/stores.ts';
 
 /** Tables only one store has: the other keeps the same thing outside its database. */
 const ONLY_EMBEDDED = ['rate_counters']; // PostgreSQL deployments count requests in Redis
-const ONLY_POSTGRES = ['schema_migrations']; // SQLite records its version in PRAGMA user_version
+const ONLY_POSTGRES = [
+  'schema_migrations', // SQLite records its version in PRAGMA user_version
+  'job_files', // the embedded store keeps the files jobs make in a folder beside its database
+  'job_file_chunks',
+];
 
 function embeddedColumns(): string[] {
   const dir = mkdtempSync(join(tmpdir(), 'schema-'));

@@ -60,6 +60,29 @@ describe('claimJob', () => {
     expect(await store.jobs.renewLease('av_1', 'w1', now + 5000)).toBe(false);
   });
 
+  it("passes over the videos of the accounts it is told to skip, taking their avatars and another account's video", async () => {
+    const busy = (await createAccount(store, clock, { monthlyCredits: 1000 })).account_id;
+    const other = (await createAccount(store, clock, { monthlyCredits: 1000 })).account_id;
+    const job = async (id: string, accountId: string, kind: Job['kind']) => {
+      clock.advance(1);
+      const now = clock.now();
+      const input = kind === 'avatar' ? { type: 'prompt', name: 'x', prompt: 'y' } : { avatar_id: 'av_x', script: 'Hi.', aspect_ratio: '9:16' };
+      const outcome = await store.jobs.createJobReservingCredits({
+        id, kind, accountId, keyId: 'key_x', sandbox: true, status: 'queued', input, webhookUrl: null, credits: 10, period: '2026-11',
+        error: null, result: null, createdAt: now, updatedAt: now, completedAt: null, attempts: 0,
+      } as Job, now);
+      expect(outcome.ok).toBe(true);
+    };
+    await job('vid_busy1', busy, 'avatar_video');
+    await job('vid_busy2', busy, 'avatar_video');
+    await job('av_busy', busy, 'avatar');
+    await job('vid_other', other, 'avatar_video');
+    const claim = () => store.jobs.claimJob('w', clock.now(), clock.now() + 1000, [busy]);
+
+    expect([(await claim())?.id, (await claim())?.id, await claim()]).toEqual(['av_busy', 'vid_other', null]);
+    expect((await store.jobs.claimJob('w', clock.now(), clock.now() + 1000))?.id).toBe('vid_busy1');
+  });
+
   it('serves the oldest job first', async () => {
     await queued('av_old');
     clock.advance(1);
@@ -301,5 +324,34 @@ describe('fair claims across destinations', () => {
     await store.outbox.claimDueEvents(8000, 10, 30_000, FAIR);
 
     expect(await store.outbox.scheduleRetry('evt_b0', 1, { at: 9000, clockOffsetMs: 0 }, failed('status 500'), 'down')).toBe(1);
+  });
+});
+
+describe('the files jobs make', () => {
+  async function* pieces(...parts: string[]) {
+    for (const part of parts) yield Buffer.from(part);
+  }
+  async function read(file: { read(start: number, end: number): AsyncIterable<Uint8Array> } | null, start: number, end: number): Promise<string> {
+    const out: Buffer[] = [];
+    for await (const piece of file!.read(start, end)) out.push(Buffer.from(piece));
+    return Buffer.concat(out).toString();
+  }
+
+  it('keeps a file whole, read in any range, and replaces it when the job makes it again', async () => {
+    await queued('vid_file');
+
+    const before = await store.files.getFile('vid_file', 'video.mp4');
+    await store.files.putFile('vid_file', 'video.mp4', 'video/mp4', pieces('hello ', 'kept ', 'world'));
+    const kept = await store.files.getFile('vid_file', 'video.mp4');
+    const ranges = [await read(kept, 0, 15), await read(kept, 6, 9)];
+    await store.files.putFile('vid_file', 'video.mp4', 'video/mp4', pieces('again'));
+    const again = await store.files.getFile('vid_file', 'video.mp4');
+
+    expect(before).toBeNull();
+    expect(kept).toMatchObject({ contentType: 'video/mp4', size: 16 });
+    expect(ranges).toEqual(['hello kept world', 'kept']);
+    expect(again?.size).toBe(5);
+    expect(await read(again, 0, 4)).toBe('again');
+    expect(await store.files.getFile('vid_file', 'captions.vtt')).toBeNull();
   });
 });

@@ -70,7 +70,8 @@ export async function startTestService(
       const { queued, processing } = await store.jobs.countActiveJobs();
       return queued + processing;
     },
-    async waitTerminal(path, key, timeoutMs = 5000) {
+    // A video's job renders its file before it is ready: seconds on a loaded machine.
+    async waitTerminal(path, key, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const r = await request('GET', path, { key });

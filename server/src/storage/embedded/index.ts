@@ -2,6 +2,7 @@ import type { Store } from '../../domain/ports.ts';
 import { embeddedAccounts } from './accounts.ts';
 import { embeddedAccountVersions } from './accountVersions.ts';
 import { openDatabase, type Db } from './database.ts';
+import { embeddedFiles, filesDirOf } from './files.ts';
 import { embeddedJobs } from './jobs.ts';
 import { embeddedOutbox } from './outbox.ts';
 import { RATE_COUNTER_FLUSH_MS, embeddedRateLimits } from './rateLimits.ts';
@@ -30,7 +31,7 @@ export function createEmbeddedStore(file: string, options: EmbeddedOptions = {})
       db.prepare(`UPDATE jobs SET lease_until = 0, lease_owner = NULL WHERE status = 'processing'`).run();
       db.prepare(`UPDATE webhook_events SET lease_until = NULL WHERE status = 'pending'`).run();
     }
-    return embeddedStore(db, lock);
+    return embeddedStore(db, lock, filesDirOf(file));
   } catch (error) {
     if (db?.isOpen) db.close();
     lock?.release();
@@ -38,11 +39,11 @@ export function createEmbeddedStore(file: string, options: EmbeddedOptions = {})
   }
 }
 
-function embeddedStore(db: Db, lock: ServerLock | undefined): Store {
+function embeddedStore(db: Db, lock: ServerLock | undefined, filesDir: string): Store {
   // The process holding the server lock is the server: its own changes need no announcing.
   const versions = embeddedAccountVersions(db, { server: lock !== undefined });
   const rateLimits = embeddedRateLimits(db, versions);
-  const stores = { accounts: embeddedAccounts(db, versions), jobs: embeddedJobs(db), outbox: embeddedOutbox(db) };
+  const stores = { accounts: embeddedAccounts(db, versions), jobs: embeddedJobs(db), files: embeddedFiles(filesDir), outbox: embeddedOutbox(db) };
   const flusher = setInterval(() => rateLimits.flush(), RATE_COUNTER_FLUSH_MS);
   const ping = db.prepare('SELECT 1');
   flusher.unref();

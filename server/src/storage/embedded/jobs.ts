@@ -66,12 +66,13 @@ export function embeddedJobs(db: Db): JobStore {
       return row ? rowToJob(row) : null;
     },
 
-    async claimJob(workerId, now, leaseUntil) {
+    async claimJob(workerId, now, leaseUntil, skipVideosOf = []) {
       return transaction(db, () => {
         const row = db.prepare(`
           SELECT id FROM jobs
           WHERE status IN ('queued', 'processing') AND (status = 'queued' OR lease_until < ?)
-          ORDER BY queued_at LIMIT 1`).get(now) as Row | undefined;
+            AND NOT (kind = 'avatar_video' AND account_id IN (SELECT value FROM json_each(?)))
+          ORDER BY queued_at LIMIT 1`).get(now, JSON.stringify(skipVideosOf)) as Row | undefined;
         if (!row) return null;
         // The record's times are its account's: the claim's time moved by the account's clock.
         db.prepare(`

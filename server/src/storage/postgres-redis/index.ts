@@ -4,6 +4,7 @@ import { redisAccountVersions } from './redis/accountVersions.ts';
 import { redisRateLimits, createRedis } from './redis/rateLimits.ts';
 import { postgresAccounts } from './accounts.ts';
 import { createPool, guarded, migrate } from './database.ts';
+import { postgresFiles } from './files.ts';
 import { postgresJobs } from './jobs.ts';
 import { postgresOutbox } from './outbox.ts';
 
@@ -33,7 +34,7 @@ function connected(redis: Redis, ms: number): Promise<void> {
 
 /**
  * PostgreSQL for durable state (accounts, hashed keys, the credit ledger, jobs and their
- * queue, the webhook outbox) and Redis for the shared rate-limit windows and the accounts' versions.
+ * queue, the webhook outbox, the files jobs make) and Redis for the shared rate-limit windows and the accounts' versions.
  */
 export async function createPostgresRedisStore(options: PostgresRedisStoreOptions): Promise<Store> {
   const pool = createPool(options.databaseUrl);
@@ -56,6 +57,7 @@ export async function createPostgresRedisStore(options: PostgresRedisStoreOption
   return {
     accounts: postgresAccounts(pool, redisAccountVersions(redis, prefix)),
     jobs: postgresJobs(pool),
+    files: postgresFiles(pool),
     outbox: postgresOutbox(pool),
     rateLimits,
     async ping() {

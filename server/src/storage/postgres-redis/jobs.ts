@@ -103,7 +103,7 @@ export function postgresJobs(pool: pg.Pool): JobStore {
       return r.rows[0] ? rowToJob(r.rows[0]) : null;
     },
 
-    async claimJob(workerId, now, leaseUntil) {
+    async claimJob(workerId, now, leaseUntil, skipVideosOf = []) {
       // SKIP LOCKED: concurrent workers each take a different row instead of queueing on one.
       // The record's times are its account's: the claim's time moved by the account's clock.
       const r = await q(
@@ -113,10 +113,11 @@ export function postgresJobs(pool: pg.Pool): JobStore {
          WHERE id = (
            SELECT id FROM jobs
            WHERE status IN ('queued', 'processing') AND (status = 'queued' OR lease_until < $1)
+             AND NOT (kind = 'avatar_video' AND account_id = ANY($4::text[]))
            ORDER BY queued_at LIMIT 1
            FOR UPDATE SKIP LOCKED)
          RETURNING *`,
-        [now, workerId, leaseUntil],
+        [now, workerId, leaseUntil, skipVideosOf],
       );
       return r.rows[0] ? rowToJob(r.rows[0]) : null;
     },

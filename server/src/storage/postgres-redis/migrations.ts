@@ -175,4 +175,29 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     ALTER TABLE webhook_attempts ADD COLUMN standard_webhooks BOOLEAN NOT NULL DEFAULT false;
     `,
   },
+  {
+    version: 11,
+    name: 'files made by jobs',
+    // A video's MP4, made by the worker that ran its job and served by any API process.
+    // Its pieces are stored uncompressed (EXTERNAL): an MP4 does not compress, and a
+    // ranged read then fetches only the slices it needs.
+    sql: `
+    CREATE TABLE job_files (
+      job_id TEXT NOT NULL REFERENCES jobs(id),
+      name TEXT NOT NULL,
+      content_type TEXT NOT NULL,
+      size BIGINT NOT NULL CHECK (size >= 0),
+      created_at BIGINT NOT NULL,
+      PRIMARY KEY (job_id, name)
+    );
+    CREATE TABLE job_file_chunks (
+      job_id TEXT NOT NULL REFERENCES jobs(id),
+      name TEXT NOT NULL,
+      seq INTEGER NOT NULL CHECK (seq >= 0),
+      data BYTEA NOT NULL,
+      PRIMARY KEY (job_id, name, seq)
+    );
+    ALTER TABLE job_file_chunks ALTER COLUMN data SET STORAGE EXTERNAL;
+    `,
+  },
 ];

@@ -1,0 +1,81 @@
+// The files jobs make, on the embedded store: a folder beside its database file, one
+// folder per job. The embedded store has one server, which is both API and worker, so
+// the folder it writes is the folder it reads; the operator backs both up together.
+import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import type { FileStore, StoredFile } from '../../domain/ports.ts';
+import { STORE_DIR_MODE } from './database.ts';
+
+/** The folder of the files, beside the database `file`. */
+export const filesDirOf = (file: string) => join(dirname(file), 'files');
+
+/** Only names the store itself would give: a job's ID and a file name, never a path. */
+const SAFE_PART = /^[A-Za-z0-9_.-]+$/u;
+
+function pathOf(dir: string, jobId: string, name: string): string {
+  if (!SAFE_PART.test(jobId) || !SAFE_PART.test(name) || jobId.startsWith('.') || name.startsWith('.')) {
+    throw new Error(`not a file of a job: ${jobId}/${name}`);
+  }
+  return join(dir, jobId, name);
+}
+
+/** Where a file's content type is kept: beside it, so that it is renamed into place with it. */
+const typeFile = (path: string) => `${path}.type`;
+
+export function embeddedFiles(dir: string): FileStore {
+  return {
+    async putFile(jobId, name, contentType, body) {
+      const path = pathOf(dir, jobId, name);
+      await mkdir(dirname(path), { recursive: true, mode: STORE_DIR_MODE });
+      // Written under a name no reader asks for, then renamed: a reader finds the old
+      // file or the new one, whole, never part of one.
+      const temp = `${path}.${randomBytes(6).toString('hex')}.part`;
+      try {
+        await pipeline(Readable.from(body), createWriteStream(temp, { mode: 0o600 }));
+        const handle = await open(temp, 'r');
+        try {
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+        const typeTemp = `${temp}.type`;
+        await pipeline(Readable.from([Buffer.from(contentType)]), createWriteStream(typeTemp, { mode: 0o600 }));
+        await rename(typeTemp, typeFile(path));
+        await rename(temp, path);
+      } catch (error) {
+        await rm(temp, { force: true });
+        await rm(`${temp}.type`, { force: true });
+        throw error;
+      }
+    },
+    async getFile(jobId, name): Promise<StoredFile | null> {
+      const path = pathOf(dir, jobId, name);
+      let size: number;
+      let contentType: string;
+      try {
+        size = (await stat(path)).size;
+        const handle = await open(typeFile(path), 'r');
+        try {
+          contentType = (await handle.readFile('utf8')).trim();
+        } finally {
+          await handle.close();
+        }
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+        throw error;
+      }
+      return {
+        contentType,
+        size,
+        // Opened when first read, not before: an answer that sends no body (HEAD) opens nothing.
+        async *read(start, end) {
+          yield* createReadStream(path, { start, end });
+        },
+      };
+    },
+  };
+}
