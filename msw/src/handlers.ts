@@ -15,6 +15,7 @@ import { listAvatars, listAvatarVideos, type Query } from '../../server/src/doma
 import { readJobFile } from '../../server/src/domain/files.ts';
 import { getMe } from '../../server/src/domain/me.ts';
 import type { LimitedBucket } from '../../server/src/domain/model.ts';
+import type { StoredFile } from '../../server/src/domain/ports.ts';
 import { WINDOW_MS, ceilSeconds } from '../../server/src/domain/rateLimits.ts';
 import { advanceSandboxClock, readSandboxClock } from '../../server/src/domain/sandboxClock.ts';
 import { getWebhookEvent, listWebhookEvents, replayWebhookEvent } from '../../server/src/domain/webhookLog.ts';
@@ -232,13 +233,27 @@ export function createHandlers(sandbox: Sandbox): HttpHandler[] {
         const answer = problem(x, noSuchRoute(x), requestId);
         return new HttpResponse(JSON.stringify(answer.body), { status: answer.status, headers: answer.headers });
       }
-      return new HttpResponse(file.body as Uint8Array<ArrayBuffer>, { status: 200, headers: { 'Content-Type': file.contentType, 'Cache-Control': 'public, max-age=31536000, immutable' } });
+      const body = 'body' in file ? file.body : await readWhole(file);
+      return new HttpResponse(body as Uint8Array<ArrayBuffer>, { status: 200, headers: { 'Content-Type': file.contentType, 'Cache-Control': 'public, max-age=31536000, immutable' } });
     }),
     // Any other path or method under /v1 is the service's 404, never a request that leaves the page.
     http.all(`${base}/v1/*`, route(async (x) => {
       throw noSuchRoute(x);
     })),
   ];
+}
+
+/** A file the store keeps, whole: the mock's files are a few kilobytes. */
+async function readWhole(file: StoredFile): Promise<Uint8Array> {
+  const pieces: Uint8Array[] = [];
+  for await (const piece of file.read(0, file.size - 1)) pieces.push(piece);
+  const out = new Uint8Array(file.size);
+  let at = 0;
+  for (const piece of pieces) {
+    out.set(piece, at);
+    at += piece.length;
+  }
+  return out;
 }
 
 const noSuchRoute = (x: Exchange) => new HttpProblem('not_found', `No resource at ${x.request.method} ${x.url.pathname}.`);

@@ -7,6 +7,7 @@ import type { Account, ApiKey, AttemptLog, CreditBalance, Job, LoggedAttempt, Ou
 import type {
   AccountStore,
   ClockMoved,
+  FileStore,
   IdempotentRequest,
   JobStore,
   KeyRecord,
@@ -45,6 +46,9 @@ export interface MemoryStore extends Store {
 
 const copy = <T>(value: T): T => structuredClone(value);
 
+/** A kept file is read in pieces of this size, as the other stores read theirs. */
+const FILE_PIECE_BYTES = 64 * 1024;
+
 /** Newest first (created_at, then id, both descending), after `after`, at most `limit`. */
 function newestFirst<T extends { createdAt: number; id: string }>(rows: Iterable<T>, after: { createdAt: number; id: string } | undefined, limit: number): T[] {
   const before = (r: T) => !after || r.createdAt < after.createdAt || (r.createdAt === after.createdAt && r.id < after.id);
@@ -64,6 +68,7 @@ export function createMemoryStore(): MemoryStore {
   const attempts: LoggedAttempt[] = [];
   const destinationFailures = new Map<string, number>();
   const counters = new Map<string, { windowStart: number; count: number }>();
+  const files = new Map<string, { contentType: string; bytes: Uint8Array }>();
   // One version for every account, as the embedded store keeps: any change to an account or a key moves it.
   let version = 0;
   let closed = false;
@@ -230,9 +235,10 @@ export function createMemoryStore(): MemoryStore {
       const job = jobs.get(id);
       return job ? jobOf(job) : null;
     },
-    async claimJob(workerId, now, leaseUntil) {
+    async claimJob(workerId, now, leaseUntil, skipVideosOf = []) {
       const runnable = [...jobs.values()]
         .filter((j) => j.status === 'queued' || (j.status === 'processing' && (j.leaseUntil ?? 0) < now))
+        .filter((j) => j.kind !== 'avatar_video' || !skipVideosOf.includes(j.accountId))
         .sort((a, b) => a.queuedAt - b.queuedAt)[0];
       if (!runnable) return null;
       // The record's times are its account's: the claim's time moved by the account's clock.
@@ -352,6 +358,32 @@ export function createMemoryStore(): MemoryStore {
     },
   };
 
+  const fileStore: FileStore = {
+    async putFile(jobId, name, contentType, body) {
+      const pieces: Uint8Array[] = [];
+      for await (const piece of body) pieces.push(piece);
+      const bytes = new Uint8Array(pieces.reduce((n, p) => n + p.length, 0));
+      let at = 0;
+      for (const piece of pieces) {
+        bytes.set(piece, at);
+        at += piece.length;
+      }
+      // Set once whole: a reader sees the file before or after, never part of it.
+      files.set(`${jobId}\u0000${name}`, { contentType, bytes });
+    },
+    async getFile(jobId, name) {
+      const kept = files.get(`${jobId}\u0000${name}`);
+      if (!kept) return null;
+      return {
+        contentType: kept.contentType,
+        size: kept.bytes.length,
+        async *read(start, end) {
+          for (let at = start; at <= end; at += FILE_PIECE_BYTES) yield kept.bytes.slice(at, Math.min(end + 1, at + FILE_PIECE_BYTES));
+        },
+      };
+    },
+  };
+
   const windows = (keyId: string, bucket: string, now: number): Record<WindowName, { windowStart: number; count: number }> => {
     const out = {} as Record<WindowName, { windowStart: number; count: number }>;
     for (const w of WINDOWS) {
@@ -381,6 +413,7 @@ export function createMemoryStore(): MemoryStore {
   return {
     accounts: accountStore,
     jobs: jobStore,
+    files: fileStore,
     outbox,
     rateLimits,
     activeJobs: () =>
