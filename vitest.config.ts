@@ -16,7 +16,7 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'scaled', include: ['server/test/**/*.test.ts'], env: { TEST_STORE: 'scaled' }, globalSetup: ['server/test/support/scaledServices.ts'] },
+        test: { name: 'scaled', include: ['server/test/**/*.test.ts'], exclude: ['**/node_modules/**', 'server/test/storage/memoryStore.test.ts'], env: { TEST_STORE: 'scaled' }, globalSetup: ['server/test/support/scaledServices.ts'] },
       },
     ],
   },

@@ -1,4 +1,4 @@
-// `npm run packages`: the typed client and the conformance runner as npm packages, for
+// `npm run packages`: the typed client, the conformance runner and the MSW mock as npm packages, for
 // teams that use them outside a clone. The TypeScript is compiled to JavaScript with
 // declarations (tsconfig.packages.json), so they run on any Node the `engines` name,
 // without type stripping; each package carries the neutral modules it imports
@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { bundleForBrowser } from './msw-browser.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BIN = join(ROOT, 'node_modules', '.bin');
@@ -26,6 +27,11 @@ interface PackageSpec {
   trees: string[];
   /** Files copied as they are (data read at run time). */
   files: [from: string, to: string][];
+  /** Its own compile (default tsconfig.packages.json) and Node range (default ENGINES), when they differ. */
+  tsconfig?: string;
+  engines?: Record<string, string>;
+  /** ES modules for the browser made by scripts/msw-browser.ts: entry, file in the package, packages left out. */
+  bundles?: { entry: string; out: string; external: string[] }[];
   readme: string;
 }
 
@@ -69,28 +75,58 @@ const PACKAGES: PackageSpec[] = [
     ],
     readme: 'conformance/README.md',
   },
+  {
+    dir: 'msw',
+    manifest: {
+      name: '@avatar-service/msw',
+      description: "Mock Service Worker handlers for the Avatar Service API that run the service's own rules in memory: for unit tests, Storybook and the browser.",
+      type: 'module',
+      exports: {
+        // In Node (msw/node, Vitest, Jest): the compiled tree, on Node's own crypto.
+        '.': { types: './msw/src/index.d.ts', browser: './browser.js', default: './msw/src/index.js' },
+        // In a page (msw/browser): one module with browser-safe crypto and the contract inside.
+        './browser': { types: './msw/src/index.d.ts', default: './browser.js' },
+      },
+      types: './msw/src/index.d.ts',
+      dependencies: Object.fromEntries(['ajv', 'ajv-formats', 'ipaddr.js', 'lru-cache', 'safe-stable-stringify', 'structured-headers'].map((name) => [name, range(name)])),
+      // The page's or the test's own msw: one copy of it, whose worker file the app serves.
+      peerDependencies: { msw: range('msw') },
+    },
+    // The domain it carries uses ES2024 (Map.groupBy), which Node 20 lacks.
+    tsconfig: 'tsconfig.packages-msw.json',
+    engines: { node: '>=22' },
+    trees: ['msw', 'server', 'contract', 'generated'],
+    files: [['generated/openapi.json', 'generated/openapi.json']],
+    bundles: [{ entry: 'msw/src/index.ts', out: 'browser.js', external: ['msw'] }],
+    readme: 'msw/README.md',
+  },
 ];
 
 /** Builds, stages and packs every package into `out`; returns the tarballs' paths. */
-export function buildPackages(out: string): string[] {
+export async function buildPackages(out: string): Promise<string[]> {
   const build = join(out, 'build');
   rmSync(out, { recursive: true, force: true });
-  execFileSync(join(BIN, 'tsc'), ['-p', join(ROOT, 'tsconfig.packages.json'), '--outDir', build], { cwd: ROOT, stdio: 'inherit' });
-  return PACKAGES.map((spec) => {
+  for (const tsconfig of new Set(PACKAGES.map((spec) => spec.tsconfig ?? 'tsconfig.packages.json'))) {
+    execFileSync(join(BIN, 'tsc'), ['-p', join(ROOT, tsconfig), '--outDir', build], { cwd: ROOT, stdio: 'inherit' });
+  }
+  const tarballs: string[] = [];
+  for (const spec of PACKAGES) {
     const stage = join(out, 'stage', spec.dir);
     for (const tree of spec.trees) cpSync(join(build, tree), join(stage, tree), { recursive: true });
     for (const [from, to] of spec.files) {
       mkdirSync(dirname(join(stage, to)), { recursive: true });
       cpSync(join(ROOT, from), join(stage, to));
     }
+    for (const bundle of spec.bundles ?? []) await bundleForBrowser(join(ROOT, bundle.entry), join(stage, bundle.out), { external: bundle.external });
     cpSync(join(ROOT, spec.readme), join(stage, 'README.md'));
-    writeFileSync(join(stage, 'package.json'), `${JSON.stringify({ ...spec.manifest, version: VERSION, license: 'MIT', engines: ENGINES }, null, 2)}\n`);
+    writeFileSync(join(stage, 'package.json'), `${JSON.stringify({ ...spec.manifest, version: VERSION, license: 'MIT', engines: spec.engines ?? ENGINES }, null, 2)}\n`);
     const name = execFileSync('npm', ['pack', '--silent', '--pack-destination', out], { cwd: stage, encoding: 'utf8' }).trim().split('\n').at(-1)!;
-    return join(out, name);
-  });
+    tarballs.push(join(out, name));
+  }
+  return tarballs;
 }
 
 if (import.meta.main) {
   const { values } = parseArgs({ options: { out: { type: 'string', default: join(ROOT, 'dist', 'packages') } } });
-  for (const tarball of buildPackages(resolve(values.out!))) console.log(tarball);
+  for (const tarball of await buildPackages(resolve(values.out!))) console.log(tarball);
 }

@@ -30,13 +30,25 @@ function read(path: string): SourceFile {
   return { path, imports };
 }
 
-const files = ['server/src', 'conformance/src', 'client/src', 'contract', 'scripts']
+const files = ['server/src', 'conformance/src', 'client/src', 'msw/src', 'contract', 'scripts']
   .flatMap(sources)
   .filter((p) => !p.includes('/test/'))
   .map(read);
 
 /** The files that put a service together: nothing below them may import them. */
 const ASSEMBLY = ['server/src/app.ts', 'server/src/runtime.ts', 'server/src/main.ts', 'server/src/admin.ts', 'server/src/migrate.ts', 'server/src/config.ts'];
+
+/**
+ * The files of the server that the MSW package imports beyond the domain and the memory
+ * store: the problem table and the request validator, which know no Koa, and the engine's
+ * timeline, which states a video's length from its script.
+ */
+const MSW_MAY_IMPORT = ['server/src/http/problem.ts', 'server/src/http/requestValidator.ts', 'server/src/engine/timeline.ts'];
+
+/** Every file under `folder` but those allowed. */
+function serverFilesBut(folder: string, allowed: readonly string[]): string[] {
+  return sources(folder).filter((p) => !allowed.includes(p));
+}
 
 /** What each part may not import: repository folders (with a slash), files or packages. */
 const FORBIDDEN: { from: string; not: string[]; why: string }[] = [
@@ -50,6 +62,27 @@ const FORBIDDEN: { from: string; not: string[]; why: string }[] = [
   { from: 'conformance/', not: ['server/'], why: 'the runner sees an implementation over HTTP only' },
   { from: 'client/', not: ['server/', 'conformance/'], why: 'the client is for integrators and knows no implementation' },
   { from: 'contract/', not: ['server/', 'client/', 'conformance/'], why: 'the contract is the neutral ground everyone imports' },
+  {
+    from: 'msw/',
+    not: [
+      ...ASSEMBLY,
+      ...serverFilesBut('server/src/http/', MSW_MAY_IMPORT),
+      ...serverFilesBut('server/src/engine/', MSW_MAY_IMPORT),
+      'server/src/workers/',
+      'server/src/storage/embedded/',
+      'server/src/storage/postgres-redis/',
+      'server/src/metrics.ts',
+      'server/src/logger.ts',
+      'conformance/',
+      'koa',
+      '@koa/router',
+      'pg',
+      'ioredis',
+      'node:sqlite',
+      'pino',
+    ],
+    why: 'the mock runs the domain on the memory store, in a page: no Koa, no worker, no database driver',
+  },
 ];
 
 const matches = (target: string, rule: string) => (rule.includes('/') || rule.endsWith('.ts') ? target === rule || target.startsWith(rule) : target === rule || target.startsWith(`${rule}/`));

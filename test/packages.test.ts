@@ -1,10 +1,10 @@
-// The client and the runner as a user of the published packages meets them: packed into
+// The client, the runner and the MSW mock as a user of the published packages meets them: packed into
 // tarballs, installed into an empty folder, and run there on the system's Node (not the
 // repository's pinned one, and without type stripping): the runner's --help, a run
 // against a fixture implementation, one against a webhook receiver and one as a proxy, and a TypeScript script of the client type-checked
 // and executed.
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -20,15 +20,22 @@ const TSC = join(import.meta.dirname, '..', 'node_modules', 'typescript', 'bin',
 
 let scratch: string;
 let project: string;
+let mswProject: string;
 let fixture: Fixture;
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'packages-'));
-  const tarballs = buildPackages(join(scratch, 'dist'));
+  const tarballs = await buildPackages(join(scratch, 'dist'));
   project = join(scratch, 'user');
   await run('mkdir', ['-p', project]);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'user-project', private: true, type: 'module' }));
   // The dependencies come from npm's cache when it has them (CI installed them already).
-  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', ...tarballs], { cwd: project });
+  const msw = tarballs.filter((t) => t.includes('avatar-service-msw-'));
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', ...tarballs.filter((t) => !msw.includes(t))], { cwd: project });
+  // The mock's user apart: msw brings @types/* of its own, and the client's project must have none.
+  mswProject = join(scratch, 'front-end');
+  await run('mkdir', ['-p', mswProject]);
+  writeFileSync(join(mswProject, 'package.json'), JSON.stringify({ name: 'front-end-project', private: true, type: 'module' }));
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', ...tarballs.filter((t) => t.includes('avatar-service-client-')), ...msw], { cwd: mswProject });
   fixture = await startFixture();
 }, 180_000);
 afterAll(async () => {
@@ -133,5 +140,73 @@ describe('the packed client', () => {
     const { stdout } = await run(USER_NODE, ['--input-type=module', '-e', script], { cwd: project });
 
     expect(stdout.trim()).toBe('function function');
+  });
+});
+
+describe('the packed MSW mock', () => {
+  it('answers the packed client in msw/node by its package name, with the service’s rules and no server', async () => {
+    writeFileSync(
+      join(mswProject, 'mock.mjs'),
+      [
+        "import { setupServer } from 'msw/node';",
+        "import { createAvatarClient } from '@avatar-service/client';",
+        "import { createSandbox } from '@avatar-service/msw';",
+        "const sandbox = createSandbox({ baseUrl: 'http://127.0.0.1:8080', startAt: Date.UTC(2026, 10, 26, 12) });",
+        'const server = setupServer(...sandbox.handlers);',
+        "server.listen({ onUnhandledRequest: 'error' });",
+        'const { apiKey } = await sandbox.createAccount({ credits: 10 });',
+        "const client = createAvatarClient({ baseUrl: 'http://127.0.0.1:8080', apiKey, retry: false });",
+        "const created = await client.createAvatar({ type: 'prompt', name: 'Ada', prompt: 'x' });",
+        'await sandbox.clock.advance(5000);',
+        'const ready = await client.getAvatar(created.data.id);',
+        "const refused = await client.createAvatar({ type: 'prompt', name: 'Bo', prompt: 'x' });",
+        'server.close();',
+        'console.log(JSON.stringify({ created: created.response.status, queued: created.data.status, ready: ready.data.status, refused: refused.response.status }));',
+        '',
+      ].join('\n'),
+    );
+
+    // The repository's Node: the domain the package carries needs Node 22 (its engines say so).
+    const { stdout } = await run(process.execPath, ['mock.mjs'], { cwd: mswProject });
+
+    expect(JSON.parse(stdout)).toEqual({ created: 202, queued: 'queued', ready: 'ready', refused: 402 });
+  }, 60_000);
+
+  it('runs the unit-test example of its README as written, from the installed packages', async () => {
+    const readme = readFileSync(join(mswProject, 'node_modules', '@avatar-service', 'msw', 'README.md'), 'utf8');
+    const section = readme.split(/^## /m).find((part) => part.startsWith('In unit tests'));
+    const example = section && /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(example).toBeDefined();
+    // What the example's comments say, printed so that the test can hold the example to them.
+    const report = "console.log(JSON.stringify({ queued: avatar!.status, ready: ready!.status, video: made!.status, broke: broke.response.status, limited: limited.response.status, retryAfter: limited.response.headers.get('Retry-After') }));";
+    writeFileSync(join(mswProject, 'readme-example.mts'), `${example}\n${report}\n`);
+
+    // The repository's Node strips the types, as a test runner would.
+    const { stdout } = await run(process.execPath, ['readme-example.mts'], { cwd: mswProject });
+
+    expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toEqual({ queued: 'queued', ready: 'ready', video: 'ready', broke: 402, limited: 429, retryAfter: '45' });
+  }, 60_000);
+
+  it('gives pages one module that imports nothing but msw: no node: module, the contract inside', () => {
+    const manifest = JSON.parse(readFileSync(join(mswProject, 'node_modules', '@avatar-service', 'msw', 'package.json'), 'utf8'));
+    const browser = readFileSync(join(mswProject, 'node_modules', '@avatar-service', 'msw', manifest.exports['./browser'].default), 'utf8');
+    const imports = [...browser.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]);
+
+    expect(manifest.exports['.'].browser).toBe(manifest.exports['./browser'].default);
+    expect([...new Set(imports)]).toEqual(['msw']);
+    expect(browser).not.toMatch(/from "node:|require\("node:/);
+    expect(browser).toContain('operationId: "createAvatar"');
+  });
+
+  it('declares every package its compiled tree imports, so an install brings all it needs', () => {
+    const root = join(mswProject, 'node_modules', '@avatar-service', 'msw');
+    const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+    const declared = new Set([...Object.keys(manifest.dependencies), ...Object.keys(manifest.peerDependencies)]);
+    const js = readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js') && f !== 'browser.js');
+    const bare = js.flatMap((f) => [...readFileSync(join(root, f), 'utf8').matchAll(/from '([^.'][^']*)'/g)].map((m) => m[1]!));
+    const packages = new Set(bare.filter((spec) => !spec.startsWith('node:')).map((spec) => spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/')));
+
+    expect(packages.size).toBeGreaterThan(3);
+    expect([...packages].filter((name) => !declared.has(name))).toEqual([]);
   });
 });
