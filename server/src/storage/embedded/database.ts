@@ -1,6 +1,6 @@
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { MIGRATIONS } from './schema.ts';
 
 export type Db = DatabaseSync;
@@ -25,9 +25,35 @@ export function openDatabase(file: string): Db {
     closeSync(openSync(file, 'a', STORE_FILE_MODE));
   }
   const db = new DatabaseSync(file);
+  keepStatements(db);
   db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;');
   migrate(db);
   return db;
+}
+
+/** Statements a connection keeps compiled; the stores use a few dozen, and lists build theirs from the filters asked. */
+export const KEPT_STATEMENTS = 256;
+
+/**
+ * Makes `db.prepare` answer a statement compiled before for the same SQL. The stores
+ * prepare their statements where they run them, several per request and per job, and
+ * SQLite compiles a statement in about three times what it takes to run an insert
+ * (60 against 20 µs on the benchmark machine): kept, the write path stops paying it.
+ * Reusing one is safe because each run resets it and nothing here iterates a statement
+ * while running it again. The least recently used is dropped past KEPT_STATEMENTS.
+ */
+function keepStatements(db: DatabaseSync): void {
+  const compile = db.prepare.bind(db);
+  const kept = new Map<string, StatementSync>();
+  db.prepare = (sql, options) => {
+    if (options) return compile(sql, options);
+    let statement = kept.get(sql);
+    if (statement) kept.delete(sql); // put back below, as the most recently used
+    else statement = compile(sql);
+    kept.set(sql, statement);
+    if (kept.size > KEPT_STATEMENTS) kept.delete(kept.keys().next().value!);
+    return statement;
+  };
 }
 
 function migrate(db: Db): void {
@@ -46,13 +72,14 @@ function migrate(db: Db): void {
  * process the work is synchronous, so nothing else runs between BEGIN and COMMIT.
  */
 export function transaction<T>(db: Db, work: () => T): T {
-  db.exec('BEGIN IMMEDIATE');
+  // Prepared rather than exec'd, so that the kept statements serve them too.
+  db.prepare('BEGIN IMMEDIATE').run();
   try {
     const result = work();
-    db.exec('COMMIT');
+    db.prepare('COMMIT').run();
     return result;
   } catch (error) {
-    db.exec('ROLLBACK');
+    db.prepare('ROLLBACK').run();
     throw error;
   }
 }
