@@ -84,6 +84,84 @@ export function transaction<T>(db: Db, work: () => T): T {
   }
 }
 
+/**
+ * Transactions of one turn of the event loop, committed together (group commit). A
+ * commit is the largest single cost of a write on this store (the WAL append, and now and
+ * then a checkpoint); creates, claims and completions that arrive together share one.
+ * Each work runs alone inside a savepoint, in the order asked, and sees what those before
+ * it wrote, exactly as if the transactions ran one after another: a work that throws rolls
+ * back to its savepoint (its writes undone, the others' kept) and its caller gets the
+ * error. Every caller hears only after the COMMIT, so what it was told is stored is; if
+ * the transaction cannot begin or commit, every work of the group fails and none is stored.
+ */
+export interface CommitGroup {
+  run<T>(work: () => T): Promise<T>;
+  /** Runs what is waiting now (the store does before it closes). */
+  flush(): void;
+}
+
+interface Waiting {
+  work: () => unknown;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+export function createCommitGroup(db: Db): CommitGroup {
+  let waiting: Waiting[] = [];
+  let scheduled: NodeJS.Immediate | undefined;
+
+  function flush(): void {
+    clearImmediate(scheduled);
+    scheduled = undefined;
+    const group = waiting;
+    waiting = [];
+    if (group.length === 0) return;
+    const outcomes: { ok: boolean; value: unknown }[] = [];
+    try {
+      db.prepare('BEGIN IMMEDIATE').run();
+    } catch (error) {
+      for (const w of group) w.reject(error);
+      return;
+    }
+    try {
+      for (const w of group) {
+        db.prepare('SAVEPOINT grouped').run();
+        try {
+          outcomes.push({ ok: true, value: w.work() });
+          db.prepare('RELEASE grouped').run();
+        } catch (error) {
+          // Some failures end the whole transaction (SQLite rolls it back itself): then
+          // nothing of the group is stored, and every work of it fails.
+          if (!db.isTransaction) throw error;
+          db.prepare('ROLLBACK TO grouped').run();
+          db.prepare('RELEASE grouped').run();
+          outcomes.push({ ok: false, value: error });
+        }
+      }
+      db.prepare('COMMIT').run();
+    } catch (error) {
+      if (db.isTransaction) db.prepare('ROLLBACK').run();
+      for (const w of group) w.reject(error);
+      return;
+    }
+    group.forEach((w, i) => {
+      const o = outcomes[i]!;
+      if (o.ok) w.resolve(o.value);
+      else w.reject(o.value);
+    });
+  }
+
+  return {
+    run<T>(work: () => T): Promise<T> {
+      return new Promise<T>((resolve, reject) => {
+        waiting.push({ work, resolve: resolve as (value: unknown) => void, reject });
+        scheduled ??= setImmediate(flush);
+      });
+    },
+    flush,
+  };
+}
+
 /** A condition of a page: an expression that must equal a value; skipped when the value is undefined (a filter not asked for). */
 export type PageCondition = readonly [expression: string, value: string | number | undefined];
 

@@ -1,7 +1,7 @@
 import type { Store } from '../../domain/ports.ts';
 import { embeddedAccounts } from './accounts.ts';
 import { embeddedAccountVersions } from './accountVersions.ts';
-import { openDatabase, type Db } from './database.ts';
+import { createCommitGroup, openDatabase, type Db } from './database.ts';
 import { embeddedJobs } from './jobs.ts';
 import { embeddedOutbox } from './outbox.ts';
 import { RATE_COUNTER_FLUSH_MS, embeddedRateLimits } from './rateLimits.ts';
@@ -42,7 +42,9 @@ function embeddedStore(db: Db, lock: ServerLock | undefined): Store {
   // The process holding the server lock is the server: its own changes need no announcing.
   const versions = embeddedAccountVersions(db, { server: lock !== undefined });
   const rateLimits = embeddedRateLimits(db, versions);
-  const stores = { accounts: embeddedAccounts(db, versions), jobs: embeddedJobs(db), outbox: embeddedOutbox(db) };
+  // Creates, claims and completions of one turn of the event loop share a commit.
+  const grouped = createCommitGroup(db);
+  const stores = { accounts: embeddedAccounts(db, versions), jobs: embeddedJobs(db, grouped), outbox: embeddedOutbox(db) };
   const flusher = setInterval(() => rateLimits.flush(), RATE_COUNTER_FLUSH_MS);
   const ping = db.prepare('SELECT 1');
   flusher.unref();
@@ -55,6 +57,7 @@ function embeddedStore(db: Db, lock: ServerLock | undefined): Store {
     async close() {
       clearInterval(flusher);
       try {
+        grouped.flush();
         rateLimits.flush();
       } finally {
         if (db.isOpen) db.close();
