@@ -52,7 +52,7 @@ describe('two job runners on one store', () => {
         input: { type: 'prompt', name: 'x', prompt: 'y' }, webhookUrl: null, credits: CREDITS, period, error: null, result: null,
         createdAt: now, updatedAt: now, completedAt: null, attempts: 0,
       };
-      expect((await stores[0]!.jobs.createJobReservingCredits(job)).ok).toBe(true);
+      expect((await stores[0]!.jobs.createJobReservingCredits(job, now)).ok).toBe(true);
     }
 
     const runs = new Map<string, string[]>();

@@ -28,6 +28,30 @@ class Refused extends Error {
   }
 }
 
+/**
+ * A create without an idempotency key, in one statement (one round trip where the
+ * transaction took five, and atomic on its own): the reservation is an upsert of the
+ * period's ledger row that changes it only while the balance covers the job, and the job
+ * is written only if that reserved. ON CONFLICT DO UPDATE locks the row and judges its
+ * WHERE on the row's latest version, so concurrent reservations wait for each other and
+ * re-check, as the conditional UPDATE of the transaction does: the balance never goes
+ * below zero. A period's first reservation inserts the row (nothing granted or used yet,
+ * so the plan's credits alone must cover it); a row already there is judged by the WHERE.
+ */
+const CREATE_RESERVING = `
+  WITH reserved AS (
+    INSERT INTO credit_ledger AS l (account_id, period, reserved)
+    SELECT a.id, $10::text, $9::integer FROM accounts a
+    WHERE a.id = $3::text AND (a.monthly_credits >= $9::integer OR EXISTS (SELECT 1 FROM credit_ledger WHERE account_id = $3::text AND period = $10::text))
+    ON CONFLICT (account_id, period) DO UPDATE SET reserved = l.reserved + excluded.reserved
+    WHERE (SELECT a.monthly_credits FROM accounts a WHERE a.id = l.account_id) + l.granted - l.reserved - l.used >= excluded.reserved
+    RETURNING 1
+  )
+  INSERT INTO jobs (id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, created_at, updated_at, attempts, queued_at)
+  SELECT $1::text, $2::text, $3::text, $4::text, $5::boolean, $6::text, $7::jsonb, $8::text, $9::integer, $10::text, $11::bigint, $12::bigint, 0, $13::bigint
+  WHERE EXISTS (SELECT 1 FROM reserved)
+  RETURNING 1`;
+
 /** What rowToJob reads. */
 const JOB_COLUMNS = 'id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, error, result, created_at, updated_at, completed_at, attempts';
 
@@ -36,6 +60,17 @@ export function postgresJobs(pool: pg.Pool): JobStore {
 
   return {
     async createJobReservingCredits(job, queuedAt, idempotency): Promise<ReserveOutcome> {
+      if (!idempotency) {
+        const created = await guarded(() =>
+          pool.query({
+            name: 'create-reserving',
+            text: CREATE_RESERVING,
+            values: [job.id, job.kind, job.accountId, job.keyId, job.sandbox, job.status, JSON.stringify(job.input), job.webhookUrl, job.credits, job.period, job.createdAt, job.updatedAt, queuedAt],
+          }),
+        );
+        if ((created.rowCount ?? 0) > 0) return { ok: true, job };
+        return { ok: false, balance: rowToBalance(job.period, (await q(BALANCE, [job.accountId, job.period])).rows[0]) };
+      }
       try {
         return await transaction(pool, async (client) => {
         if (idempotency) {
