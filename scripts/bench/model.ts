@@ -133,6 +133,39 @@ export interface WriteSection {
   stores: WriteStore[];
 }
 
+/** One store of the history comparison: empty, or holding `finishedJobs` finished jobs. */
+export interface HistoryFigure {
+  finishedJobs: number;
+  seedSeconds: number;
+  acceptedPerSecond: number;
+  rounds: RoundFigure[];
+  p99Ms: number;
+  unexpected: number;
+  /** Jobs made one at a time once the rounds' jobs were done: created_at to completed_at of the record (whole ms). */
+  createToReady: LatencySummary;
+  /** The runner's claim on an empty queue, after the rounds. */
+  idleClaimMs: number;
+}
+
+export interface HistoryStore {
+  store: StoreKind;
+  empty: HistoryFigure;
+  full: HistoryFigure;
+  /** Accepted/s with the history over accepted/s without it. */
+  acceptedRatio: number | null;
+  createToReadyP99Ratio: number | null;
+}
+
+/** The write path with and without a long history of finished jobs, in the same rounds. */
+export interface HistorySection {
+  connections: number;
+  roundSeconds: number;
+  rounds: number;
+  finishedJobs: number;
+  engineAvatarMs: number;
+  stores: HistoryStore[];
+}
+
 export interface JobsStore {
   store: StoreKind;
   backlog: { jobs: number; seconds: number; perSecond: number; workerConcurrency: number };
@@ -296,6 +329,7 @@ export interface BenchReport {
   read?: ReadSection;
   growth?: GrowthSection;
   write?: WriteSection;
+  history?: HistorySection;
   jobs?: JobsSection;
   webhooks?: WebhooksSection;
   drain?: DrainSection;

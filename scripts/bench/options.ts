@@ -5,13 +5,14 @@ import { parseArgs } from 'node:util';
 import { ROOT } from './procs.ts';
 import type { StoreKind } from './stores.ts';
 
-export const PARTS = ['read', 'growth', 'write', 'jobs', 'webhooks', 'drain', 'keys', 'conformance', 'media'] as const;
+export const PARTS = ['read', 'growth', 'write', 'history', 'jobs', 'webhooks', 'drain', 'keys', 'conformance', 'media'] as const;
 export type Part = (typeof PARTS)[number];
 
 export const PART_TITLES: Record<Part, string> = {
   read: 'Read path (with peak RSS under the read load)',
   growth: 'Growth: read p99 with 1,000 and 1,000,000 avatars',
   write: 'Write path: POST /v1/avatars',
+  history: 'Write path with 1,000,000 finished jobs vs an empty store',
   jobs: 'Jobs: create to ready, jobs completed per second',
   webhooks: 'Webhooks: deliveries per second and lag',
   drain: 'Growth: draining a backlog of queued webhooks',

@@ -211,12 +211,42 @@ function writePathSection(report: BenchReport): string[] {
     const runner = s.profile!.shares.find((x) => x.name.startsWith('job runner'))?.share ?? 0;
     if (runner > 0.3) {
       out.push(
-        `The job runner takes ${formatPercent(runner)} of it: it runs a claim for every job it takes and again whenever it is woken (on every create and every finish), on the same event loop as the requests, and on this store a claim grows with the jobs table ` +
-          `(${ms(s.idleClaimMsAfter)} with the ${formatInt(s.jobsAccepted)} jobs of the rounds; see the growth section), so accepted/s falls from round to round as the table fills.`,
+        `The job runner takes ${formatPercent(runner)} of it: it claims and finishes every job on the same event loop as the requests ` +
+          `(an idle claim took ${ms(s.idleClaimMsAfter)} with the ${formatInt(s.jobsAccepted)} jobs of the rounds in the table; section 2b compares the write path with and without a long history of finished jobs).`,
       );
     }
     out.push('');
   }
+  return out;
+}
+
+/** 2b. The write path with a long history of finished jobs. */
+function historySection(report: BenchReport): string[] {
+  const h = report.history;
+  if (!h) return [];
+  const out: string[] = [];
+  out.push('## 2b. Write path with a long history');
+  out.push('');
+  out.push(
+    `POST /v1/avatars as in the write path, on two stores of the same kind in the same rounds (${h.rounds} x ${h.roundSeconds} s at ${h.connections} connections, interleaved): an empty one and one holding ${formatInt(h.finishedJobs)} finished jobs (ready avatars of another account, seeded in bulk). ` +
+      `Once the rounds' jobs were done, jobs were made one at a time on each (ENGINE_AVATAR_MS=${h.engineAvatarMs}, the next once the previous one's webhook arrived): create -> ready is created_at to completed_at of the record (whole milliseconds).`,
+  );
+  out.push('');
+  const rows = h.stores.flatMap((s) =>
+    [s.empty, s.full].map((f) => [
+      STORE_LABEL[s.store],
+      formatInt(f.finishedJobs),
+      perSecond(f.acceptedPerSecond),
+      f.rounds.map((r) => formatInt(r.rps)).join(', '),
+      ms(f.p99Ms),
+      ms(f.createToReady.p50),
+      ms(f.createToReady.p99),
+      ms(f.idleClaimMs),
+      f === s.full ? `${formatRatio(s.acceptedRatio)} accepted/s, ${formatRatio(s.createToReadyP99Ratio)} create -> ready p99` : '',
+    ]),
+  );
+  out.push(table(['store', 'finished jobs', 'accepted/s (202)', 'rounds (accepted/s)', 'POST p99', 'create -> ready p50', 'p99', 'idle claim', 'vs the empty store'], rows));
+  out.push('');
   return out;
 }
 
@@ -397,7 +427,7 @@ function reproduceSection(report: BenchReport): string[] {
   return out;
 }
 
-const SECTIONS = [headerSection, verdictSection, readPathSection, writePathSection, jobsSection, webhooksSection, growthSection, conformanceSection, mediaSection, partsAndNotesSection, reproduceSection];
+const SECTIONS = [headerSection, verdictSection, readPathSection, writePathSection, historySection, jobsSection, webhooksSection, growthSection, conformanceSection, mediaSection, partsAndNotesSection, reproduceSection];
 
 export function renderMarkdown(report: BenchReport): string {
   return SECTIONS.flatMap((section) => section(report)).join('\n');

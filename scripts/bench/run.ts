@@ -14,6 +14,7 @@ import { PARTS, PART_TITLES, USAGE, UsageError, parseOptions, type Options, type
 import { conformancePhase } from './parts/conformance.ts';
 import { DRAIN_DESTINATIONS, drainPhase } from './parts/drain.ts';
 import { jobsPhase } from './parts/jobs.ts';
+import { historyPhase } from './parts/history.ts';
 import { keysPhase } from './parts/keys.ts';
 import { mediaPhase } from './parts/media.ts';
 import { servePhase } from './parts/serve.ts';
@@ -170,6 +171,10 @@ async function main(): Promise<number> {
   try {
     await group(['read', 'growth', 'write'], async () => {
       Object.assign(report, await servePhase(ctx, { read: want('read'), growth: want('growth'), write: want('write') }));
+    });
+    await group(['history'], async () => {
+      receiver ??= await startReceiver(DRAIN_DESTINATIONS);
+      report.history = await historyPhase(ctx, receiver);
     });
     await group(['jobs', 'webhooks'], async () => {
       receiver ??= await startReceiver(DRAIN_DESTINATIONS);

@@ -179,6 +179,29 @@ function fixedReport(): BenchReport {
         },
       ],
     },
+    history: {
+      connections: 50,
+      roundSeconds: 4,
+      rounds: 1,
+      finishedJobs: 1_000_000,
+      engineAvatarMs: 0,
+      stores: [
+        {
+          store: 'embedded',
+          empty: { finishedJobs: 0, seedSeconds: 0, acceptedPerSecond: 2_000, rounds: [], p99Ms: 50, unexpected: 0, createToReady: { count: 300, p50: 0, p90: 1, p99: 1, max: 2 }, idleClaimMs: 0.02 },
+          full: { finishedJobs: 1_000_000, seedSeconds: 9, acceptedPerSecond: 1_900, rounds: [], p99Ms: 55, unexpected: 0, createToReady: { count: 300, p50: 0, p90: 1, p99: 2, max: 3 }, idleClaimMs: 0.02 },
+          acceptedRatio: 0.95,
+          createToReadyP99Ratio: 2,
+        },
+        {
+          store: 'pg',
+          empty: { finishedJobs: 0, seedSeconds: 0, acceptedPerSecond: 1_300, rounds: [], p99Ms: 50, unexpected: 0, createToReady: { count: 300, p50: 2, p90: 4, p99: 5, max: 9 }, idleClaimMs: 0.3 },
+          full: { finishedJobs: 1_000_000, seedSeconds: 60, acceptedPerSecond: 1_000, rounds: [], p99Ms: 90, unexpected: 0, createToReady: { count: 300, p50: 3, p90: 6, p99: 12, max: 14 }, idleClaimMs: 4 },
+          acceptedRatio: 1_000 / 1_300,
+          createToReadyP99Ratio: 2.4,
+        },
+      ],
+    },
     jobs: {
       engineAvatarMs: 0,
       stores: [
@@ -213,6 +236,16 @@ describe('verdict', () => {
     expect(rows['growth-embedded-p99']).toMatchObject({ met: false });
     expect(rows['growth-embedded-p99']!.why).toContain('120 ms with 1,000,000 avatars');
     expect(rows['growth-pg-p99']).toMatchObject({ met: null });
+  });
+
+  it('holds the write path with a long history to 0.9x the empty store and its create -> ready p99 to 1.5x, whole milliseconds allowed', () => {
+    expect(rows['history-embedded-accepted']).toMatchObject({ met: true });
+    // 2 ms against 1 ms is a ratio of 2 but within the record timestamps' resolution.
+    expect(rows['history-embedded-create-to-ready']).toMatchObject({ met: true });
+    expect(rows['history-pg-accepted']).toMatchObject({ met: false });
+    expect(rows['history-pg-accepted']!.margin).toContain('0.769x vs >= 0.9x');
+    expect(rows['history-pg-accepted']!.why).toContain('4 ms with the history');
+    expect(rows['history-pg-create-to-ready']).toMatchObject({ met: false });
   });
 
   it('checks create to ready, webhooks, RSS and conformance', () => {
@@ -273,6 +306,7 @@ describe('report', () => {
     expect(md).toContain('| server-pg | 2,000/s | 1 ms | 20 ms | 20% / p99 10x | 2x / p99 0.4x | 0 | 230 MB |');
     expect(md).toContain('**missed**');
     expect(readChart(report)).toContain('server-embedded');
+    expect(md).toContain('| PostgreSQL + Redis | 1,000,000 | 1,000/s |  | 90 ms | 3 ms | 12 ms | 4 ms | 0.769x accepted/s, 2.4x create -> ready p99 |');
   });
 });
 

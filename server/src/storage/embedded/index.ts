@@ -1,7 +1,7 @@
 import type { Store } from '../../domain/ports.ts';
 import { embeddedAccounts } from './accounts.ts';
 import { embeddedAccountVersions } from './accountVersions.ts';
-import { openDatabase, type Db } from './database.ts';
+import { createCommitGroup, openDatabase, type Db } from './database.ts';
 import { embeddedFiles, filesDirOf } from './files.ts';
 import { embeddedJobs } from './jobs.ts';
 import { embeddedOutbox } from './outbox.ts';
@@ -43,7 +43,9 @@ function embeddedStore(db: Db, lock: ServerLock | undefined, filesDir: string): 
   // The process holding the server lock is the server: its own changes need no announcing.
   const versions = embeddedAccountVersions(db, { server: lock !== undefined });
   const rateLimits = embeddedRateLimits(db, versions);
-  const stores = { accounts: embeddedAccounts(db, versions), jobs: embeddedJobs(db), files: embeddedFiles(filesDir), outbox: embeddedOutbox(db) };
+  // Creates, claims and completions of one turn of the event loop share a commit.
+  const grouped = createCommitGroup(db);
+  const stores = { accounts: embeddedAccounts(db, versions), jobs: embeddedJobs(db, grouped), files: embeddedFiles(filesDir), outbox: embeddedOutbox(db) };
   const flusher = setInterval(() => rateLimits.flush(), RATE_COUNTER_FLUSH_MS);
   const ping = db.prepare('SELECT 1');
   flusher.unref();
@@ -56,6 +58,7 @@ function embeddedStore(db: Db, lock: ServerLock | undefined, filesDir: string): 
     async close() {
       clearInterval(flusher);
       try {
+        grouped.flush();
         rateLimits.flush();
       } finally {
         if (db.isOpen) db.close();

@@ -1,6 +1,6 @@
 import type { CreditBalance, OutboxEvent } from '../../domain/model.ts';
 import type { Completion, JobStore, ReserveOutcome } from '../../domain/ports.ts';
-import { newestFirstPage, transaction, type Db, type PageCondition } from './database.ts';
+import { newestFirstPage, type CommitGroup, type Db, type PageCondition } from './database.ts';
 import { rowToBalance, rowToIdempotentRequest, rowToJob, type Row } from '../rows.ts';
 
 export function insertEvent(db: Db, e: OutboxEvent): void {
@@ -12,7 +12,7 @@ export function insertEvent(db: Db, e: OutboxEvent): void {
   );
 }
 
-export function embeddedJobs(db: Db): JobStore {
+export function embeddedJobs(db: Db, grouped: CommitGroup): JobStore {
   const getById = db.prepare('SELECT * FROM jobs WHERE id = ?');
   const keptKey = db.prepare('SELECT * FROM idempotency_keys WHERE account_id = ? AND key = ? AND expires_at > ?');
 
@@ -26,7 +26,7 @@ export function embeddedJobs(db: Db): JobStore {
 
   return {
     async createJobReservingCredits(job, queuedAt, idempotency): Promise<ReserveOutcome> {
-      return transaction(db, () => {
+      return grouped.run(() => {
         // Transactions here run one at a time, so the key is looked at, then written with the job.
         const kept = idempotency && (keptKey.get(job.accountId, idempotency.key, job.createdAt) as Row | undefined);
         if (kept) return { ok: false, kept: rowToIdempotentRequest(kept) };
@@ -67,7 +67,7 @@ export function embeddedJobs(db: Db): JobStore {
     },
 
     async claimJob(workerId, now, leaseUntil, skipVideosOf = []) {
-      return transaction(db, () => {
+      return grouped.run(() => {
         const row = db.prepare(`
           SELECT id FROM jobs
           WHERE status IN ('queued', 'processing') AND (status = 'queued' OR lease_until < ?)
@@ -97,7 +97,7 @@ export function embeddedJobs(db: Db): JobStore {
     },
 
     async completeJob(jobId, c: Completion, event) {
-      return transaction(db, () => {
+      return grouped.run(() => {
         const row = getById.get(jobId) as Row | undefined;
         if (!row || row.status === 'ready' || row.status === 'failed') return false;
         const credits = Number(row.credits);

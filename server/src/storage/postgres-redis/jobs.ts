@@ -28,6 +28,56 @@ class Refused extends Error {
   }
 }
 
+/**
+ * A create without an idempotency key, in one statement (one round trip where the
+ * transaction took five, and atomic on its own): the reservation is an upsert of the
+ * period's ledger row that changes it only while the balance covers the job, and the job
+ * is written only if that reserved. ON CONFLICT DO UPDATE locks the row and judges its
+ * WHERE on the row's latest version, so concurrent reservations wait for each other and
+ * re-check, as the conditional UPDATE of the transaction does: the balance never goes
+ * below zero. A period's first reservation inserts the row (nothing granted or used yet,
+ * so the plan's credits alone must cover it); a row already there is judged by the WHERE.
+ */
+const CREATE_RESERVING = `
+  WITH reserved AS (
+    INSERT INTO credit_ledger AS l (account_id, period, reserved)
+    SELECT a.id, $10::text, $9::integer FROM accounts a
+    WHERE a.id = $3::text AND (a.monthly_credits >= $9::integer OR EXISTS (SELECT 1 FROM credit_ledger WHERE account_id = $3::text AND period = $10::text))
+    ON CONFLICT (account_id, period) DO UPDATE SET reserved = l.reserved + excluded.reserved
+    WHERE (SELECT a.monthly_credits FROM accounts a WHERE a.id = l.account_id) + l.granted - l.reserved - l.used >= excluded.reserved
+    RETURNING 1
+  )
+  INSERT INTO jobs (id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, created_at, updated_at, attempts, queued_at)
+  SELECT $1::text, $2::text, $3::text, $4::text, $5::boolean, $6::text, $7::jsonb, $8::text, $9::integer, $10::text, $11::bigint, $12::bigint, 0, $13::bigint
+  WHERE EXISTS (SELECT 1 FROM reserved)
+  RETURNING 1`;
+
+/**
+ * A job's terminal state and its credits (captured on ready, released on failed) in one
+ * statement; the event, if any, is added by COMPLETE_WITH_EVENT. Answers a row only when
+ * this statement moved the job.
+ */
+const COMPLETE_STEPS = `
+  done AS (
+    UPDATE jobs SET status = $1::text, error = $2::jsonb, result = $3::jsonb, updated_at = $4::bigint, completed_at = $4::bigint, lease_owner = NULL, lease_until = NULL
+    WHERE id = $5::text AND status NOT IN ('ready', 'failed')
+    RETURNING id, account_id, credits, period
+  ),
+  moved AS (
+    UPDATE credit_ledger l SET reserved = l.reserved - d.credits, used = l.used + CASE WHEN $1::text = 'ready' THEN d.credits ELSE 0 END
+    FROM done d WHERE l.account_id = d.account_id AND l.period = d.period
+    RETURNING 1
+  )`;
+// The statements of a WITH all run to completion whether or not the last one reads them.
+const COMPLETE = `WITH ${COMPLETE_STEPS} SELECT 1 FROM done`;
+const COMPLETE_WITH_EVENT = `WITH ${COMPLETE_STEPS},
+  recorded AS (
+    INSERT INTO webhook_events (id, type, job_id, account_id, url, destination, payload, status, attempts, next_attempt_at, last_error, created_at, delivered_at)
+    SELECT $6::text, $7::text, $8::text, $9::text, $10::text, $11::text, $12::text, $13::text, $14::integer, $15::bigint, $16::text, $17::bigint, $18::bigint FROM done
+    ON CONFLICT (id) DO NOTHING
+  )
+  SELECT 1 FROM done`;
+
 /** What rowToJob reads. */
 const JOB_COLUMNS = 'id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, error, result, created_at, updated_at, completed_at, attempts';
 
@@ -36,6 +86,17 @@ export function postgresJobs(pool: pg.Pool): JobStore {
 
   return {
     async createJobReservingCredits(job, queuedAt, idempotency): Promise<ReserveOutcome> {
+      if (!idempotency) {
+        const created = await guarded(() =>
+          pool.query({
+            name: 'create-reserving',
+            text: CREATE_RESERVING,
+            values: [job.id, job.kind, job.accountId, job.keyId, job.sandbox, job.status, JSON.stringify(job.input), job.webhookUrl, job.credits, job.period, job.createdAt, job.updatedAt, queuedAt],
+          }),
+        );
+        if ((created.rowCount ?? 0) > 0) return { ok: true, job };
+        return { ok: false, balance: rowToBalance(job.period, (await q(BALANCE, [job.accountId, job.period])).rows[0]) };
+      }
       try {
         return await transaction(pool, async (client) => {
         if (idempotency) {
@@ -136,21 +197,14 @@ export function postgresJobs(pool: pg.Pool): JobStore {
     },
 
     async completeJob(jobId, c, event) {
-      return transaction(pool, async (client) => {
-        const r = await client.query('SELECT status, credits, account_id, period FROM jobs WHERE id = $1 FOR UPDATE', [jobId]);
-        const row = r.rows[0] as Row | undefined;
-        if (!row || row.status === 'ready' || row.status === 'failed') return false;
-        const credits = num(row.credits);
-        await client.query(
-          `UPDATE jobs SET status = $1, error = $2, result = $3, updated_at = $4, completed_at = $4, lease_owner = NULL, lease_until = NULL WHERE id = $5`,
-          [c.status, c.error ? JSON.stringify(c.error) : null, c.result ? JSON.stringify(c.result) : null, c.at, jobId],
-        );
-        await client.query('UPDATE credit_ledger SET reserved = reserved - $1, used = used + $2 WHERE account_id = $3 AND period = $4', [
-          credits, c.status === 'ready' ? credits : 0, row.account_id, row.period,
-        ]);
-        if (event) await insertEvent(client, event);
-        return true;
-      });
+      // One statement, one round trip: the job's row is locked by its UPDATE, whose WHERE
+      // is judged again on the row's latest version once a concurrent completion commits,
+      // so of two completions only the first changes the job, moves its credits and
+      // records its event (ST-TERMINAL); the others change nothing and answer false.
+      const values: unknown[] = [c.status, c.error ? JSON.stringify(c.error) : null, c.result ? JSON.stringify(c.result) : null, c.at, jobId];
+      if (event) values.push(event.id, event.type, event.jobId, event.accountId, event.url, event.destination, event.payload, event.status, event.attempts, event.nextAttemptAt, event.lastError, event.createdAt, event.deliveredAt);
+      const r = await guarded(() => pool.query({ name: event ? 'complete-with-event' : 'complete', text: event ? COMPLETE_WITH_EVENT : COMPLETE, values }));
+      return (r.rowCount ?? 0) > 0;
     },
 
     async countActiveJobs() {
