@@ -165,30 +165,7 @@ function verifyServiceWebhook(input: VerifyWebhookInput): WebhookEvent {
     );
   }
 
-  if (timestamp < nowSeconds - toleranceSeconds) {
-    throw new WebhookVerificationError(
-      'timestamp_too_old',
-      `${WEBHOOK_TIMESTAMP_HEADER} is ${nowSeconds - timestamp} s old; at most ${toleranceSeconds} s are accepted`,
-      WEBHOOK_TIMESTAMP_HEADER,
-    );
-  }
-  if (timestamp > nowSeconds + toleranceSeconds) {
-    throw new WebhookVerificationError(
-      'timestamp_in_future',
-      `${WEBHOOK_TIMESTAMP_HEADER} is ${timestamp - nowSeconds} s ahead of this clock; at most ${toleranceSeconds} s are accepted`,
-      WEBHOOK_TIMESTAMP_HEADER,
-    );
-  }
-
-  const event = parseEvent(rawBody);
-  if (event.id !== eventId) {
-    throw new WebhookVerificationError(
-      'id_mismatch',
-      `${WEBHOOK_EVENT_ID_HEADER} is ${eventId} but the body's id is ${event.id}`,
-      WEBHOOK_EVENT_ID_HEADER,
-    );
-  }
-  return event;
+  return freshEvent(rawBody, eventId, timestamp, nowSeconds, toleranceSeconds, { timestamp: WEBHOOK_TIMESTAMP_HEADER, id: WEBHOOK_EVENT_ID_HEADER });
 }
 
 /** Each `v1,<base64 of 32 bytes>` of webhook-signature; other versions are skipped, as the scheme says. */
@@ -242,26 +219,7 @@ function verifyStandardWebhook(input: VerifyWebhookInput): WebhookEvent {
     );
   }
 
-  if (timestamp < nowSeconds - toleranceSeconds) {
-    throw new WebhookVerificationError(
-      'timestamp_too_old',
-      `${STANDARD_WEBHOOK_TIMESTAMP_HEADER} is ${nowSeconds - timestamp} s old; at most ${toleranceSeconds} s are accepted`,
-      STANDARD_WEBHOOK_TIMESTAMP_HEADER,
-    );
-  }
-  if (timestamp > nowSeconds + toleranceSeconds) {
-    throw new WebhookVerificationError(
-      'timestamp_in_future',
-      `${STANDARD_WEBHOOK_TIMESTAMP_HEADER} is ${timestamp - nowSeconds} s ahead of this clock; at most ${toleranceSeconds} s are accepted`,
-      STANDARD_WEBHOOK_TIMESTAMP_HEADER,
-    );
-  }
-
-  const event = parseEvent(rawBody);
-  if (event.id !== eventId) {
-    throw new WebhookVerificationError('id_mismatch', `${STANDARD_WEBHOOK_ID_HEADER} is ${eventId} but the body's id is ${event.id}`, STANDARD_WEBHOOK_ID_HEADER);
-  }
-  return event;
+  return freshEvent(rawBody, eventId, timestamp, nowSeconds, toleranceSeconds, { timestamp: STANDARD_WEBHOOK_TIMESTAMP_HEADER, id: STANDARD_WEBHOOK_ID_HEADER });
 }
 
 function required(headers: HeaderSource, name: string): string {
@@ -295,4 +253,23 @@ function isHeaders(headers: HeaderSource): headers is Headers {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * What both schemes require once the signature matched: a timestamp within the tolerance
+ * either side of this clock, and a body whose id is the one the headers named. Told by
+ * the header names of the scheme that was verified.
+ */
+function freshEvent(rawBody: Buffer, eventId: string, timestamp: number, nowSeconds: number, toleranceSeconds: number, names: { timestamp: string; id: string }): WebhookEvent {
+  if (timestamp < nowSeconds - toleranceSeconds) {
+    throw new WebhookVerificationError('timestamp_too_old', `${names.timestamp} is ${nowSeconds - timestamp} s old; at most ${toleranceSeconds} s are accepted`, names.timestamp);
+  }
+  if (timestamp > nowSeconds + toleranceSeconds) {
+    throw new WebhookVerificationError('timestamp_in_future', `${names.timestamp} is ${timestamp - nowSeconds} s ahead of this clock; at most ${toleranceSeconds} s are accepted`, names.timestamp);
+  }
+  const event = parseEvent(rawBody);
+  if (event.id !== eventId) {
+    throw new WebhookVerificationError('id_mismatch', `${names.id} is ${eventId} but the body's id is ${event.id}`, names.id);
+  }
+  return event;
 }
