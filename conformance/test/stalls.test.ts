@@ -1,0 +1,111 @@
+// The runner's own stalls are left out of what it judges: a copy of a webhook received a
+// stall after its attempt is still a copy, and a wait for a webhook lasts its stated time
+// of the runner being awake, so a loaded machine never fails a correct implementation.
+import { describe, expect, it } from 'vitest';
+import { signWebhook } from '../../contract/webhookSignature.ts';
+import { DUPLICATE_WINDOW_MS, WebhookReceiver } from '../src/receiver/server.ts';
+import { NO_STALLS, StallMeter, type Stalls } from '../src/stalls.ts';
+
+const SECRET = 'whsec_stalls';
+
+/** Holds the event loop as a loaded machine or a long synchronous step would. */
+function hold(ms: number): void {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    // busy: nothing else of the process runs meanwhile
+  }
+}
+
+async function deliver(url: string, timestamp: number, body: string): Promise<number> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-event-id': 'evt_1', 'x-service-timestamp': String(timestamp), 'x-service-signature': signWebhook(SECRET, timestamp, body) }, body });
+  await response.body?.cancel();
+  return response.status;
+}
+
+describe('the stall meter', () => {
+  it('when the event loop is held, then the hold is counted as a stall, even before the meter has ticked again', () => {
+    const meter = new StallMeter();
+    try {
+      const from = Date.now();
+      hold(300);
+      const to = Date.now();
+      // Asked in the same turn as the hold ended: the meter's tick has not run yet.
+      expect(meter.within(from, to)).toBeGreaterThanOrEqual(250);
+      expect(meter.within(from, to)).toBeLessThanOrEqual(to - from);
+      // Nothing of an instant after it.
+      expect(meter.within(to + 1, to + 1)).toBe(0);
+    } finally {
+      meter.stop();
+    }
+  });
+});
+
+describe('the receiver, with the runner stalled', () => {
+  async function receiverAt(clock: { now: number }, stalls: Stalls): Promise<WebhookReceiver> {
+    return WebhookReceiver.start({ host: '127.0.0.1', port: 0, secret: SECRET, now: () => clock.now, stalls });
+  }
+
+  it('when a byte-identical copy is received more than the duplicate window after its attempt, of which the runner was stalled, then it is a copy, not a retry', async () => {
+    const clock = { now: Date.now() };
+    const gap = DUPLICATE_WINDOW_MS + 300;
+    // The whole gap but a few milliseconds was the runner's stall.
+    const stalled: Stalls = { within: (from, to) => Math.max(0, to - from - 10) };
+    for (const [stalls, copy] of [
+      [stalled, true],
+      [NO_STALLS, false],
+    ] as const) {
+      const receiver = await receiverAt(clock, stalls);
+      try {
+        const url = receiver.urlFor('fail-first-job', 'fail-first');
+        const timestamp = Math.floor(clock.now / 1000);
+        const body = JSON.stringify({ id: 'evt_1', event: 'avatar.ready' });
+        expect(await deliver(url, timestamp, body)).toBe(500);
+        clock.now += gap;
+        // A copy of a failed attempt is answered as the attempt was; a retry is acknowledged.
+        expect(await deliver(url, timestamp, body)).toBe(copy ? 500 : 200);
+        expect(receiver.deliveries('fail-first-job').map((d) => d.duplicate)).toEqual([false, copy]);
+        expect(receiver.attempts('fail-first-job')).toHaveLength(copy ? 1 : 2);
+      } finally {
+        await receiver.close();
+      }
+    }
+  });
+
+  it('when the runner was stalled through a wait for a webhook, then the wait goes on for the stall and sees what arrives then', async () => {
+    const clock = {
+      get now() {
+        return Date.now();
+      },
+    };
+    let timedOut!: () => void;
+    const due = new Promise<void>((resolve) => (timedOut = resolve));
+    // The stated wait is over when the receiver first asks for the stalls: a long stall then.
+    const stalls: Stalls = {
+      within: () => {
+        timedOut();
+        return 60_000;
+      },
+    };
+    const receiver = await receiverAt(clock, stalls);
+    try {
+      const url = receiver.urlFor('late-job', 'ok');
+      const waiting = receiver.waitFor('late-job', 1, 50);
+      await due;
+      const body = JSON.stringify({ id: 'evt_1', event: 'avatar.ready' });
+      expect(await deliver(url, Math.floor(Date.now() / 1000), body)).toBe(200);
+      expect((await waiting).map((d) => d.label)).toEqual(['late-job']);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('when the runner was not stalled, then the wait ends at its stated time with what there is', async () => {
+    const receiver = await receiverAt({ now: Date.now() }, NO_STALLS);
+    try {
+      receiver.urlFor('silent-job', 'ok');
+      expect(await receiver.waitFor('silent-job', 1, 50)).toEqual([]);
+    } finally {
+      await receiver.close();
+    }
+  });
+});
