@@ -32,8 +32,27 @@ describe('the stall meter', () => {
       // Asked in the same turn as the hold ended: the meter's tick has not run yet.
       expect(meter.within(from, to)).toBeGreaterThanOrEqual(250);
       expect(meter.within(from, to)).toBeLessThanOrEqual(to - from);
+      // Held is busy too, and busy is never less than stalled.
+      expect(meter.busyWithin(from, to)).toBeGreaterThanOrEqual(meter.within(from, to));
+      expect(meter.busyWithin(from, to)).toBeLessThanOrEqual(to - from);
       // Nothing of an instant after it.
       expect(meter.within(to + 1, to + 1)).toBe(0);
+    } finally {
+      meter.stop();
+    }
+  });
+
+  it('when the event loop is kept busy in steps too short to make a tick late, then the busy time is counted, not as a stall', async () => {
+    const meter = new StallMeter();
+    try {
+      const from = Date.now();
+      for (let step = 0; step < 20; step++) {
+        hold(15);
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+      const to = Date.now();
+      // 300 ms held in all; a tick may have fallen in between any two steps.
+      expect(meter.busyWithin(from, to)).toBeGreaterThanOrEqual(200);
     } finally {
       meter.stop();
     }
@@ -49,7 +68,7 @@ describe('the receiver, with the runner stalled', () => {
     const clock = { now: Date.now() };
     const gap = DUPLICATE_WINDOW_MS + 300;
     // The whole gap but a few milliseconds was the runner's stall.
-    const stalled: Stalls = { within: (from, to) => Math.max(0, to - from - 10) };
+    const stalled: Stalls = { within: (from, to) => Math.max(0, to - from - 10), busyWithin: (from, to) => Math.max(0, to - from - 10) };
     for (const [stalls, copy] of [
       [stalled, true],
       [NO_STALLS, false],
@@ -85,6 +104,7 @@ describe('the receiver, with the runner stalled', () => {
         timedOut();
         return 60_000;
       },
+      busyWithin: () => 60_000,
     };
     const receiver = await receiverAt(clock, stalls);
     try {

@@ -45,8 +45,8 @@ export default defineCheck({
     if (attempts.length >= 3) {
       const gap1 = gap(attempts[0]!, attempts[1]!);
       const gap2 = gap(attempts[1]!, attempts[2]!);
-      // The runner's stalls within the first wait made it look longer than it was.
-      const stalled1 = ctx.stalls.within(attempts[0]!.receivedAt, attempts[1]!.receivedAt) / 1000;
+      // The runner's stalls and busy time within the first wait made it look longer than it was.
+      const stalled1 = ctx.stalls.busyWithin(attempts[0]!.receivedAt, attempts[1]!.receivedAt) / 1000;
       if (gap2.longest <= gap1.shortest - stalled1) {
         fail({ clause: 'WH-RETRY', message: 'the waits between attempts do not grow', expected: 'exponential backoff', received: `${gap1.shortest.toFixed(1)} s then ${gap2.longest.toFixed(1)} s` });
       }
@@ -54,10 +54,10 @@ export default defineCheck({
     if (!ctx.contract) return;
     const nominal = ctx.options.webhookFirstRetrySeconds;
     // ±20 % jitter, a quarter second for the receiver's clock, a second for the sender's
-    // queue, and the runner's own stalls between the two receipts, which made the retry
-    // look later than it came.
+    // queue, and the time the runner was itself stalled or busy between the two receipts,
+    // which made the retry look later than it came.
     const low = nominal * 0.8 - 0.25;
-    const high = nominal * 1.2 + 1 + ctx.stalls.within(first!.receivedAt, second.receivedAt) / 1000;
+    const high = nominal * 1.2 + 1 + ctx.stalls.busyWithin(first!.receivedAt, second.receivedAt) / 1000;
     if (delay.longest < low || delay.shortest > high) {
       const seen = delay.shortest === delay.longest ? `${delay.longest.toFixed(2)} s` : `${Math.max(0, delay.shortest).toFixed(2)}–${delay.longest.toFixed(2)} s`;
       fail({ clause: 'ND-DELIVERY', message: `the first retry came ${seen} after the failure`, expected: `about ${nominal} s (±20 %): ${low.toFixed(2)}–${high.toFixed(2)} s`, received: seen, fix: 'Retry after about 5 s, then 20, 80, 320 and 1,280 s, each ±20 %.' });

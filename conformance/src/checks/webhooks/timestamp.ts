@@ -61,13 +61,13 @@ export default defineCheck({
 });
 
 /**
- * How late the runner read a delivery: its own stalls between the earliest moment the
+ * How late the runner may have read a delivery: the time it was stalled or busy between the earliest moment the
  * delivery can have been stamped and its arrival (looking back a minute at most, for a
  * sender whose clock is ahead of the runner's).
  */
 function readLateSeconds(stalls: Stalls, delivery: Delivery): number {
   const stampedAt = Math.max(Number(delivery.headers['x-service-timestamp']) * 1000, delivery.receivedAt - STALL_LOOKBACK_MS);
-  return stalls.within(stampedAt, delivery.receivedAt) / 1000;
+  return stalls.busyWithin(stampedAt, delivery.receivedAt) / 1000;
 }
 
 function judgePair(stalls: Stalls, earlier: Delivery, later: Delivery, fix: string): void {
