@@ -1,6 +1,7 @@
 // The runner's own stalls are left out of what it judges: a copy of a webhook received a
 // stall after its attempt is still a copy, and a wait for a webhook lasts its stated time
 // of the runner being awake, so a loaded machine never fails a correct implementation.
+import { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { signWebhook } from '../../contract/webhookSignature.ts';
 import { DUPLICATE_WINDOW_MS, WebhookReceiver } from '../src/receiver/server.ts';
@@ -90,31 +91,33 @@ describe('the receiver, with the runner stalled', () => {
     }
   });
 
-  it('when the runner was stalled through a wait for a webhook, then the wait goes on for the stall and sees what arrives then', async () => {
-    const clock = {
-      get now() {
-        return Date.now();
+  it('when a webhook arrives while the runner is stalled past the end of its wait, then the wait goes on and sees it', async () => {
+    const meter = new StallMeter();
+    const receiver = await receiverAt(
+      {
+        get now() {
+          return Date.now();
+        },
       },
-    };
-    let timedOut!: () => void;
-    const due = new Promise<void>((resolve) => (timedOut = resolve));
-    // The stated wait is over when the receiver first asks for the stalls: a long stall then.
-    const stalls: Stalls = {
-      within: () => {
-        timedOut();
-        return 60_000;
-      },
-      busyWithin: () => 60_000,
-    };
-    const receiver = await receiverAt(clock, stalls);
+      meter,
+    );
+    const socket = new Socket();
     try {
-      const url = receiver.urlFor('late-job', 'ok');
-      const waiting = receiver.waitFor('late-job', 1, 50);
-      await due;
+      const url = new URL(receiver.urlFor('late-job', 'ok'));
+      const waitMs = 1000;
+      const waiting = receiver.waitFor('late-job', 1, waitMs);
+      await new Promise<void>((resolve, reject) => socket.once('error', reject).connect(Number(url.port), url.hostname, resolve));
+      // The delivery is in the receiver's socket before the wait is over, and the runner is
+      // held past its end: its timer comes due before the socket is read.
       const body = JSON.stringify({ id: 'evt_1', event: 'avatar.ready' });
-      expect(await deliver(url, Math.floor(Date.now() / 1000), body)).toBe(200);
+      const timestamp = Math.floor(Date.now() / 1000);
+      const headers = [`POST ${url.pathname} HTTP/1.1`, `Host: ${url.host}`, 'Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`, 'X-Service-Event-Id: evt_1', `X-Service-Timestamp: ${timestamp}`, `X-Service-Signature: ${signWebhook(SECRET, timestamp, body)}`, 'Connection: close'];
+      socket.write(`${headers.join('\r\n')}\r\n\r\n${body}`);
+      hold(waitMs + 200);
       expect((await waiting).map((d) => d.label)).toEqual(['late-job']);
     } finally {
+      socket.destroy();
+      meter.stop();
       await receiver.close();
     }
   });

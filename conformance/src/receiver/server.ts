@@ -126,7 +126,8 @@ export class WebhookReceiver {
   /**
    * Resolves once `label` has `count` attempts, or at the timeout with what there is; a
    * `signal` that aborts first (a check's limit) ends it with LimitReached. The timeout is
-   * of time the runner was awake to receive: its stalls within the wait lengthen it.
+   * of time the runner was awake to receive: its stalls within the wait lengthen it, to
+   * twice the timeout at most.
    */
   async waitFor(label: string, count: number, timeoutMs: number, signal?: AbortSignal): Promise<Delivery[]> {
     const done = () => this.attempts(label).length >= count;
@@ -145,8 +146,9 @@ export class WebhookReceiver {
       };
       function due() {
         // A stall delays both the timer and the deliveries that arrived during it; a timer
-        // runs before pending sockets are read, so the wait goes on for what was stalled.
-        const stalled = stalls.within(startedAt, now());
+        // runs before pending sockets are read, so the wait goes on for what was stalled,
+        // up to its stated time again: a runner stalled most of the time still ends it.
+        const stalled = Math.min(timeoutMs, stalls.within(startedAt, now()));
         if (stalled <= lengthened) return end();
         timer = setTimeout(due, stalled - lengthened);
         lengthened = stalled;
