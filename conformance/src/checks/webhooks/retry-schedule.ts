@@ -7,12 +7,6 @@ import type { Delivery } from '../../receiver/server.ts';
 
 /** How long after an attempt arrives a sender may take to record its failure and schedule the retry. */
 const SENDER_SETTLE_MS = 300;
-/**
- * The most the settling is lengthened by the runner's own stalls and busy time: while the
- * runner could not read, the sender's answer may not have been read either (in one
- * process, it was not).
- */
-const SETTLE_LENGTHENED_MS = 2000;
 /** How long to watch for an attempt that a move should not have made due yet. */
 const EARLY_GRACE_MS = 500;
 /** Tolerances of the first-retry check: the receiver's clock, and the sender's queue. */
@@ -33,7 +27,7 @@ export default defineCheck({
   // wait for it; then the watch after the last.
   waits: (a) => {
     const retries = (a.options.webhookRetries ?? a.options.implementation.retries)?.delaysSeconds.length ?? 0;
-    const each = Math.min(a.options.webhookRetryTimeoutSeconds, 15) + (SENDER_SETTLE_MS + SETTLE_LENGTHENED_MS + EARLY_GRACE_MS) / 1000;
+    const each = Math.min(a.options.webhookRetryTimeoutSeconds, 15) + (SENDER_SETTLE_MS + EARLY_GRACE_MS) / 1000;
     return a.options.webhookRetryTimeoutSeconds + retries * each + REACTION_MS / 1000;
   },
   async run(ctx) {
@@ -57,12 +51,6 @@ export default defineCheck({
       if (receiver.attempts(job.label).length < i + 2) {
         // The sender schedules the retry once it has the failure: a move before that could be lost.
         await ctx.sleep(Math.max(0, previous.receivedAt + SENDER_SETTLE_MS - ctx.now()));
-        for (let lengthened = 0; ; ) {
-          const busy = Math.min(SETTLE_LENGTHENED_MS, ctx.stalls.busyWithin(previous.receivedAt, ctx.now()));
-          if (busy - lengthened < 1) break;
-          await ctx.sleep(busy - lengthened);
-          lengthened = busy;
-        }
         const move = async (seconds: number) => {
           if (!(await ctx.clock.advance('main', seconds))) skip("the main key's sandbox clock refused a move");
         };
