@@ -54,8 +54,9 @@ export interface ReceiverOptions {
    */
   clockMoved?: (from: number, to: number) => boolean;
   /**
-   * The runner's own stalls (stalls.ts): a copy sent moments after its attempt is received
-   * a stall later, and a wait is lengthened by the stalls within it. None by default.
+   * The runner's own stalls (stalls.ts): a wait is lengthened by the stalls within it. Not
+   * the duplicate window: a stall says nothing of when in it the sender sent, so a quick
+   * retry would pass for a copy. None by default.
    */
   stalls?: Stalls;
 }
@@ -216,7 +217,7 @@ export class WebhookReceiver {
     const previous = this.deliveries(label).at(-1);
     const duplicate =
       previous !== undefined &&
-      receivedAt - previous.receivedAt - this.#stalls.within(previous.receivedAt, receivedAt) <= DUPLICATE_WINDOW_MS &&
+      receivedAt - previous.receivedAt <= DUPLICATE_WINDOW_MS &&
       !(this.#options.clockMoved?.(previous.receivedAt, receivedAt) ?? false) &&
       previous.rawBody === rawBody &&
       ['x-service-event-id', 'x-service-timestamp', 'x-service-signature'].every((name) => previous.headers[name] === headers[name]);
