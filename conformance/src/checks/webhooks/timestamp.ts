@@ -17,8 +17,12 @@ const DRIFT_SECONDS = 1.5;
  * ahead by more than the whole seconds they are rounded to.
  */
 const AHEAD_SECONDS = 3;
-/** How far back before an arrival the runner's stalls may have delayed reading it. */
-const STALL_LOOKBACK_MS = 60_000;
+/**
+ * How far back before an arrival the runner's stalls and busy time are taken to have
+ * delayed reading it. Short: the stamp judged cannot bound it (a stamp frozen at the first
+ * attempt's would leave the whole wait out), and the longest waits must still show it.
+ */
+const STALL_LOOKBACK_MS = 1500;
 
 export default defineCheck({
   id: 'webhooks.timestamp',
@@ -61,9 +65,9 @@ export default defineCheck({
 });
 
 /**
- * How late the runner may have read a delivery: the time it was stalled or busy between the earliest moment the
- * delivery can have been stamped and its arrival (looking back a minute at most, for a
- * sender whose clock is ahead of the runner's).
+ * How late the runner may have read a delivery: the time it was stalled or busy between the
+ * earliest moment the delivery can have been stamped and its arrival, looking back
+ * STALL_LOOKBACK_MS at most.
  */
 function readLateSeconds(stalls: Stalls, delivery: Delivery): number {
   const stampedAt = Math.max(Number(delivery.headers['x-service-timestamp']) * 1000, delivery.receivedAt - STALL_LOOKBACK_MS);
