@@ -59,7 +59,7 @@ export async function refuseNow(ctx: CheckContext, note = 'using up the generati
   sent.push(...burst.filter((exchange) => exchange !== refusal));
   if (refusal) {
     sent.push(refusal);
-    return { key, sent, refused: refusal, limit, refusedAt: ctx.now(), burstMs };
+    return { key, sent, refused: refusal, limit, refusedAt: refusal.startedAt + refusal.durationMs, burstMs };
   }
   // Under the source alone, refused requests might not count: fall back to valid ones.
   if (!ctx.contract) {

@@ -26,7 +26,9 @@ export default defineCheck({
     const sentAt = ctx.now();
     const exchange = await ctx.http.send({ key: exhaustion.key, method: 'POST', path: '/v1/avatars', json: body, on429: 'return', pace: false, note: 'valid request over the rate limit' });
     const retryAfter = Number(exhaustion.refused.responseHeaders['retry-after'] ?? exhaustion.refused.responseHeaders['ratelimit-reset'] ?? NaN);
-    const windowStillClosed = Number.isNaN(retryAfter) || sentAt < (exhaustion.refusedAt ?? 0) + retryAfter * 1000;
+    // Retry-After counts from the 429's answer, which came after its request was sent: from
+    // when the runner read it, on a loaded runner a while later, the window may have reopened.
+    const windowStillClosed = Number.isNaN(retryAfter) || sentAt < exhaustion.refused.startedAt + retryAfter * 1000;
     if (isSuccess(exchange)) {
       ctx.world.trackUnexpected('unexpected-avatar-over-limit', 'avatar', exhaustion.key, exchange);
       if (!windowStillClosed) skip('the window reopened before the valid request could be sent; nothing to conclude');
