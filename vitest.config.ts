@@ -16,7 +16,27 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'scaled', include: ['server/test/**/*.test.ts'], exclude: ['**/node_modules/**', 'server/test/storage/memoryStore.test.ts'], env: { TEST_STORE: 'scaled' }, globalSetup: ['server/test/support/scaledServices.ts'] },
+        test: {
+          name: 'scaled',
+          include: ['server/test/**/*.test.ts'],
+          // Files that never open a store: the configuration, the domain's rules, the
+          // engine's timeline, the embedded store's own halves and the workers' batcher and
+          // pump. They run in the embedded project already; run again here they would prove
+          // nothing more about PostgreSQL + Redis and only lengthen npm test. The memory
+          // store's own suite needs no PostgreSQL either.
+          exclude: [
+            '**/node_modules/**',
+            'server/test/storage/memoryStore.test.ts',
+            'server/test/config.test.ts',
+            'server/test/domain/**',
+            'server/test/engine/timeline.test.ts',
+            'server/test/storage/embedded*.test.ts',
+            'server/test/workers/batcher.test.ts',
+            'server/test/workers/pump.test.ts',
+          ],
+          env: { TEST_STORE: 'scaled' },
+          globalSetup: ['server/test/support/scaledServices.ts'],
+        },
       },
     ],
   },

@@ -7,6 +7,7 @@ import type { Shape } from './implementation/shape.ts';
 import type { ResolvedOptions } from './options.ts';
 import type { Profile } from './outcome.ts';
 import type { Receiver } from './receiver/server.ts';
+import type { Stalls } from './stalls.ts';
 import type { World } from './world.ts';
 
 export interface CheckContext {
@@ -27,6 +28,8 @@ export interface CheckContext {
   validator: ContractValidator;
   /** The implementation's sandbox clock; `clock.has(key)` says whether a key's account can move its time. */
   clock: SandboxClock;
+  /** The runner's own stalls: what of an interval it measured was its lateness, not the implementation's. */
+  stalls: Stalls;
   /** Memoised work shared between checks (e.g. the exhausted key). */
   once<T>(name: string, work: () => Promise<T>): Promise<T>;
   hasKey(key: KeyName): boolean;

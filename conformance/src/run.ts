@@ -23,6 +23,7 @@ import { WebhookReceiver } from './receiver/server.ts';
 import { aborted, buildReport, reportedFailure } from './report/build.ts';
 import type { AbortKind, CheckResult, Report } from './report/model.ts';
 import { areaOf, isRequired, selectChecks, startsJobs } from './selection.ts';
+import { StallMeter } from './stalls.ts';
 import { World } from './world.ts';
 
 export { TOOL, VERSION } from './report/build.ts';
@@ -91,6 +92,8 @@ export async function runConformance(input: RunOptions): Promise<Report> {
   });
   const http = unbound.within(run.signal);
   const sleep = (ms: number) => sleepWithin(options.sleep, ms, run.signal, 'pausing between polls');
+  // The runner's own stalls, left out of the intervals it judges and the waits it states.
+  const stalls = new StallMeter(options.now);
 
   progress({ type: 'start', total: selected.length, profile: options.profile, implementation: options.implementation.name, baseUrl: options.baseUrl, boundSeconds: bound.seconds, budget: budget.stated, ...(options.fuzz > 0 ? { generated: { count: options.fuzz, seed: options.seed } } : {}) });
   try {
@@ -98,6 +101,7 @@ export async function runConformance(input: RunOptions): Promise<Report> {
   } finally {
     // Whatever is still waiting (a check stopped at its limit, a poll of a job) ends now.
     run.dispose();
+    stalls.stop();
   }
 
   async function runChecks(): Promise<Report> {
@@ -132,7 +136,7 @@ export async function runConformance(input: RunOptions): Promise<Report> {
     let receiver: WebhookReceiver | undefined;
     if (options.receiver && options.signingSecret && webhooksReachable(options)) {
       try {
-        receiver = await WebhookReceiver.start({ ...options.receiver, ...(options.receiver.publicUrl ? { publicUrl: options.receiver.publicUrl } : {}), secret: options.signingSecret, now: options.now, clockMoved: (from, to) => clock.movedBetween('main', from, to) });
+        receiver = await WebhookReceiver.start({ ...options.receiver, ...(options.receiver.publicUrl ? { publicUrl: options.receiver.publicUrl } : {}), secret: options.signingSecret, now: options.now, clockMoved: (from, to) => clock.movedBetween('main', from, to), stalls });
       } catch (error) {
         return aborted(options, startedAt, 'usage', `cannot start the webhook receiver on ${options.receiver.host}:${options.receiver.port}: ${error instanceof Error ? error.message : String(error)}`, http.log.length, reportBound());
       }
@@ -158,6 +162,7 @@ export async function runConformance(input: RunOptions): Promise<Report> {
       receiver: receiver?.within(limit.signal),
       validator,
       clock,
+      stalls,
       once: <T>(name: string, work: () => Promise<T>) => {
         let pending = shared.get(name) as Promise<T> | undefined;
         if (!pending) {

@@ -9,6 +9,9 @@ import { failures, INDEPENDENT_PROBLEMS_PROFILE, optionsForIndependent, outcomes
 
 vi.setConfig({ maxConcurrency: 10 });
 
+/** Its broken variants run ten at a time in one process: as in broken.test.ts, slow on a loaded machine. */
+const CONCURRENT_RUN_MS = 180_000;
+
 describe('the runner against an independent implementation', () => {
   it('when run in the core profile with its profile file, then every check passes, duplicates included', async () => {
     const fixture = await startIndependent();
@@ -111,5 +114,5 @@ describe('the runner against an independent implementation', () => {
     } finally {
       await fixture.close();
     }
-  }, 90_000);
+  }, CONCURRENT_RUN_MS);
 });

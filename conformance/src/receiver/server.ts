@@ -11,6 +11,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { signWebhook, WEBHOOK_TOLERANCE_SECONDS } from '../../../contract/webhookSignature.ts';
 import { within } from '../deadline.ts';
+import { NO_STALLS, type Stalls } from '../stalls.ts';
 
 export type ReceiverMode = 'ok' | 'fail-first' | 'always-fail';
 
@@ -52,6 +53,12 @@ export interface ReceiverOptions {
    * makes a due retry go at once, so a copy that follows one is a retry, not a duplicate.
    */
   clockMoved?: (from: number, to: number) => boolean;
+  /**
+   * The runner's own stalls (stalls.ts): a wait is lengthened by the stalls within it. Not
+   * the duplicate window: a stall says nothing of when in it the sender sent, so a quick
+   * retry would pass for a copy. None by default.
+   */
+  stalls?: Stalls;
 }
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -66,10 +73,12 @@ export class WebhookReceiver {
   readonly #modes = new Map<string, ReceiverMode>();
   readonly #deliveries: Delivery[] = [];
   readonly #listeners = new Set<() => void>();
+  readonly #stalls: Stalls;
   #publicBase = '';
 
   private constructor(options: ReceiverOptions) {
     this.#options = options;
+    this.#stalls = options.stalls ?? NO_STALLS;
     this.#server = createServer((req, res) => {
       void this.#handle(req).then(
         (status) => {
@@ -117,18 +126,34 @@ export class WebhookReceiver {
 
   /**
    * Resolves once `label` has `count` attempts, or at the timeout with what there is; a
-   * `signal` that aborts first (a check's limit) ends it with LimitReached.
+   * `signal` that aborts first (a check's limit) ends it with LimitReached. The timeout is
+   * of time the runner was awake to receive: its stalls within the wait lengthen it, to
+   * twice the timeout at most.
    */
   async waitFor(label: string, count: number, timeoutMs: number, signal?: AbortSignal): Promise<Delivery[]> {
     const done = () => this.attempts(label).length >= count;
     if (done()) return this.attempts(label);
     const listeners = this.#listeners;
+    const stalls = this.#stalls;
+    const now = this.#options.now;
+    const startedAt = now();
     let finish = () => undefined as void;
     const arrived = new Promise<void>((resolve) => {
-      const timer = setTimeout(end, timeoutMs);
+      let timer = setTimeout(due, timeoutMs);
+      /** How much longer than `timeoutMs` the wait was made for stalls so far. */
+      let lengthened = 0;
       const listener = () => {
         if (done()) end();
       };
+      function due() {
+        // A stall delays both the timer and the deliveries that arrived during it; a timer
+        // runs before pending sockets are read, so the wait goes on for what was stalled,
+        // up to its stated time again: a runner stalled most of the time still ends it.
+        const stalled = Math.min(timeoutMs, stalls.within(startedAt, now()));
+        if (stalled <= lengthened) return end();
+        timer = setTimeout(due, stalled - lengthened);
+        lengthened = stalled;
+      }
       function end() {
         clearTimeout(timer);
         listeners.delete(listener);

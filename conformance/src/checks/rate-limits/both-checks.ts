@@ -1,6 +1,7 @@
 import { defineCheck, STATEFUL } from '../../check.ts';
 import { describe, isSuccess } from '../../expect.ts';
 import { exhaust, refusalCreates, refuseNow } from '../../observe/exhaustion.ts';
+import { advertised } from '../../observe/rate-limit-headers.ts';
 import { fail, skip } from '../../outcome.ts';
 import { SETTLE_GRACE_MAX_SECONDS } from '../../world.ts';
 
@@ -26,10 +27,17 @@ export default defineCheck({
     const sentAt = ctx.now();
     const exchange = await ctx.http.send({ key: exhaustion.key, method: 'POST', path: '/v1/avatars', json: body, on429: 'return', pace: false, note: 'valid request over the rate limit' });
     const retryAfter = Number(exhaustion.refused.responseHeaders['retry-after'] ?? exhaustion.refused.responseHeaders['ratelimit-reset'] ?? NaN);
-    const windowStillClosed = Number.isNaN(retryAfter) || sentAt < (exhaustion.refusedAt ?? 0) + retryAfter * 1000;
+    // Retry-After counts from the 429's answer, which came after its request was sent: from
+    // when the runner read it, on a loaded runner a while later, the window may have reopened.
+    const windowStillClosed = Number.isNaN(retryAfter) || sentAt < exhaustion.refused.startedAt + retryAfter * 1000;
     if (isSuccess(exchange)) {
       ctx.world.trackUnexpected('unexpected-avatar-over-limit', 'avatar', exhaustion.key, exchange);
-      if (!windowStillClosed) skip('the window reopened before the valid request could be sent; nothing to conclude');
+      // Its own headers may show a window with room, a new one: Retry-After is rounded up to
+      // whole seconds, so the window may reopen up to a second before it says, and a loaded
+      // runner sends the request that late.
+      const after = advertised(exchange);
+      const fresh = after !== undefined && after.remaining > 0 && after.limit === advertised(exhaustion.refused)?.limit;
+      if (!windowStillClosed || fresh) skip(`the window reopened before the valid request could be counted${fresh ? ` (its answer shows ${after.remaining} of ${after.limit} left)` : ''}; nothing to conclude`);
       fail({ clause: 'RL-BOTH-CHECKS', message: 'a valid request with credits but over the rate limit was accepted', expected: '429', received: describe(exchange), fix: 'Check the rate limit before accepting any generation request.', exchanges: [exhaustion.refused, exchange] });
     }
     if (exchange.status !== 429 && windowStillClosed) {

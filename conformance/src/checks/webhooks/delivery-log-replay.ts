@@ -170,12 +170,15 @@ async function ended(ctx: CheckContext, id: string): Promise<boolean> {
   }
 }
 
-/** Reads the event until `done` holds of it, or for LOG_SETTLE_MS; the last answer either way. */
+/**
+ * Reads the event until `done` holds of it, or for LOG_SETTLE_MS of the runner being
+ * awake (its own stalls lengthen it, stalls.ts); the last answer either way.
+ */
 async function readUntil(ctx: CheckContext, path: string, done: (event: unknown) => boolean): Promise<Exchange> {
-  const deadline = ctx.now() + LOG_SETTLE_MS;
+  const started = ctx.now();
   for (;;) {
     const read = await ctx.http.send({ key: 'main', method: 'GET', path, note: 'the event in the delivery log' });
-    if ((read.status === 200 && done(read.json)) || ctx.now() >= deadline) return read;
+    if ((read.status === 200 && done(read.json)) || ctx.now() >= started + LOG_SETTLE_MS + ctx.stalls.within(started, ctx.now())) return read;
     await ctx.sleep(LOG_POLL_MS);
   }
 }

@@ -96,16 +96,21 @@ export default defineCheck({
   },
 });
 
-/** Fails only when the whole range the wait may have had is outside the schedule. */
+/**
+ * Fails only when the whole range the wait may have had is outside the schedule. The
+ * runner's own stalls and busy time between the two arrivals made the wait look longer:
+ * they are left out of its shortest before it is called late.
+ */
 function judgeGap(ctx: CheckContext, label: string, i: number, previous: Delivery, next: Delivery, delay: number, jitter: number, low: number, high: number): void {
   const { shortest, longest } = ctx.clock.gap('main', previous.receivedAt, next.receivedAt);
-  if (longest >= low && shortest <= high) return;
+  const stalled = ctx.stalls.busyWithin(previous.receivedAt, next.receivedAt) / 1000;
+  if (longest >= low && shortest - stalled <= high) return;
   const early = longest < low;
   fail({
     clause: 'WH-RETRY',
     message: `attempt ${i + 2} of the ${label} event came ${early ? 'early' : 'late'}: ${shortest === longest ? `${longest.toFixed(1)} s` : `${Math.max(0, shortest).toFixed(1)}–${longest.toFixed(1)} s`} after attempt ${i + 1} in the account's time`,
     expected: `about ${delay} s (±${Math.round(jitter * 100)} %): ${low.toFixed(2)}–${high.toFixed(2)} s`,
-    received: `${longest.toFixed(1)} s at most, ${Math.max(0, shortest).toFixed(1)} s at least`,
+    received: `${longest.toFixed(1)} s at most, ${Math.max(0, shortest).toFixed(1)} s at least${stalled > 0 ? `, of which the runner itself was stalled or busy ${stalled.toFixed(1)} s` : ''}`,
     fix: 'Wait the documented time before each retry, counted from the attempt before, in the account\'s time.',
     evidence: [describeDelivery(previous), describeDelivery(next)],
   });

@@ -3,6 +3,7 @@ import { defineCheck, STATEFUL } from '../../check.ts';
 import { arrivals, describeDelivery, retried } from '../../observe/arrivals.ts';
 import { fail, skip } from '../../outcome.ts';
 import type { Delivery } from '../../receiver/server.ts';
+import type { Stalls } from '../../stalls.ts';
 
 /**
  * How far the time between two stamps may fall behind the time between their arrivals:
@@ -16,12 +17,18 @@ const DRIFT_SECONDS = 1.5;
  * ahead by more than the whole seconds they are rounded to.
  */
 const AHEAD_SECONDS = 3;
+/**
+ * How far back before an arrival the runner's stalls and busy time are taken to have
+ * delayed reading it. Short: the stamp judged cannot bound it (a stamp frozen at the first
+ * attempt's would leave the whole wait out), and the longest waits must still show it.
+ */
+const STALL_LOOKBACK_MS = 1500;
 
 export default defineCheck({
   id: 'webhooks.timestamp',
   title: 'X-Service-Timestamp is the Unix time of the attempt, in seconds',
   asserts:
-    'Every delivery carries X-Service-Timestamp as whole Unix seconds within 300 s of its arrival; and it is the time of that attempt: between two attempts of one event the stamps move as far as the arrivals do (no more than 1.5 s less, 3 s more, since the runner times arrivals on its own busy event loop), so a retry is never sent with the first attempt\'s stamp.',
+    'Every delivery carries X-Service-Timestamp as whole Unix seconds within 300 s of its arrival; and it is the time of that attempt: between two attempts of one event the stamps move as far as the arrivals do (no more than 1.5 s less, 3 s more, since the runner times arrivals on its own busy event loop, and its own stalls before an arrival left out), so a retry is never sent with the first attempt\'s stamp.',
   clauses: ['WH-TIMESTAMP'],
   decisions: ['ND-TIMESTAMP-AGE'],
   profiles: STATEFUL,
@@ -46,7 +53,7 @@ export default defineCheck({
     const labels = [...new Set(deliveries.map((d) => d.label))];
     for (const label of labels) {
       const attempts = ctx.receiver!.attempts(label);
-      for (let i = 1; i < attempts.length; i++) judgePair(attempts[i - 1]!, attempts[i]!, fix);
+      for (let i = 1; i < attempts.length; i++) judgePair(ctx.stalls, attempts[i - 1]!, attempts[i]!, fix);
     }
     // Each retry is stamped afresh (ND-TIMESTAMP-AGE: an old stamp on a late retry would be refused).
     const { deliveries: attempts } = await retried(ctx).catch(() => ({ deliveries: [] as Delivery[] }));
@@ -57,10 +64,22 @@ export default defineCheck({
   },
 });
 
-function judgePair(earlier: Delivery, later: Delivery, fix: string): void {
+/**
+ * How late the runner may have read a delivery: the time it was stalled or busy between the
+ * earliest moment the delivery can have been stamped and its arrival, looking back
+ * STALL_LOOKBACK_MS at most.
+ */
+function readLateSeconds(stalls: Stalls, delivery: Delivery): number {
+  const stampedAt = Math.max(Number(delivery.headers['x-service-timestamp']) * 1000, delivery.receivedAt - STALL_LOOKBACK_MS);
+  return stalls.busyWithin(stampedAt, delivery.receivedAt) / 1000;
+}
+
+function judgePair(stalls: Stalls, earlier: Delivery, later: Delivery, fix: string): void {
   const stamped = Number(later.headers['x-service-timestamp']) - Number(earlier.headers['x-service-timestamp']);
   const arrived = (later.receivedAt - earlier.receivedAt) / 1000;
-  if (stamped < arrived - DRIFT_SECONDS || stamped > arrived + AHEAD_SECONDS) {
+  // A later attempt read late makes the arrivals look further apart than the stamps; an
+  // earlier one read late, closer. Either lateness is the runner's, not the sender's.
+  if (stamped < arrived - readLateSeconds(stalls, later) - DRIFT_SECONDS || stamped > arrived + readLateSeconds(stalls, earlier) + AHEAD_SECONDS) {
     fail({
       clause: 'WH-TIMESTAMP',
       message: `two attempts of one event to ${later.label} arrived ${arrived.toFixed(1)} s apart but their timestamps are ${stamped} s apart: the timestamp is not the time of the attempt`,
