@@ -71,13 +71,17 @@ export async function startTestService(
       return queued + processing;
     },
     // A video's job renders its file before it is ready: seconds on a loaded machine.
+    // Polls back off from 20 ms to 250 ms, so a slow job spends some 100 reads in its 20 s
+    // (not one every 20 ms): the read limit is 120 a minute, and under a service clock that
+    // stands still a spent window never reopens. A refusal says so at once.
     async waitTerminal(path, key, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
-      for (;;) {
+      for (let pause = 20; ; pause = Math.min(250, pause * 1.5)) {
         const r = await request('GET', path, { key });
         if (r.body.status === 'ready' || r.body.status === 'failed') return r.body;
+        if (r.status === 429) throw new Error(`${path}: the read limit refused the wait's poll (429) before the job ended`);
         if (Date.now() > deadline) throw new Error(`${path} still ${r.body.status} after ${timeoutMs} ms`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await new Promise((resolve) => setTimeout(resolve, pause));
       }
     },
     async dispose() {
