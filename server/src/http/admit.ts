@@ -42,6 +42,24 @@ export async function admitReading<T>(ctx: AppContext, domain: DomainDeps, bucke
   return reading ?? read(admission!.caller.account.id);
 }
 
+/**
+ * RateLimit-Policy of a bucket's windows, written once per distinct set of limits: a
+ * plan's limits seldom change, and this header is on every answer of the API.
+ */
+const policies = new Map<string, string>();
+function policyOf(windows: Admission['decision']['windows']): string {
+  let id = '';
+  for (const w of windows) id += `${w.window}:${w.limit};`;
+  let policy = policies.get(id);
+  if (policy === undefined) {
+    policy = formatRateLimitPolicy(windows.map((w) => ({ name: w.window, quota: w.limit, windowSeconds: ceilSeconds(WINDOW_MS[w.window]) })));
+    // Plans are few; a store of many custom plans is bounded all the same.
+    if (policies.size >= 1024) policies.clear();
+    policies.set(id, policy);
+  }
+  return policy;
+}
+
 function enter(ctx: AppContext, admission: Admission | null): void {
   if (!admission) throw noSuchRoute(ctx);
   ctx.state.caller = admission.caller;
@@ -54,10 +72,7 @@ function enter(ctx: AppContext, admission: Admission | null): void {
   // Every window of the bucket as a policy, named after it; the shown window's state in
   // RateLimit, so that its r and t are the trio's Remaining and Reset and its policy's q
   // the trio's Limit.
-  ctx.set(
-    RATE_LIMIT_POLICY_HEADER,
-    formatRateLimitPolicy(admission.decision.windows.map((w) => ({ name: w.window, quota: w.limit, windowSeconds: ceilSeconds(WINDOW_MS[w.window]) }))),
-  );
+  ctx.set(RATE_LIMIT_POLICY_HEADER, policyOf(admission.decision.windows));
   ctx.set(RATE_LIMIT_HEADER, formatRateLimit({ name: admission.shown.window, remaining: admission.shown.remaining, resetSeconds: admission.resetSeconds }));
   if (admission.refusal) {
     ctx.set('Retry-After', String(admission.resetSeconds));
