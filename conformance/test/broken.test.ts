@@ -5,11 +5,9 @@ import { BROKEN } from './fixtures/broken.ts';
 import { startFixture } from './fixtures/reference.ts';
 import { failures, run } from './helpers.ts';
 
-// The runs mostly wait on timers (jobs, webhook retries, rate-limit windows), so several
-// can share the CPU without skewing the timings they check: five at a time, since npm
-// test runs another file beside this one, and ten runs in one process then kept its
-// event loop busy enough to judge a loaded runner's own lateness.
-vi.setConfig({ maxConcurrency: 5 });
+// The runs mostly wait on timers (jobs, webhook retries, rate-limit windows), so many
+// can share the CPU without skewing the timings they check.
+vi.setConfig({ maxConcurrency: 10 });
 
 /**
  * Ten runs share one process: on a loaded machine one takes several times its quiet

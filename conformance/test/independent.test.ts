@@ -7,10 +7,7 @@ import { INDEPENDENT_BROKEN } from './fixtures/independent-broken.ts';
 import { startIndependent } from './fixtures/independent.ts';
 import { failures, INDEPENDENT_PROBLEMS_PROFILE, optionsForIndependent, outcomes } from './helpers.ts';
 
-// Five runs at a time, as the broken-implementation runs: npm test runs another file
-// beside this one, and ten in one process kept its event loop busy enough that one
-// run's rate-limit judgement once saw an extra failure beside the flaw it was to catch.
-vi.setConfig({ maxConcurrency: 5 });
+vi.setConfig({ maxConcurrency: 10 });
 
 /** Its broken variants run ten at a time in one process: as in broken.test.ts, slow on a loaded machine. */
 const CONCURRENT_RUN_MS = 180_000;
