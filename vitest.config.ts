@@ -8,11 +8,6 @@ export default defineConfig({
   test: {
     reporters: ['default', ['json', { outputFile: '.reports/vitest.json' }]],
     testTimeout: 30_000,
-    // Two test files at a time on this 2-core machine (Vitest's default here is one: cores
-    // minus one). The suite mostly waits (on timers, jobs, deliveries and child
-    // processes), not computes, so two files share the cores without starving each other:
-    // a full run went from 13 to 5.5 minutes. Every test is written to hold under load.
-    maxWorkers: 2,
     hookTimeout: 60_000,
     projects: [
       {
