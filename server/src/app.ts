@@ -5,8 +5,7 @@ import type { Logger } from 'pino';
 import type { DomainDeps } from './domain/deps.ts';
 import type { GenerationEngine } from './domain/engine.ts';
 import { accessLog } from './http/accessLog.ts';
-import { refuseRepeatedAuthorization } from './http/admit.ts';
-import { requireHost } from './http/connectionErrors.ts';
+import { refuseAmbiguousHeaders } from './http/connectionErrors.ts';
 import { createRequestValidator, type RequestValidator } from './http/requestValidator.ts';
 import { errorHandler } from './http/errors.ts';
 import { HttpProblem } from './http/problem.ts';
@@ -49,8 +48,7 @@ export function createApp({ domain, engine, log, metrics, validator = createRequ
   app.use(accessLog(log));
   app.use(observe(metrics));
   app.use(errorHandler(log));
-  app.use(requireHost);
-  app.use(refuseRepeatedAuthorization);
+  app.use(refuseAmbiguousHeaders);
   app.use(async (ctx, next) => {
     // The operational endpoints are read-only: another method is refused as on any route.
     if ((ctx.path === '/healthz' || ctx.path === '/metrics') && ctx.method !== 'GET' && ctx.method !== 'HEAD') {

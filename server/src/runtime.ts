@@ -130,7 +130,7 @@ async function serve(config: Config, overrides: ServiceOverrides, store: Store):
       // a slow client run that much past them.
       connectionsCheckingInterval: Math.min(1000, Math.ceil(config.http.headersTimeoutMs / 4)),
       // A request without Host is refused by the app, as a problem with a request ID
-      // (http/connectionErrors.ts's requireHost), not by Node's bare 400.
+      // (http/connectionErrors.ts's refuseAmbiguousHeaders), not by Node's bare 400.
       requireHostHeader: false,
     },
     app.callback(),

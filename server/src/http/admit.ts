@@ -4,7 +4,6 @@ import type { LimitedBucket } from '../domain/model.ts';
 import { WINDOW_MS, ceilSeconds } from '../domain/rateLimits.ts';
 import { RATE_LIMIT_HEADER, RATE_LIMIT_POLICY_HEADER, formatRateLimit, formatRateLimitPolicy } from '../../../contract/rateLimitFields.ts';
 import { noSuchRoute } from './errors.ts';
-import { HttpProblem } from './problem.ts';
 import type { AppContext, Middleware } from './state.ts';
 
 /** RFC 9110 §11.1: the scheme name is case-insensitive ("bearer", "BEARER"). */
@@ -79,16 +78,3 @@ function enter(ctx: AppContext, admission: Admission | null): void {
     throw admission.refusal;
   }
 }
-
-/**
- * A request with more than one Authorization header is malformed: which key would be
- * meant is unknowable, and taking the first (what Node does) would act on a guess.
- * Refused before any route is known, like the other requests the HTTP layer cannot read.
- */
-export const refuseRepeatedAuthorization: Middleware = async (ctx, next) => {
-  let seen = 0;
-  const raw = ctx.req.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization') seen++;
-  if (seen > 1) throw new HttpProblem('malformed_request', `The request carries ${seen} Authorization headers; send exactly one.`);
-  await next();
-};

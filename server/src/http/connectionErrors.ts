@@ -95,20 +95,32 @@ export function answerConnectionErrors(server: Server, log: Logger): void {
 }
 
 /**
- * HTTP/1.1 requires one Host (RFC 9112 §3.2): a request without one, or with two (which
- * a proxy in front may have read otherwise than Node, which keeps the first), is refused
- * with a problem under its request ID. The server is created with `requireHostHeader:
- * false` so that Node does not answer the first case with a bare 400.
+ * Headers a request must carry once, read in one pass over its raw headers:
+ * - HTTP/1.1 requires one Host (RFC 9112 §3.2): a request without one, or with two (which
+ *   a proxy in front may have read otherwise than Node, which keeps the first), is refused
+ *   with a problem under its request ID and the connection closed. The server is created
+ *   with `requireHostHeader: false` so that Node does not answer the first case with a
+ *   bare 400.
+ * - More than one Authorization is malformed: which key would be meant is unknowable, and
+ *   taking the first (what Node does) would act on a guess.
+ * Both are refused before any route is known, like the other requests the HTTP layer
+ * cannot read.
  */
-export const requireHost: Middleware = async (ctx, next) => {
+export const refuseAmbiguousHeaders: Middleware = async (ctx, next) => {
   const { httpVersionMajor: major, httpVersionMinor: minor, rawHeaders } = ctx.req;
   let hosts = 0;
-  // Only a four-letter name is lowered: the pass then allocates nothing on a request's other headers.
-  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.length === 4 && rawHeaders[i]!.toLowerCase() === 'host') hosts++;
+  let authorizations = 0;
+  // Only names of the right length are lowered: the pass allocates nothing on a request's other headers.
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') hosts++;
+    else if (name.length === 13 && name.toLowerCase() === 'authorization') authorizations++;
+  }
   const http11 = major > 1 || (major === 1 && minor >= 1);
   if (hosts > 1 || (http11 && hosts === 0)) {
     ctx.set('Connection', 'close');
     throw new HttpProblem('malformed_request', hosts > 1 ? 'A request must carry one Host header, not several.' : 'An HTTP/1.1 request must carry a Host header.');
   }
+  if (authorizations > 1) throw new HttpProblem('malformed_request', `The request carries ${authorizations} Authorization headers; send exactly one.`);
   await next();
 };
