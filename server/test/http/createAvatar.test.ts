@@ -22,7 +22,7 @@ describe('a valid request (AV-ASYNC)', () => {
     const r = await svc.request('POST', '/v1/avatars', { key, json: body });
 
     expect(r.status).toBe(202);
-    expect(r.body.id).toMatch(/^av_[a-z0-9]{24}$/);
+    expect(r.body.id).toMatch(/^av_[a-z0-9]{33}$/);
     expect(r.body.status).toBe('queued'); // the engine takes a minute: the answer did not wait for it
     expect(r.headers.get('location')).toBe(`/v1/avatars/${r.body.id}`);
     expect(r.body).toMatchObject({ ...body, object: 'avatar', credits: 10, error: null, preview_image_url: null });
