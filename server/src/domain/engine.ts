@@ -28,6 +28,14 @@ export type EngineOutcome =
 /** What a job's generation reads besides the job: for a video, the job of its avatar (null when it is gone). */
 export interface GenerationInputs {
   avatar: Job | null;
+  /**
+   * Called once the job needs no more rendering: its render is done, or it has none (an
+   * avatar, a video that fails without one). The job runner holds an account's next video
+   * back while one renders (fairness); from here on, the rest of this job (the engine's
+   * wait, keeping the file) does not keep the account's next video waiting. An engine
+   * that never calls it holds the account until the job ends.
+   */
+  rendered?: () => void;
 }
 
 export interface Artifact {

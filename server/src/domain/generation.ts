@@ -7,10 +7,10 @@ import type { EngineOutcome, GenerationEngine } from './engine.ts';
 import type { Job, VideoInput } from './model.ts';
 
 /** The job's outcome, its files kept; throws when the engine or the store could not make or keep them. */
-export async function generateJob(deps: DomainDeps, engine: GenerationEngine, job: Job, signal: AbortSignal): Promise<EngineOutcome> {
+export async function generateJob(deps: DomainDeps, engine: GenerationEngine, job: Job, signal: AbortSignal, rendered?: () => void): Promise<EngineOutcome> {
   // A video's picture is its avatar's portrait: the engine reads that job's inputs.
   const avatar = job.kind === 'avatar_video' ? await deps.store.jobs.getJob((job.input as VideoInput).avatar_id) : null;
-  const outcome = await engine.generate(job, signal, { avatar });
+  const outcome = await engine.generate(job, signal, { avatar, rendered });
   if (outcome.status !== 'ready') return outcome;
   try {
     for (const file of outcome.files ?? []) {

@@ -53,7 +53,7 @@ export function createBuiltinEngine(options: BuiltinEngineOptions): GenerationEn
   const portraits = createPortraits();
   const videos = createVideos({ render: options.render });
   /** Renders the video into a temporary folder while its job waits out the engine's time. */
-  async function video(job: Job, avatar: Job | null, signal: AbortSignal): Promise<EngineOutcome> {
+  async function video(job: Job, avatar: Job | null, signal: AbortSignal, rendered: () => void): Promise<EngineOutcome> {
     const input = job.input as VideoInput;
     const dir = await mkdtemp(join(tmpdir(), 'avatar-video-job-'));
     const waiting = wait(job, options.videoMs, signal);
@@ -61,8 +61,10 @@ export function createBuiltinEngine(options: BuiltinEngineOptions): GenerationEn
     const out = join(dir, FILE_NAME.avatar_video);
     const request = { avatar: (avatar?.input as AvatarInput | undefined) ?? unknownAvatar(input), video: input };
     // Both settle before the folder goes: a render stopped with its wait is not writing into it any more.
-    const [waited, rendered] = await Promise.allSettled([waiting, videos.render(job.accountId, request, out, signal)]);
-    const failure = [rendered, waited].find((r) => r.status === 'rejected');
+    const rendering = videos.render(job.accountId, request, out, signal);
+    void rendering.then(rendered, () => undefined);
+    const [waited, made] = await Promise.allSettled([waiting, rendering]);
+    const failure = [made, waited].find((r) => r.status === 'rejected');
     if (failure) {
       await discard();
       throw failure.reason;
@@ -89,7 +91,10 @@ export function createBuiltinEngine(options: BuiltinEngineOptions): GenerationEn
   };
   return {
     async generate(job, signal, inputs): Promise<EngineOutcome> {
-      if (job.kind === 'avatar_video' && !triggersFailure(job)) return video(job, inputs?.avatar ?? null, signal);
+      const rendered = inputs?.rendered ?? (() => undefined);
+      if (job.kind === 'avatar_video' && !triggersFailure(job)) return video(job, inputs?.avatar ?? null, signal, rendered);
+      // Nothing to render: the account's next video need not wait for this one's time.
+      rendered();
       await wait(job, job.kind === 'avatar' ? options.avatarMs : options.videoMs, signal);
       if (triggersFailure(job)) {
         return { status: 'failed', error: { code: 'sandbox_forced_failure', message: `The request contains the sandbox failure marker ${SANDBOX_FAILURE_MARKER}.` } };

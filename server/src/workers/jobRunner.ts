@@ -34,10 +34,17 @@ export interface JobRunner {
 export function createJobRunner(deps: DomainDeps, engine: GenerationEngine, options: JobRunnerOptions, log: Logger, metrics?: Metrics): JobRunner {
   const workerId = `worker-${randomUUID()}`;
   const inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>();
-  // Accounts with a video in flight here, and how many: a worker runs one video of an
+  // Accounts with a video rendering here, and how many: a worker renders one video of an
   // account at a time, so that another account's video is claimed (and rendered) beside it
-  // rather than queued behind the first account's others.
+  // rather than queued behind the first account's others. A video counts from its claim
+  // until the engine says its render is done (or until it ends, for an engine that does
+  // not say): its remaining time does not hold the account's next one back.
   const videosOf = new Map<string, number>();
+  const release = (account: string) => {
+    const left = (videosOf.get(account) ?? 1) - 1;
+    if (left > 0) videosOf.set(account, left);
+    else videosOf.delete(account);
+  };
   const pump = createPump(
     async () => {
       while (pump.running && inFlight.size < options.concurrency) {
@@ -53,8 +60,14 @@ export function createJobRunner(deps: DomainDeps, engine: GenerationEngine, opti
 
   async function run(job: Job): Promise<void> {
     const controller = new AbortController();
-    const video = job.kind === 'avatar_video';
-    if (video) videosOf.set(job.accountId, (videosOf.get(job.accountId) ?? 0) + 1);
+    let holding = job.kind === 'avatar_video';
+    if (holding) videosOf.set(job.accountId, (videosOf.get(job.accountId) ?? 0) + 1);
+    const rendered = () => {
+      if (!holding) return;
+      holding = false;
+      release(job.accountId);
+      pump.wake();
+    };
     const renew = setInterval(() => {
       void deps.store.jobs.renewLease(job.id, workerId, deps.clock.now() + options.leaseMs).catch(() => undefined);
     }, Math.max(50, Math.floor(options.leaseMs / 3)));
@@ -64,7 +77,7 @@ export function createJobRunner(deps: DomainDeps, engine: GenerationEngine, opti
       try {
         outcome = job.attempts > options.maxAttempts
           ? { status: 'failed', error: { code: 'interrupted', message: 'The job was interrupted too often to be resumed.' } }
-          : await generateJob(deps, engine, job, controller.signal);
+          : await generateJob(deps, engine, job, controller.signal, rendered);
       } catch (error) {
         if (controller.signal.aborted) {
           await deps.store.jobs.releaseLease(job.id, workerId, deps.clock.now());
@@ -83,11 +96,7 @@ export function createJobRunner(deps: DomainDeps, engine: GenerationEngine, opti
       .finally(() => {
         clearInterval(renew);
         inFlight.delete(job.id);
-        if (video) {
-          const left = (videosOf.get(job.accountId) ?? 1) - 1;
-          if (left > 0) videosOf.set(job.accountId, left);
-          else videosOf.delete(job.accountId);
-        }
+        rendered();
         pump.wake();
       });
     inFlight.set(job.id, { controller, done });

@@ -1,5 +1,6 @@
-// The runner against a scripted engine: retries after a crash are bounded, and an
-// engine that throws fails the job with its credits released.
+// The runner against a scripted engine: retries after a crash are bounded, an engine
+// that throws fails the job with its credits released, and an account's next video waits
+// for the previous one's render, not for its whole job.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Job } from '../../src/domain/model.ts';
 import type { GenerationEngine } from '../../src/domain/engine.ts';
@@ -56,5 +57,52 @@ describe('the job runner', () => {
     expect(seen).toEqual([]);
     expect(avatar.error).toMatchObject({ code: 'interrupted' });
     expect((await svc.request('GET', '/v1/me', { key })).body.credits.available).toBe(10);
+  });
+
+  it("takes an account's next video once the engine says the previous one's render is done, while that job goes on", async () => {
+    const log: string[] = [];
+    const gates = new Map<string, () => void>();
+    const renderedOf = new Map<string, () => void>();
+    const seen = new Map<string, () => void>();
+    const seenOnce = (what: string) => new Promise<void>((resolve) => seen.set(what, resolve));
+    const engine: GenerationEngine = {
+      async generate(job, _signal, inputs) {
+        const what = job.kind === 'avatar' ? (job.input as { name: string }).name : (job.input as { script: string }).script;
+        log.push(`start ${what}`);
+        seen.get(what)?.();
+        if (job.kind === 'avatar') return { status: 'ready', result: {} };
+        renderedOf.set(what, inputs!.rendered!);
+        await new Promise<void>((resolve) => gates.set(what, resolve));
+        return { status: 'ready', result: {} };
+      },
+      async artifact() {
+        return null;
+      },
+    };
+    svc = await startTestService({ engine });
+    const { api_key: key } = await svc.account({ credits: 1000 });
+    const avatar = await svc.waitTerminal(`/v1/avatars/${(await svc.request('POST', '/v1/avatars', { key, json: promptAvatar() })).body.id}`, key);
+    await svc.runner.stop(0);
+    const first = (await svc.request('POST', '/v1/avatar-videos', { key, json: { avatar_id: avatar.id, script: 'first' } })).body.id;
+    await svc.request('POST', '/v1/avatar-videos', { key, json: { avatar_id: avatar.id, script: 'second' } });
+    // Queued after the second video: once the runner starts it, it has passed the second one over.
+    await svc.request('POST', '/v1/avatars', { key, json: { ...promptAvatar(), name: 'sentinel' } });
+
+    const sentinel = seenOnce('sentinel');
+    svc.runner.start();
+    await sentinel;
+    const heldBack = [...log];
+    const second = seenOnce('second');
+    log.push('rendered first');
+    renderedOf.get('first')!();
+    await second;
+    const firstMeanwhile = (await svc.request('GET', `/v1/avatar-videos/${first}`, { key })).body.status;
+    gates.get('first')!();
+    gates.get('second')!();
+
+    expect(heldBack.filter((e) => e.startsWith('start') && e !== `start ${avatar.name}`)).toEqual(['start first', 'start sentinel']);
+    expect(log.slice(-2)).toEqual(['rendered first', 'start second']);
+    expect(firstMeanwhile).toBe('processing');
+    expect((await svc.waitTerminal(`/v1/avatar-videos/${first}`, key)).status).toBe('ready');
   });
 });
