@@ -340,10 +340,11 @@ export class World {
   /**
    * Reads the job until GET shows a terminal state: the first read as soon as the create
    * answer is in (what "answers at once, before generation is done" is judged by), then
-   * backing off from pollInitialDelayMs to pollMaxDelayMs.
+   * backing off from pollInitialDelayMs to pollMaxDelayMs, or sooner when the job's
+   * webhook comes (#pause). Only a read decides that the job ended.
    */
   async #poll(job: TrackedJob, id: string): Promise<Json> {
-    const { options, shape, now, sleep } = this.#deps;
+    const { options, shape, now } = this.#deps;
     const path = `${job.kind === 'avatar' ? '/v1/avatars' : '/v1/avatar-videos'}/${id}`;
     const deadline = now() + options.jobTimeoutSeconds * 1000;
     let delay = options.pollInitialDelayMs;
@@ -362,8 +363,27 @@ export class World {
         const seen = [...new Set(job.polls.map((poll) => poll.status || '(no state)'))].join(' → ') || 'nothing';
         throw new PrerequisiteError(`the ${job.label} ${id} did not reach ${shape.nameOf('ready')} or ${shape.nameOf('failed')} within ${options.jobTimeoutSeconds} s (states seen: ${seen})`);
       }
-      await sleep(delay);
+      await this.#pause(job, delay);
       delay = Math.min(options.pollMaxDelayMs, Math.round(delay * 1.5));
+    }
+  }
+
+  /**
+   * Waits `ms` before the job's next read, or less: an attempt of the job's webhook that
+   * arrives meanwhile says the job has likely ended, so the read that would confirm it
+   * goes at once rather than up to pollMaxDelayMs later (the run's later checks wait on
+   * its jobs being read at rest).
+   */
+  async #pause(job: TrackedJob, ms: number): Promise<void> {
+    const { receiver, sleep } = this.#deps;
+    if (!receiver || !job.webhookUrl) return sleep(ms);
+    const stop = new AbortController();
+    const arrival = receiver.waitFor(job.label, receiver.attempts(job.label).length + 1, ms, stop.signal).catch(() => undefined);
+    try {
+      await Promise.race([sleep(ms), arrival]);
+    } finally {
+      // No timer or listener of the wait outlives the pause.
+      stop.abort();
     }
   }
 

@@ -56,6 +56,21 @@ describe('the runner against a correct implementation', () => {
     }
   }, 60_000);
 
+  it('when a job’s webhook arrives, then the job is read at once, not after the pause the polling backoff is in', async () => {
+    // Jobs of 0.7 s, polled first at once and then only after 20 s: the ready avatar and its
+    // video are each read again when their webhook comes.
+    const fixture = await startFixture();
+    try {
+      const report = await run(fixture, 'core', { only: ['videos.ready-has-url'], pollInitialDelayMs: 20_000, pollMaxDelayMs: 20_000, jobTimeoutSeconds: 60 });
+
+      expect(failures(report)).toEqual([]);
+      expect(report.results.find((r) => r.id === 'videos.ready-has-url')?.outcome).toBe('passed');
+      expect(report.durationMs).toBeLessThan(20_000);
+    } finally {
+      await fixture.close();
+    }
+  }, 90_000);
+
   it('when the answers of the run’s creates come back after their jobs ended (a slow path), then more creates are made until one is seen pending, and every check passes', async () => {
     // The run makes four avatars and three videos on the main key before this check judges
     // (the one asked of an avatar not ready yet is accepted: by its late answer the avatar
