@@ -66,13 +66,17 @@ describe('the job runner', () => {
     const seen = new Map<string, () => void>();
     const seenOnce = (what: string) => new Promise<void>((resolve) => seen.set(what, resolve));
     const engine: GenerationEngine = {
-      async generate(job, _signal, inputs) {
+      async generate(job, signal, inputs) {
         const what = job.kind === 'avatar' ? (job.input as { name: string }).name : (job.input as { script: string }).script;
         log.push(`start ${what}`);
         seen.get(what)?.();
         if (job.kind === 'avatar') return { status: 'ready', result: {} };
         renderedOf.set(what, inputs!.rendered!);
-        await new Promise<void>((resolve) => gates.set(what, resolve));
+        // Held until the test lets it go, or the service stops.
+        await new Promise<void>((resolve, reject) => {
+          gates.set(what, resolve);
+          signal.addEventListener('abort', () => reject(signal.reason as Error));
+        });
         return { status: 'ready', result: {} };
       },
       async artifact() {
@@ -84,14 +88,15 @@ describe('the job runner', () => {
     const avatar = await svc.waitTerminal(`/v1/avatars/${(await svc.request('POST', '/v1/avatars', { key, json: promptAvatar() })).body.id}`, key);
     await svc.runner.stop(0);
     const first = (await svc.request('POST', '/v1/avatar-videos', { key, json: { avatar_id: avatar.id, script: 'first' } })).body.id;
-    await svc.request('POST', '/v1/avatar-videos', { key, json: { avatar_id: avatar.id, script: 'second' } });
+    const secondId = (await svc.request('POST', '/v1/avatar-videos', { key, json: { avatar_id: avatar.id, script: 'second' } })).body.id;
     // Queued after the second video: once the runner starts it, it has passed the second one over.
     await svc.request('POST', '/v1/avatars', { key, json: { ...promptAvatar(), name: 'sentinel' } });
 
-    const sentinel = seenOnce('sentinel');
+    const started = [seenOnce('first'), seenOnce('sentinel')];
     svc.runner.start();
-    await sentinel;
+    await Promise.all(started);
     const heldBack = [...log];
+    const secondMeanwhile = (await svc.request('GET', `/v1/avatar-videos/${secondId}`, { key })).body.status;
     const second = seenOnce('second');
     log.push('rendered first');
     renderedOf.get('first')!();
@@ -100,7 +105,9 @@ describe('the job runner', () => {
     gates.get('first')!();
     gates.get('second')!();
 
-    expect(heldBack.filter((e) => e.startsWith('start') && e !== `start ${avatar.name}`)).toEqual(['start first', 'start sentinel']);
+    // A video starts after reading its avatar, so the sentinel may start before the first video.
+    expect(heldBack.filter((e) => e.startsWith('start') && e !== `start ${avatar.name}`).sort()).toEqual(['start first', 'start sentinel']);
+    expect(secondMeanwhile).toBe('queued');
     expect(log.slice(-2)).toEqual(['rendered first', 'start second']);
     expect(firstMeanwhile).toBe('processing');
     expect((await svc.waitTerminal(`/v1/avatar-videos/${first}`, key)).status).toBe('ready');
