@@ -13,6 +13,13 @@ const BEARER = /^Bearer +([A-Za-z0-9_\-]{8,200})\s*$/i;
 export const presentedKey = (authorization: string): string | null => BEARER.exec(authorization)?.[1] ?? null;
 
 /**
+ * The request's Authorization, as Koa's ctx.get reads it, from Node's lowercased headers
+ * directly: ctx.get lowers the name it is given on every call, and this is read on every
+ * request. A repeated Authorization never gets here (refuseAmbiguousHeaders).
+ */
+const authorizationOf = (ctx: AppContext): string => ctx.req.headers.authorization ?? '';
+
+/**
  * Steps 1 and 2 of every /v1 request: the caller is admitted for the operation's bucket.
  * The headers of the shown window go on every answer from here on, success or error,
  * with their X- twins (RL-HEADERS, RL-HEADERS-COMPAT), and the same figures in the IETF
@@ -21,7 +28,7 @@ export const presentedKey = (authorization: string): string | null => BEARER.exe
  */
 export function admitted(domain: DomainDeps, bucket: LimitedBucket): Middleware {
   return async (ctx, next) => {
-    enter(ctx, await admit(domain, presentedKey(ctx.get('Authorization')), bucket));
+    enter(ctx, await admit(domain, presentedKey(authorizationOf(ctx)), bucket));
     await next();
   };
 }
@@ -33,7 +40,7 @@ export function admitted(domain: DomainDeps, bucket: LimitedBucket): Middleware 
  */
 export async function admitReading<T>(ctx: AppContext, domain: DomainDeps, bucket: LimitedBucket, read: (accountId: string) => Promise<T>): Promise<T> {
   let reading: Promise<T> | undefined;
-  const admission = await admit(domain, presentedKey(ctx.get('Authorization')), bucket, (accountId) => {
+  const admission = await admit(domain, presentedKey(authorizationOf(ctx)), bucket, (accountId) => {
     reading = read(accountId);
     reading.catch(() => undefined); // awaited below once admitted; a refused request leaves it
   });
