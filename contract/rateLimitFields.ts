@@ -65,6 +65,16 @@ export function formatRateLimit(limit: ServiceLimit): string {
   return `${name(limit.name)};r=${count(limit.remaining, 'r')}${limit.resetSeconds === undefined ? '' : `;t=${count(limit.resetSeconds, 't')}`}`;
 }
 
+/**
+ * The writer of one policy's RateLimit, as `formatRateLimit` writes it: the name is
+ * checked and quoted once, and each call writes only the figures. RateLimit is on every
+ * answer of an API, and its policy names are few.
+ */
+export function rateLimitWriter(policyName: string): (remaining: number, resetSeconds: number) => string {
+  const prefix = `${name(policyName)};r=`;
+  return (remaining, resetSeconds) => `${prefix}${count(remaining, 'r')};t=${count(resetSeconds, 't')}`;
+}
+
 /** The draft's Items: a String naming the policy, with parameters. Inner Lists are not Items. */
 function items(field: string, value: string): { name: string; params: Map<string, unknown> }[] {
   let list;

@@ -8,6 +8,7 @@ import {
   formatRateLimitPolicy,
   parseRateLimit,
   parseRateLimitPolicy,
+  rateLimitWriter,
   structuredFieldsDisagree,
 } from '../rateLimitFields.ts';
 
@@ -30,6 +31,17 @@ describe('writing the fields', () => {
 
     expect(text).toBe('"minute";r=3;t=42');
     expect(parseRateLimit(text)).toEqual([{ name: 'minute', remaining: 3, resetSeconds: 42 }]);
+  });
+
+  it("when a policy's writer writes its figures, then it writes what formatRateLimit writes, and refuses what it refuses", () => {
+    const write = rateLimitWriter('minute');
+
+    for (const [remaining, resetSeconds] of [[3, 42], [0, 1], [119, 60]] as const) {
+      expect(write(remaining, resetSeconds)).toBe(formatRateLimit({ name: 'minute', remaining, resetSeconds }));
+    }
+    expect(() => write(-1, 1)).toThrow(RangeError);
+    expect(() => write(1, 0.5)).toThrow(RangeError);
+    expect(() => rateLimitWriter('a "b"')).toThrow(RangeError);
   });
 
   it('when a figure is negative or not whole, then nothing is written', () => {

@@ -11,7 +11,7 @@ import { errorHandler } from './http/errors.ts';
 import { HttpProblem } from './http/problem.ts';
 import { requestId } from './http/requestId.ts';
 import { createRouter } from './http/routes.ts';
-import type { AppState, Middleware } from './http/state.ts';
+import type { AppContext, AppState, Middleware } from './http/state.ts';
 import type { Metrics } from './metrics.ts';
 
 export interface AppDeps {
@@ -37,6 +37,42 @@ function observe(metrics: Metrics): Middleware {
   };
 }
 
+/**
+ * The first layer below the error handler: the headers a request must carry once
+ * (refused before any route is known), then the operational endpoints. One layer, and a
+ * plain function that hands an API request on without a promise of its own: every
+ * layer of the chain is paid on every request, and these checks seldom answer.
+ */
+function front(domain: DomainDeps, metrics: Metrics): Middleware {
+  return (ctx, next) => {
+    refuseAmbiguousHeaders(ctx);
+    const path = ctx.path;
+    if (path !== '/healthz' && path !== '/metrics') return next();
+    return operational(ctx, path, domain, metrics);
+  };
+}
+
+async function operational(ctx: AppContext, path: '/healthz' | '/metrics', domain: DomainDeps, metrics: Metrics): Promise<void> {
+  ctx.state.route = path;
+  // The operational endpoints are read-only: another method is refused as on any route.
+  if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
+    ctx.set('Allow', 'GET, HEAD');
+    throw new HttpProblem('method_not_allowed', `${ctx.method} is not allowed on ${path}; allowed: GET, HEAD.`);
+  }
+  if (path === '/healthz') {
+    try {
+      await domain.store.ping();
+      ctx.body = { status: 'ok' };
+    } catch {
+      ctx.status = 503;
+      ctx.body = { status: 'unavailable' };
+    }
+    return;
+  }
+  ctx.type = metrics.registry.contentType;
+  ctx.body = await metrics.registry.metrics();
+}
+
 export function createApp({ domain, engine, log, metrics, validator = createRequestValidator(), api = true }: AppDeps): Koa<AppState> {
   const app = new Koa<AppState>();
   app.proxy = false;
@@ -45,36 +81,11 @@ export function createApp({ domain, engine, log, metrics, validator = createRequ
   const router = createRouter({ domain, validator, engine });
 
   app.use(requestId);
-  app.use(accessLog(log));
+  const logging = accessLog(log);
+  if (logging) app.use(logging);
   app.use(observe(metrics));
   app.use(errorHandler(log));
-  app.use(refuseAmbiguousHeaders);
-  app.use(async (ctx, next) => {
-    // The operational endpoints are read-only: another method is refused as on any route.
-    if ((ctx.path === '/healthz' || ctx.path === '/metrics') && ctx.method !== 'GET' && ctx.method !== 'HEAD') {
-      ctx.state.route = ctx.path;
-      ctx.set('Allow', 'GET, HEAD');
-      throw new HttpProblem('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: GET, HEAD.`);
-    }
-    if (ctx.path === '/healthz') {
-      ctx.state.route = '/healthz';
-      try {
-        await domain.store.ping();
-        ctx.body = { status: 'ok' };
-      } catch {
-        ctx.status = 503;
-        ctx.body = { status: 'unavailable' };
-      }
-      return;
-    }
-    if (ctx.path === '/metrics') {
-      ctx.state.route = '/metrics';
-      ctx.type = metrics.registry.contentType;
-      ctx.body = await metrics.registry.metrics();
-      return;
-    }
-    await next();
-  });
+  app.use(front(domain, metrics));
   if (api) {
     app.use(router.routes());
     app.use(router.allowedMethods());

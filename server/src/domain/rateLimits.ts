@@ -59,11 +59,17 @@ export function decide(limits: WindowLimits, counts: Record<WindowName, number>,
  * exhaustion: fewest remaining, then the later reset.
  */
 export function activeWindow(decision: RateDecision): WindowState {
-  const candidates = decision.allowed ? decision.windows : decision.windows.filter((w) => w.remaining === 0);
-  return [...candidates].sort((a, b) => {
-    if (!decision.allowed) return b.resetMs - a.resetMs;
-    return a.remaining - b.remaining || b.resetMs - a.resetMs;
-  })[0]!;
+  // One pass, keeping the first of equals (what a stable sort's first would be): this
+  // runs on every request, and a copy and a sort per request were for two windows.
+  let shown: WindowState | undefined;
+  for (const w of decision.windows) {
+    if (decision.allowed) {
+      if (!shown || w.remaining < shown.remaining || (w.remaining === shown.remaining && w.resetMs > shown.resetMs)) shown = w;
+    } else if (w.remaining === 0 && (!shown || w.resetMs > shown.resetMs)) {
+      shown = w;
+    }
+  }
+  return shown!;
 }
 
 /** Whole seconds, rounded up, so a client that waits this long is never early. */

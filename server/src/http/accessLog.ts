@@ -11,10 +11,12 @@ type Tagged = IncomingMessage & { [REQUEST_ID]?: string };
 
 const pathOf = (req: IncomingMessage) => (req.url ?? '').split('?')[0]!;
 
-export function accessLog(log: Logger): Middleware {
+/** The access log's layer, or null when the logger's level leaves its lines out. */
+export function accessLog(log: Logger): Middleware | null {
   // Its lines are info (and warn for a 5xx, which the error handler logs as well): below
-  // info, pino-http would build a child logger per request for lines never written.
-  if (!log.isLevelEnabled('info')) return (_ctx, next) => next();
+  // info, pino-http would build a child logger per request for lines never written, and
+  // a layer that only passes the request on would still cost every request its turn.
+  if (!log.isLevelEnabled('info')) return null;
   const logRequest = pinoHttp({
     logger: log,
     quietReqLogger: true,

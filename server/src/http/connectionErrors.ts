@@ -10,7 +10,7 @@ import type { Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { HttpProblem, PROBLEM_CONTENT_TYPE, PROBLEMS, problemBody } from './problem.ts';
-import type { Middleware } from './state.ts';
+import type { AppContext } from './state.ts';
 
 const ANSWERS: Record<string, { code: string; detail: string }> = {
   HPE_HEADER_OVERFLOW: { code: 'request_header_fields_too_large', detail: 'The request headers are larger than the server accepts.' },
@@ -104,9 +104,11 @@ export function answerConnectionErrors(server: Server, log: Logger): void {
  * - More than one Authorization is malformed: which key would be meant is unknowable, and
  *   taking the first (what Node does) would act on a guess.
  * Both are refused before any route is known, like the other requests the HTTP layer
- * cannot read.
+ * cannot read. A plain check that throws the problem, called by the app's first layer
+ * below the error handler: a middleware of its own cost every request a layer of the
+ * chain (a bound dispatch and a promise) for a refusal that is rare.
  */
-export const refuseAmbiguousHeaders: Middleware = async (ctx, next) => {
+export function refuseAmbiguousHeaders(ctx: AppContext): void {
   const { httpVersionMajor: major, httpVersionMinor: minor, rawHeaders } = ctx.req;
   let hosts = 0;
   let authorizations = 0;
@@ -122,5 +124,4 @@ export const refuseAmbiguousHeaders: Middleware = async (ctx, next) => {
     throw new HttpProblem('malformed_request', hosts > 1 ? 'A request must carry one Host header, not several.' : 'An HTTP/1.1 request must carry a Host header.');
   }
   if (authorizations > 1) throw new HttpProblem('malformed_request', `The request carries ${authorizations} Authorization headers; send exactly one.`);
-  await next();
-};
+}

@@ -15,8 +15,9 @@ const newRequestId = () => {
 
 /** X-Request-Id on every response: the client's own when it is sane, else a new one. */
 export const requestId: Middleware = async (ctx, next) => {
-  const given = ctx.get('X-Request-Id');
-  ctx.state.requestId = CLIENT_ID.test(given) ? given : newRequestId();
+  // Node's lowercased header, read directly: ctx.get would lower the name on every request.
+  const given = ctx.req.headers['x-request-id'];
+  ctx.state.requestId = typeof given === 'string' && CLIENT_ID.test(given) ? given : newRequestId();
   ctx.set('X-Request-Id', ctx.state.requestId);
   await next();
 };

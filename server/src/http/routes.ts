@@ -73,7 +73,10 @@ export function createRouter({ domain, validator, engine }: RouteDeps): Router<A
     // The names as the URL standard reads the query, as clients, the mock and the runner
     // do: Koa's ctx.query drops a "?" that begins the query ("??limit=5" would read as
     // limit), where the standard's name is "?limit". The "&" in front keeps that "?".
-    const unknown = validator.unknownQuery(operation, new URLSearchParams(`&${ctx.querystring}`).keys());
+    // Most requests carry no query: nothing to read, and nothing to refuse.
+    const query = ctx.querystring;
+    if (query === '') return undefined;
+    const unknown = validator.unknownQuery(operation, new URLSearchParams(`&${query}`).keys());
     return unknown.length > 0 ? validationFailed(unknown, 'The query') : undefined;
   };
   /** Steps 1 and 2 (admission), then the query: every route of an operation starts here. */
