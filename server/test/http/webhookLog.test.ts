@@ -44,7 +44,11 @@ describe('the delivery log', () => {
     const { svc, receiver, clock } = await setup();
     const account = await svc.account({ plan: GENEROUS_PLAN });
     const key = account.api_key;
-    receiver.script = (_path, n) => ({ status: n < 2 ? 500 : 200 });
+    // The replay's delivery is answered only once both replays are: the event stays pending
+    // until then, however fast it is delivered, so the second replay always finds it so.
+    let replaysAnswered!: () => void;
+    const bothAnswered = new Promise<void>((resolve) => (replaysAnswered = resolve));
+    receiver.script = (_path, n) => ({ status: n < 2 ? 500 : 200, ...(n === 2 ? { after: bothAnswered } : {}) });
     const jobId = (await svc.request('POST', '/v1/avatars', { key, json: promptAvatar({ webhook_url: `${receiver.url}/hook` }) })).body.id;
     const [first] = await receiver.waitFor(1);
     const eventId = first!.body.id as string;
@@ -71,6 +75,7 @@ describe('the delivery log', () => {
     clock.advance(1000);
     const creditsBefore = (await svc.request('GET', '/v1/me', { key })).body.credits;
     const replays = await Promise.all([1, 2].map(() => svc.request('POST', `/v1/webhook-events/${eventId}/replay`, { key })));
+    replaysAnswered();
     const [again] = (await receiver.waitFor(3)).slice(2);
     const replayed = await eventually(event, (r) => r.body.status !== 'pending');
 

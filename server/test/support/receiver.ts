@@ -11,7 +11,8 @@ export interface Delivery {
   body: any;
 }
 
-export type Answer = { status: number; headers?: Record<string, string>; body?: string | Buffer } | 'hang';
+/** What to answer; `after` holds the answer until it settles (a delivery kept in flight while the test acts). */
+export type Answer = { status: number; headers?: Record<string, string>; body?: string | Buffer; after?: Promise<unknown> } | 'hang';
 
 export interface TestReceiver {
   url: string;
@@ -66,8 +67,12 @@ export async function startReceiver(): Promise<TestReceiver> {
         hanging.add(res);
         return;
       }
-      res.writeHead(answer.status, answer.headers);
-      res.end(answer.body ?? 'ok');
+      const send = () => {
+        res.writeHead(answer.status, answer.headers);
+        res.end(answer.body ?? 'ok');
+      };
+      if (answer.after) void answer.after.then(send, send);
+      else send();
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
