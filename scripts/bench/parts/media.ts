@@ -58,6 +58,9 @@ async function measureMaking(proc: Proc, make: () => Promise<string>, readPath: 
   let serverPeak = before?.rssBytes ?? 0;
   let renderPeak = 0;
   let encoderPeak = 0;
+  // CPU seconds of each process the server starts, as last sampled: a process's own
+  // figure is gone from /proc once it ends, so the last sample stands for its whole.
+  const childCpu = new Map<number, { command: string; seconds: number }>();
   const reads: number[] = [];
   let done = false;
   const sampler = (async () => {
@@ -67,6 +70,8 @@ async function measureMaking(proc: Proc, make: () => Promise<string>, readPath: 
         const peak = readMemory(child.pid)?.hwmBytes ?? 0;
         if (child.command === 'ffmpeg') encoderPeak = Math.max(encoderPeak, peak);
         else renderPeak = Math.max(renderPeak, peak);
+        const cpu = processCpu(child.pid);
+        if (cpu) childCpu.set(child.pid, { command: child.command, seconds: cpu.seconds });
       }
       const t0 = performance.now();
       await getJson(`${proc.url}${readPath}`, bearer(key));
@@ -91,10 +96,17 @@ async function measureMaking(proc: Proc, make: () => Promise<string>, readPath: 
   const keptMs = performance.now() - t1;
   if (again.status !== 200) throw new Error(`GET ${url}: ${again.status}`);
   const readLatency = summarize(reads);
+  const sampled = [...childCpu.values()];
+  const childSeconds = (encoder: boolean) => {
+    const found = sampled.filter((c) => (c.command === 'ffmpeg') === encoder);
+    return found.length > 0 ? found.reduce((sum, c) => sum + c.seconds, 0) : null;
+  };
   return {
     bytes,
     makeMs,
     cpuSeconds,
+    renderCpuSeconds: childSeconds(false),
+    encoderCpuSeconds: childSeconds(true),
     keptMs,
     serverRssBeforeBytes: before?.rssBytes ?? Number.NaN,
     serverPeakRssBytes: serverPeak,
