@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import type { AvatarInput, VideoInput } from '../domain/model.ts';
 import { encodeTimeoutMs, runFfmpeg } from './ffmpeg.ts';
 import { avatarSeed } from './portrait.ts';
-import { backdropPng, captionPng, createMeasure, LAYOUTS, portraitPng } from './scene.ts';
+import { backdropPng, captionArea, captionPng, createMeasure, LAYOUTS, portraitPng } from './scene.ts';
 import { SPEECH_SAMPLE_RATE, speakCues, type Voice } from './speech.ts';
 import { captionCues, mouthFrames, VIDEO_FPS, videoFrames, WORDS_PER_SECOND, type Mouth } from './timeline.ts';
 
@@ -147,6 +147,7 @@ export async function renderVideoFile({ avatar, video }: VideoRequest, out: stri
     await Promise.all(files.map(([name, data]) => writeFile(join(dir, name), data)));
 
     const { portrait: p, caption } = layout;
+    const captions = captionArea(layout);
     const x = `${p.cx - p.size / 2}+${p.swayX}*sin(2*PI*t/3.1)`;
     const y = `${p.cy - p.size / 2}+${p.bobY}*sin(2*PI*t/2.3)`;
     // Each picture is decoded and converted to the encoder's colours once, then repeated;
@@ -170,7 +171,7 @@ export async function renderVideoFile({ avatar, video }: VideoRequest, out: stri
           `${still(1, 'yuva420p')},sendcmd=f=mouths.cmd[rest];${still(2, 'yuva420p')}[open];${still(3, 'yuva420p')}[round];` +
           `[rest][open][round]streamselect@mouth=inputs=3:map=${MOUTHS.indexOf(mouths[0] ?? 'rest')}[portrait];` +
           `[bg][portrait]overlay=x='${x}':y='${y}'[talking];` +
-          `[talking][4:v]overlay=x=0:y=${caption.top}:eof_action=repeat,format=yuv420p[v];` +
+          `[talking][4:v]overlay=x=${captions.x}:y=${caption.top + captions.y}:eof_action=repeat,format=yuv420p[v];` +
           `[5:a]${audio}[a]`,
         '-map', '[v]', '-map', '[a]',
         '-frames:v', String(frames), '-r', String(VIDEO_FPS),
