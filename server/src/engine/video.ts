@@ -3,7 +3,8 @@
 // its own (videoProcess.ts). The pictures are drawn once (scene.ts), the speech made once
 // (speech.ts), and FFmpeg (ffmpeg.ts) puts them together frame by frame: it moves the
 // portrait, switches its mouth (mouthCommands) and the captions (concatList) when the
-// timeline says, and encodes H.264 and AAC into an MP4 that starts playing before it is all downloaded.
+// timeline says, and encodes H.264 and AAC into an MP4 that starts playing before it is
+// all downloaded.
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

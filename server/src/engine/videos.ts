@@ -32,8 +32,9 @@ export interface Videos {
 
 const RENDER_SCRIPT = fileURLToPath(new URL('./videoProcess.ts', import.meta.url));
 /**
- * Renders at once: two keep both cores of a small machine busy (a render draws and speaks
- * on one, then its encoder takes two), and bound the memory renders take to twice one's.
+ * Renders at once: two keep both cores of a small machine busy (a render draws, speaks and
+ * encodes on one core: its encoder runs one thread), and bound the memory renders take to
+ * twice one's.
  */
 export const RENDER_SLOTS = 2;
 
