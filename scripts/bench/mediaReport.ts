@@ -39,7 +39,7 @@ export function mediaSection(report: BenchReport): string[] {
         // A report from before the split was measured holds neither.
         (f.renderCpuSeconds ?? null) === null && (f.encoderCpuSeconds ?? null) === null
           ? `${formatNumber(f.cpuSeconds)} s`
-          : `${formatNumber(f.cpuSeconds)} s (render process ${formatNumber(f.renderCpuSeconds ?? 0)} s, encoder ${formatNumber(f.encoderCpuSeconds ?? 0)} s)`,
+          : `${formatNumber(f.cpuSeconds)} s (render process ${formatNumber(f.renderCpuSeconds ?? 0)} s, encoder ${formatNumber(f.encoderCpuSeconds ?? 0)} s${f.otherCores === undefined ? '' : `; the machine's other processes ${formatNumber(f.otherCores, 2)} cores`})`,
         cpuPerVideoSecond(f) === null ? 'n/a' : `${formatNumber(cpuPerVideoSecond(f)!)} s`,
         ms(f.keptMs),
         `${mb(f.serverRssBeforeBytes)} → ${mb(f.serverPeakRssBytes)}`,

@@ -278,6 +278,12 @@ export interface MediaFile {
    */
   renderCpuSeconds: number | null;
   encoderCpuSeconds: number | null;
+  /**
+   * Cores the machine's other processes (neither the server with its render processes,
+   * nor the benchmark, nor PostgreSQL or Redis) used on average meanwhile: CPU seconds
+   * of the same work grow when its processes share their cores.
+   */
+  otherCores?: number;
   /** Wall time of a download once the file is made (kept by the engine, or by the store for a video). */
   keptMs: number;
   serverRssBeforeBytes: number;

@@ -429,7 +429,10 @@ function mediaWhy(f: MediaFile): string {
     `Of ${formatNumber(f.cpuSeconds)} CPU s: the encoder (FFmpeg: decoding the pictures, the filters, x264, AAC) ${formatNumber(encoder)} s, ` +
     `the render process (drawing the portraits and captions, speech) ${formatNumber(render)} s, ` +
     `and the server ${formatNumber(f.cpuSeconds - render - encoder)} s (the job, keeping the file, and the ${formatInt(f.readsMeanwhile)} reads the benchmark sent meanwhile); ` +
-    `the two processes as last sampled while the job ran, so each a little under its whole.`
+    `the two processes as last sampled while the job ran, so each a little under its whole.` +
+    (f.otherCores === undefined || Number.isNaN(f.otherCores)
+      ? ''
+      : ` Meanwhile the machine's other processes used ${formatNumber(f.otherCores, 2)} cores on average: the same work takes more CPU seconds when its processes share their cores.`)
   );
 }
 

@@ -8,7 +8,7 @@
 import { readdirSync } from 'node:fs';
 import { loadConfig } from '../../../server/src/config.ts';
 import { videoDurationSeconds } from '../../../server/src/engine/timeline.ts';
-import { processCpu } from '../cpu.ts';
+import { processCpu, watchCpu } from '../cpu.ts';
 import { bearer, getJson, postJson, sleep, startBenchServer, waitFor, type Context } from '../harness.ts';
 import type { MediaFile, MediaSection } from '../model.ts';
 import { readMemory, type Proc } from '../procs.ts';
@@ -80,6 +80,7 @@ async function measureMaking(proc: Proc, make: () => Promise<string>, readPath: 
     }
   })();
   const cpuBefore = cpuWithChildren(proc.pid);
+  const machine = watchCpu(proc.pid);
   const t0 = performance.now();
   let url: string;
   try {
@@ -90,6 +91,9 @@ async function measureMaking(proc: Proc, make: () => Promise<string>, readPath: 
   }
   const makeMs = performance.now() - t0;
   const cpuSeconds = cpuWithChildren(proc.pid) - cpuBefore;
+  const cores = machine.stop();
+  // The server's children are not its own process's figure in watchCpu: what they used is taken out of "other" here.
+  const otherCores = Math.max(0, cores.machine - cores.loadGenerator - cores.databases - cpuSeconds / cores.seconds);
   const t1 = performance.now();
   const again = await fetch(url, { signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS) });
   const bytes = (await again.arrayBuffer()).byteLength;
@@ -107,6 +111,7 @@ async function measureMaking(proc: Proc, make: () => Promise<string>, readPath: 
     cpuSeconds,
     renderCpuSeconds: childSeconds(false),
     encoderCpuSeconds: childSeconds(true),
+    otherCores,
     keptMs,
     serverRssBeforeBytes: before?.rssBytes ?? Number.NaN,
     serverPeakRssBytes: serverPeak,
