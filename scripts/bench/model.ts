@@ -271,6 +271,19 @@ export interface MediaFile {
   makeMs: number;
   /** CPU the server used meanwhile, its render and encoder processes included (seconds; 2 cores give at most 2 a second). */
   cpuSeconds: number;
+  /**
+   * Of cpuSeconds, what the render process (drawing, speech) and its encoder (FFmpeg:
+   * decoding, filters, x264, AAC) had used when last sampled, each a little under its
+   * whole; null when the file needs neither (the preview). The rest is the server's.
+   */
+  renderCpuSeconds: number | null;
+  encoderCpuSeconds: number | null;
+  /**
+   * Cores the machine's other processes (neither the server with its render processes,
+   * nor the benchmark, nor PostgreSQL or Redis) used on average meanwhile: CPU seconds
+   * of the same work grow when its processes share their cores.
+   */
+  otherCores?: number;
   /** Wall time of a download once the file is made (kept by the engine, or by the store for a video). */
   keptMs: number;
   serverRssBeforeBytes: number;

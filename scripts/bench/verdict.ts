@@ -3,7 +3,8 @@
 // the runner's idle claim); nothing here is asserted by a test.
 import { RATE_LIMIT_BUCKETS, WEBHOOK_DELIVERY } from '../../contract/numbers.ts';
 import type { Attribution } from './profile.ts';
-import type { BenchReport, GrowthStore, ReadTarget, VerdictRow } from './model.ts';
+import { cpuPerVideoSecond } from './mediaReport.ts';
+import type { BenchReport, GrowthStore, MediaFile, ReadTarget, VerdictRow } from './model.ts';
 import { formatInt, formatNumber, formatPercent, formatRatio, MB, round } from './stats.ts';
 import { STORE_LABEL, type StoreKind } from './stores.ts';
 
@@ -18,6 +19,10 @@ export const TARGETS = {
   webhooksPerSecond: 2000,
   conformanceSeconds: 30,
   rssBytes: 200 * MB,
+  /** CPU seconds a video's job may spend, every process of the server counted, per second of the video it makes. */
+  mediaCpuPerVideoSecond: 0.08,
+  /** The frame the media target is judged in: the target names a 9:16 video. */
+  mediaAspectRatio: '9:16',
 } as const;
 
 /** "rate limiter 31%, auth 18%, ..." — the largest shares of a profile. */
@@ -381,9 +386,59 @@ function rssRows(report: BenchReport): VerdictRow[] {
   return rows;
 }
 
+/**
+ * The media cost of jobs: the CPU a 30-second video's job spends, every process of the
+ * server counted, per second of video, judged in the frame the target names; the other
+ * frames are stated beside it.
+ */
+function mediaRows(report: BenchReport): VerdictRow[] {
+  const media = report.media;
+  const frame = TARGETS.mediaAspectRatio;
+  const id = `media-cpu-${frame.replace(':', 'x')}`;
+  const target = `media cost of jobs: a ${formatNumber(media?.scriptSeconds ?? 30)}-second ${frame} video made by its job <= ${TARGETS.mediaCpuPerVideoSecond} CPU s per second of video (every process of the server)`;
+  const judged = media?.files.find((f) => f.aspectRatio === frame);
+  const cost = judged ? cpuPerVideoSecond(judged) : null;
+  if (!media || !judged || cost === null) return [notMeasured(id, target, media ? `no ${frame} video in the media part` : 'media part not run')];
+  const perFrame = (f: MediaFile) => `${f.aspectRatio} ${formatNumber(cpuPerVideoSecond(f))} s`;
+  const others = media.files.filter((f) => f.aspectRatio && f !== judged).map(perFrame);
+  const met = cost <= TARGETS.mediaCpuPerVideoSecond;
+  return [
+    {
+      id,
+      target,
+      measured:
+        `${formatNumber(cost)} CPU s per s of video (${formatNumber(judged.cpuSeconds)} s for ${formatNumber(judged.durationSeconds)} s, ${STORE_LABEL[media.store]})` +
+        (others.length > 0 ? `; other frames: ${others.join(', ')}` : ''),
+      met,
+      ...(met
+        ? {}
+        : {
+            margin: `${formatNumber(cost - TARGETS.mediaCpuPerVideoSecond)} s over (${formatNumber(cost)} vs <= ${TARGETS.mediaCpuPerVideoSecond}, +${formatPercent(cost / TARGETS.mediaCpuPerVideoSecond - 1)})`,
+            why: mediaWhy(judged),
+          }),
+    },
+  ];
+}
+
+/** Where a video's CPU went: its render process, its encoder, and the server around them. */
+function mediaWhy(f: MediaFile): string {
+  if ((f.renderCpuSeconds ?? null) === null && (f.encoderCpuSeconds ?? null) === null) return `The run did not sample the render's processes; ${formatNumber(f.cpuSeconds)} CPU s in all.`;
+  const render = f.renderCpuSeconds ?? 0;
+  const encoder = f.encoderCpuSeconds ?? 0;
+  return (
+    `Of ${formatNumber(f.cpuSeconds)} CPU s: the encoder (FFmpeg: decoding the pictures, the filters, x264, AAC) ${formatNumber(encoder)} s, ` +
+    `the render process (drawing the portraits and captions, speech) ${formatNumber(render)} s, ` +
+    `and the server ${formatNumber(f.cpuSeconds - render - encoder)} s (the job, keeping the file, and the ${formatInt(f.readsMeanwhile)} reads the benchmark sent meanwhile); ` +
+    `the two processes as last sampled while the job ran, so each a little under its whole.` +
+    (f.otherCores === undefined || Number.isNaN(f.otherCores)
+      ? ''
+      : ` Meanwhile the machine's other processes used ${formatNumber(f.otherCores, 2)} cores on average: the same work takes more CPU seconds when its processes share their cores.`)
+  );
+}
+
 /** Every target of the benchmark, met, missed (with why) or not measured, in the report's order. */
 export function evaluate(report: BenchReport): VerdictRow[] {
-  return [readVsKoaRows, readVsPrismRows, growthRows, historyRows, jobsRows, webhookRows, conformanceRows, rssRows].flatMap((rows) => rows(report));
+  return [readVsKoaRows, readVsPrismRows, growthRows, historyRows, jobsRows, webhookRows, conformanceRows, rssRows, mediaRows].flatMap((rows) => rows(report));
 }
 
 /** A bucket's daily limit as the contract states it (info.x-rate-limit-buckets), as the report writes numbers. */

@@ -8,7 +8,7 @@
 import { readdirSync } from 'node:fs';
 import { loadConfig } from '../../../server/src/config.ts';
 import { videoDurationSeconds } from '../../../server/src/engine/timeline.ts';
-import { processCpu } from '../cpu.ts';
+import { processCpu, watchCpu } from '../cpu.ts';
 import { bearer, getJson, postJson, sleep, startBenchServer, waitFor, type Context } from '../harness.ts';
 import type { MediaFile, MediaSection } from '../model.ts';
 import { readMemory, type Proc } from '../procs.ts';
@@ -58,6 +58,9 @@ async function measureMaking(proc: Proc, make: () => Promise<string>, readPath: 
   let serverPeak = before?.rssBytes ?? 0;
   let renderPeak = 0;
   let encoderPeak = 0;
+  // CPU seconds of each process the server starts, as last sampled: a process's own
+  // figure is gone from /proc once it ends, so the last sample stands for its whole.
+  const childCpu = new Map<number, { command: string; seconds: number }>();
   const reads: number[] = [];
   let done = false;
   const sampler = (async () => {
@@ -67,6 +70,8 @@ async function measureMaking(proc: Proc, make: () => Promise<string>, readPath: 
         const peak = readMemory(child.pid)?.hwmBytes ?? 0;
         if (child.command === 'ffmpeg') encoderPeak = Math.max(encoderPeak, peak);
         else renderPeak = Math.max(renderPeak, peak);
+        const cpu = processCpu(child.pid);
+        if (cpu) childCpu.set(child.pid, { command: child.command, seconds: cpu.seconds });
       }
       const t0 = performance.now();
       await getJson(`${proc.url}${readPath}`, bearer(key));
@@ -75,6 +80,7 @@ async function measureMaking(proc: Proc, make: () => Promise<string>, readPath: 
     }
   })();
   const cpuBefore = cpuWithChildren(proc.pid);
+  const machine = watchCpu(proc.pid);
   const t0 = performance.now();
   let url: string;
   try {
@@ -85,16 +91,27 @@ async function measureMaking(proc: Proc, make: () => Promise<string>, readPath: 
   }
   const makeMs = performance.now() - t0;
   const cpuSeconds = cpuWithChildren(proc.pid) - cpuBefore;
+  const cores = machine.stop();
+  // The server's children are not its own process's figure in watchCpu: what they used is taken out of "other" here.
+  const otherCores = Math.max(0, cores.machine - cores.loadGenerator - cores.databases - cpuSeconds / cores.seconds);
   const t1 = performance.now();
   const again = await fetch(url, { signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS) });
   const bytes = (await again.arrayBuffer()).byteLength;
   const keptMs = performance.now() - t1;
   if (again.status !== 200) throw new Error(`GET ${url}: ${again.status}`);
   const readLatency = summarize(reads);
+  const sampled = [...childCpu.values()];
+  const childSeconds = (encoder: boolean) => {
+    const found = sampled.filter((c) => (c.command === 'ffmpeg') === encoder);
+    return found.length > 0 ? found.reduce((sum, c) => sum + c.seconds, 0) : null;
+  };
   return {
     bytes,
     makeMs,
     cpuSeconds,
+    renderCpuSeconds: childSeconds(false),
+    encoderCpuSeconds: childSeconds(true),
+    otherCores,
     keptMs,
     serverRssBeforeBytes: before?.rssBytes ?? Number.NaN,
     serverPeakRssBytes: serverPeak,

@@ -6,11 +6,11 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBareApp } from '../bare-koa.ts';
 import { runLoad } from '../load.ts';
-import type { BenchReport, ReadTarget } from '../model.ts';
+import type { BenchReport, MediaFile, MediaSection, ReadTarget } from '../model.ts';
 import { FULL, QUICK, UsageError, parseOptions } from '../options.ts';
 import { attribute, SERVER_CATEGORIES, type CpuProfile } from '../profile.ts';
 import { readChart, renderMarkdown } from '../report.ts';
-import { median, parseGcTrace, percentile, ratio, round, summarize } from '../stats.ts';
+import { MB, median, parseGcTrace, percentile, ratio, round, summarize } from '../stats.ts';
 import { barChart, escapeXml, niceMax } from '../svg.ts';
 import { evaluate } from '../verdict.ts';
 
@@ -255,6 +255,51 @@ describe('verdict', () => {
     expect(rows['rss-embedded']).toMatchObject({ met: true });
     expect(rows['rss-pg']).toMatchObject({ met: false });
     expect(rows['conformance-core']).toMatchObject({ met: null, why: 'runner not available: test' });
+  });
+});
+
+describe('the media target', () => {
+  const video = (aspectRatio: string, cpuSeconds: number): MediaFile => ({
+    what: 'video (MP4)',
+    aspectRatio,
+    durationSeconds: 30,
+    bytes: 1_600_000,
+    makeMs: 2_000,
+    cpuSeconds,
+    renderCpuSeconds: 0.5,
+    encoderCpuSeconds: 1.5,
+    otherCores: 1.25,
+    keptMs: 5,
+    serverRssBeforeBytes: 100 * MB,
+    serverPeakRssBytes: 110 * MB,
+    renderPeakRssBytes: 150 * MB,
+    encoderPeakRssBytes: 60 * MB,
+    readsMeanwhile: 100,
+    readP50Ms: 2,
+    readMaxMs: 20,
+  });
+  const media = (files: MediaFile[]): MediaSection => ({ store: 'embedded', scriptSeconds: 30, engineAvatarMsDefault: 1500, engineVideoMsDefault: 3000, serverRssAfterBytes: 110 * MB, files });
+  const row = (files: MediaFile[] | undefined) => evaluate({ ...fixedReport(), ...(files ? { media: media(files) } : {}) }).find((r) => r.id === 'media-cpu-9x16')!;
+
+  it('is judged on the 9:16 video alone, with the other frames stated beside it', () => {
+    const met = row([video('9:16', 2.4), video('16:9', 3), video('1:1', 1.5)]);
+
+    expect(met).toMatchObject({ met: true });
+    expect(met.measured).toBe('0.08 CPU s per s of video (2.4 s for 30 s, embedded (SQLite)); other frames: 16:9 0.1 s, 1:1 0.05 s');
+  });
+
+  it('is missed above 0.08 CPU s per second of video, and says where the CPU went', () => {
+    const missed = row([video('9:16', 3), video('16:9', 2)]);
+
+    expect(missed.met).toBe(false);
+    expect(missed.margin).toBe('0.02 s over (0.1 vs <= 0.08, +25%)');
+    expect(missed.why).toContain('the encoder (FFmpeg: decoding the pictures, the filters, x264, AAC) 1.5 s, the render process (drawing the portraits and captions, speech) 0.5 s, and the server 1 s');
+    expect(missed.why).toContain("the machine's other processes used 1.3 cores on average");
+  });
+
+  it('is not measured without the media part or its 9:16 video', () => {
+    expect(row(undefined)).toMatchObject({ met: null, why: 'media part not run' });
+    expect(row([video('16:9', 2)])).toMatchObject({ met: null, why: 'no 9:16 video in the media part' });
   });
 });
 

@@ -8,6 +8,8 @@ const STDERR_KEPT_CHARS = 2000;
 
 export interface ChildOptions {
   cwd?: string;
+  /** Its environment; this process's by default. */
+  env?: NodeJS.ProcessEnv;
   /** Written to its stdin, which is then closed (at once, without it). */
   input?: string;
   /** Longest it may run before it is killed (SIGKILL). */
@@ -33,7 +35,7 @@ export class ChildFailure extends Error {
 /** Its stdout once it exits 0; a ChildFailure when it cannot start, exits otherwise or is stopped. */
 export function runChild(command: string, args: readonly string[], options: ChildOptions): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, stdio: 'pipe', signal: options.signal, killSignal: options.stopSignal ?? 'SIGKILL' });
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: 'pipe', signal: options.signal, killSignal: options.stopSignal ?? 'SIGKILL' });
     const out: Buffer[] = [];
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));

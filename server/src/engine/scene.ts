@@ -150,10 +150,36 @@ const CAPTION_MIN_SCALE = 0.6;
 /** Lines a caption never goes past, even at its smallest: what is left is cut, with an ellipsis. */
 const CAPTION_HARD_MAX_LINES = 3;
 
+/** Padding of a caption's box around its lines, at a font size. */
+const captionPadX = (fontSize: number) => Math.round(fontSize * 0.6);
+const captionPadY = (fontSize: number) => Math.round(fontSize * 0.4);
+const captionLineHeight = (fontSize: number) => Math.round(fontSize * 1.3);
+/** Pixels kept clear around the largest box in a caption's picture. */
+const CAPTION_MARGIN = 2;
+
 /**
- * A caption's picture, as wide as the frame and as tall as the caption band, transparent
- * but for the text: white bold lines on a dark rounded box, centred. An empty text gives
- * a picture with nothing on it (the gaps between captions).
+ * The part of the caption band that a caption's picture covers, in the band's pixels:
+ * the widest and tallest box a caption can have (lines as wide as a line may be, two at
+ * full size or three at the smallest, the only size that has three), centred, at even offsets
+ * (the encoder's colour planes have half the pixels). The rest of the band is always
+ * clear, and laying a smaller picture over the frame costs the encoder less every frame.
+ */
+export function captionArea(layout: Layout): { x: number; y: number; width: number; height: number } {
+  const { fontSize, maxWidth, height } = layout.caption;
+  const widest = maxWidth + 2 * captionPadX(fontSize) + 2 * CAPTION_MARGIN;
+  const boxHeight = (lines: number, size: number) => lines * captionLineHeight(size) + 2 * captionPadY(size);
+  const smallest = fontSize * CAPTION_MIN_SCALE;
+  const tallest = Math.max(boxHeight(CAPTION_MAX_LINES, fontSize), boxHeight(CAPTION_HARD_MAX_LINES, smallest)) + 2 * CAPTION_MARGIN;
+  const even = (n: number) => Math.max(0, Math.floor(n / 2) * 2);
+  const x = even((layout.width - widest) / 2);
+  const y = even((height - tallest) / 2);
+  return { x, y, width: layout.width - 2 * x, height: height - 2 * y };
+}
+
+/**
+ * A caption's picture, the caption band's captionArea, transparent but for the text:
+ * white bold lines on a dark rounded box, centred in the band. An empty text gives a
+ * picture with nothing on it (the gaps between captions).
  */
 export function captionPng(layout: Layout, text: string, measure: (text: string, fontSize: number) => number): Buffer {
   const { width } = layout;
@@ -165,9 +191,9 @@ export function captionPng(layout: Layout, text: string, measure: (text: string,
     lines = wrapCaption(text, fontSize, maxWidth, measure);
   }
   if (lines.length > CAPTION_HARD_MAX_LINES) lines = [...lines.slice(0, CAPTION_HARD_MAX_LINES - 1), `${lines[CAPTION_HARD_MAX_LINES - 1]}…`];
-  const lineHeight = Math.round(fontSize * 1.3);
-  const padX = Math.round(fontSize * 0.6);
-  const padY = Math.round(fontSize * 0.4);
+  const lineHeight = captionLineHeight(fontSize);
+  const padX = captionPadX(fontSize);
+  const padY = captionPadY(fontSize);
   const widths = lines.map((line) => Math.min(maxWidth, measure(line, fontSize)));
   const boxWidth = Math.max(0, ...widths) + 2 * padX;
   const boxHeight = lines.length * lineHeight + 2 * padY;
@@ -179,5 +205,7 @@ export function captionPng(layout: Layout, text: string, measure: (text: string,
     return `<text x="${width / 2}" y="${baseline}" font-family="${FONT_FAMILY}" font-weight="bold" font-size="${fontSize}" fill="#ffffff" text-anchor="middle"${squeeze}>${escapeXml(line)}</text>`;
   });
   const box = lines.length > 0 ? `<rect x="${Math.round((width - boxWidth) / 2)}" y="${boxTop}" width="${Math.round(boxWidth)}" height="${boxHeight}" rx="${Math.round(fontSize * 0.4)}" fill="#0d1421" fill-opacity="0.78"/>` : '';
-  return render(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">${box}${texts.join('')}</svg>`);
+  // Drawn in the band's coordinates; the view box cuts the picture's area out of the band.
+  const area = captionArea(layout);
+  return render(`<svg xmlns="http://www.w3.org/2000/svg" width="${area.width}" height="${area.height}" viewBox="${area.x} ${area.y} ${area.width} ${area.height}">${box}${texts.join('')}</svg>`);
 }

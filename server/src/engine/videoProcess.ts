@@ -4,6 +4,7 @@
 // server's event loop, and what they take (the speech engine's WebAssembly, the drawings)
 // is given back to the system when the process ends. SIGTERM stops the encoder and ends
 // the render.
+import { flushCompileCache } from 'node:module';
 import { setPriority } from 'node:os';
 import { renderVideoFile, type VideoRequest } from './video.ts';
 
@@ -29,10 +30,17 @@ async function main(): Promise<void> {
   await renderVideoFile(request, out, stop.signal);
 }
 
+// What Node compiled for this process, kept for the next render when the server gave it a
+// compile cache (videos.ts); written before the exit, which would otherwise skip it.
+const exit = (code: number) => {
+  flushCompileCache();
+  process.exit(code);
+};
+
 main().then(
-  () => process.exit(0),
+  () => exit(0),
   (error: unknown) => {
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(1);
+    exit(1);
   },
 );

@@ -8,6 +8,9 @@
 // Fair between accounts: RENDER_SLOTS renders run at once, an account never more than
 // one of them, and a free slot goes to the accounts waiting in turn (round-robin), so one
 // account's long videos hold a slot of their own, never the others'.
+import { lstatSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runChild, type ChildFailure } from './child.ts';
 import { encodeTimeoutMs } from './ffmpeg.ts';
@@ -29,17 +32,41 @@ export interface Videos {
 
 const RENDER_SCRIPT = fileURLToPath(new URL('./videoProcess.ts', import.meta.url));
 /**
- * Renders at once: two keep both cores of a small machine busy (a render draws and speaks
- * on one, then its encoder takes two), and bound the memory renders take to twice one's.
+ * Renders at once: two keep both cores of a small machine busy (a render draws, speaks and
+ * encodes on one core: its encoder runs one thread), and bound the memory renders take to
+ * twice one's.
  */
 export const RENDER_SLOTS = 2;
 
+/**
+ * The folder where render processes keep what Node compiles for them (its compile cache:
+ * the engine's modules with their types stripped, and V8's code for them), so that each
+ * render does not strip and compile them again, a sixth of a render process's CPU. One
+ * folder per user of the machine, kept across restarts; since what it holds is code that
+ * runs, it is used only while it is this user's alone (undefined otherwise, and renders
+ * compile as before).
+ */
+export function renderCompileCache(dir = join(tmpdir(), `avatar-video-compile-cache-${process.getuid?.() ?? 'user'}`)): string | undefined {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const found = lstatSync(dir);
+    const owned = process.getuid === undefined || found.uid === process.getuid();
+    return found.isDirectory() && owned && (found.mode & 0o077) === 0 ? dir : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+let compileCache: { dir: string | undefined } | undefined;
+
 /** Renders in a process of its own: the request and the output file on its stdin. */
 export const renderInProcess: Render = async (request, out, signal) => {
+  compileCache ??= { dir: renderCompileCache() };
   try {
     // SIGTERM when stopped: the render process stops its encoder, then itself. Its time:
     // the encoding's, and time to draw and speak before it.
     await runChild(process.execPath, ['--expose-gc', RENDER_SCRIPT], {
+      ...(compileCache.dir ? { env: { ...process.env, NODE_COMPILE_CACHE: compileCache.dir } } : {}),
       input: JSON.stringify({ ...request, out }),
       timeoutMs: encodeTimeoutMs(videoFrames(request.video.script)) + 30_000,
       signal,
