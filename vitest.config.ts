@@ -20,8 +20,8 @@ export default defineConfig({
           name: 'scaled',
           include: ['server/test/**/*.test.ts'],
           // Files that never open a store: the configuration, the domain's rules, the
-          // engine's timeline, the embedded store's own halves and the workers' batcher and
-          // pump. They run in the embedded project already; run again here they would prove
+          // engine's timeline, the embedded store's own halves, the bound on a Redis reply and
+          // the workers' batcher and pump. They run in the embedded project already; run again here they would prove
           // nothing more about PostgreSQL + Redis and only lengthen npm test. The memory
           // store's own suite needs no PostgreSQL either.
           exclude: [
@@ -31,6 +31,7 @@ export default defineConfig({
             'server/test/domain/**',
             'server/test/engine/timeline.test.ts',
             'server/test/storage/embedded*.test.ts',
+            'server/test/storage/redisReplyWithin.test.ts',
             'server/test/workers/batcher.test.ts',
             'server/test/workers/pump.test.ts',
           ],

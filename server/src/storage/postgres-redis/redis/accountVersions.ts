@@ -4,6 +4,7 @@
 // by every other on its very next request, at no extra round trip.
 import type { Redis } from 'ioredis';
 import { StoreUnavailableError } from '../../../domain/ports.ts';
+import { replyWithin } from './replyWithin.ts';
 
 export interface AccountVersions {
   /** The account's version. Read before the account itself: see findKeyByHash. */
@@ -39,7 +40,7 @@ export function redisAccountVersions(redis: Redis, prefix: string): AccountVersi
   async function bump(accountId: string): Promise<void> {
     const key = versionKey(prefix, accountId);
     try {
-      replyOf(await redis.multi().set(key, freshBase(), 'NX').incr(key).exec());
+      replyOf(await replyWithin(redis.multi().set(key, freshBase(), 'NX').incr(key).exec()));
     } catch (error) {
       throw unavailable(error);
     }
@@ -48,7 +49,7 @@ export function redisAccountVersions(redis: Redis, prefix: string): AccountVersi
     async current(accountId) {
       const key = versionKey(prefix, accountId);
       try {
-        return Number(replyOf(await redis.multi().set(key, freshBase(), 'NX').get(key).exec()));
+        return Number(replyOf(await replyWithin(redis.multi().set(key, freshBase(), 'NX').get(key).exec())));
       } catch (error) {
         throw unavailable(error);
       }

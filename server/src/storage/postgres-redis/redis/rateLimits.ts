@@ -7,6 +7,7 @@ import type { RateDecision, WindowLimits, WindowName } from '../../../domain/mod
 import { WINDOW_MS, WINDOWS, decide, windowStart } from '../../../domain/rateLimits.ts';
 import { StoreUnavailableError, type RateLimitStore } from '../../../domain/ports.ts';
 import { versionKey } from './accountVersions.ts';
+import { replyWithin } from './replyWithin.ts';
 
 // ARGV[1]: the number of windows (W). Then, per request, W + 1 KEYS (one counter per
 // window, then the account's version) and 2W + 2 ARGV (the limits, then each counter's
@@ -86,11 +87,12 @@ export function createRedis(url: string): Redis {
     // gets a 503 now rather than hanging until Redis is back.
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
-    commandTimeout: 1000,
+    // No commandTimeout: its timer fails replies that wait unread after the event loop was
+    // held up. Each call is bounded by replyWithin instead.
     connectTimeout: 2000,
     // The commands of one turn of the event loop go to Redis in one write, and its
     // replies come back in one read: one system call each way for many commands rather
-    // than one per command. Each command keeps its own timeout and its own reply.
+    // than one per command. Each command keeps its own reply.
     enableAutoPipelining: true,
     // The limiter gathers the counts of a turn into one call itself: pipelining that call
     // again would only hold it back one more turn, in a pipeline of one.
@@ -137,7 +139,7 @@ export function redisRateLimits(redis: Redis, prefix: string): RateLimitStore {
       for (const w of WINDOWS) args.push(String(windowStart(w, p.now) + WINDOW_MS[w] - p.now + 1000));
       args.push(p.version === null ? '' : String(p.version), p.version === null ? '0' : '1');
     }
-    consume(keys.length, ...keys, ...args).then(
+    replyWithin(consume(keys.length, ...keys, ...args)).then(
       (reply) => {
         const width = WINDOWS.length + 1;
         for (let i = 0; i < batch.length; i++) {
