@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { CreditBalance, OutboxEvent } from '../../domain/model.ts';
 import type { JobStore, ReserveOutcome } from '../../domain/ports.ts';
+import type { CreateGroup } from './createGroup.ts';
 import { guarded, newestFirstPage, transaction, type PageCondition } from './database.ts';
 import { num, rowToBalance, rowToIdempotentRequest, rowToJob, type Row } from '../rows.ts';
 
@@ -27,30 +28,6 @@ class Refused extends Error {
     this.balance = balance;
   }
 }
-
-/**
- * A create without an idempotency key, in one statement (one round trip where the
- * transaction took five, and atomic on its own): the reservation is an upsert of the
- * period's ledger row that changes it only while the balance covers the job, and the job
- * is written only if that reserved. ON CONFLICT DO UPDATE locks the row and judges its
- * WHERE on the row's latest version, so concurrent reservations wait for each other and
- * re-check, as the conditional UPDATE of the transaction does: the balance never goes
- * below zero. A period's first reservation inserts the row (nothing granted or used yet,
- * so the plan's credits alone must cover it); a row already there is judged by the WHERE.
- */
-const CREATE_RESERVING = `
-  WITH reserved AS (
-    INSERT INTO credit_ledger AS l (account_id, period, reserved)
-    SELECT a.id, $10::text, $9::integer FROM accounts a
-    WHERE a.id = $3::text AND (a.monthly_credits >= $9::integer OR EXISTS (SELECT 1 FROM credit_ledger WHERE account_id = $3::text AND period = $10::text))
-    ON CONFLICT (account_id, period) DO UPDATE SET reserved = l.reserved + excluded.reserved
-    WHERE (SELECT a.monthly_credits FROM accounts a WHERE a.id = l.account_id) + l.granted - l.reserved - l.used >= excluded.reserved
-    RETURNING 1
-  )
-  INSERT INTO jobs (id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, created_at, updated_at, attempts, queued_at)
-  SELECT $1::text, $2::text, $3::text, $4::text, $5::boolean, $6::text, $7::jsonb, $8::text, $9::integer, $10::text, $11::bigint, $12::bigint, 0, $13::bigint
-  WHERE EXISTS (SELECT 1 FROM reserved)
-  RETURNING 1`;
 
 /**
  * A job's terminal state and its credits (captured on ready, released on failed) in one
@@ -81,25 +58,15 @@ const COMPLETE_WITH_EVENT = `WITH ${COMPLETE_STEPS},
 /** What rowToJob reads. */
 const JOB_COLUMNS = 'id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, error, result, created_at, updated_at, completed_at, attempts';
 
-export function postgresJobs(pool: pg.Pool): JobStore {
+export function postgresJobs(pool: pg.Pool, creates: CreateGroup): JobStore {
   const q = (text: string, values: unknown[] = []) => guarded(() => pool.query(text, values));
 
   return {
     async createJobReservingCredits(job, queuedAt, idempotency): Promise<ReserveOutcome> {
-      if (!idempotency) {
-        const created = await guarded(() =>
-          pool.query({
-            name: 'create-reserving',
-            text: CREATE_RESERVING,
-            values: [job.id, job.kind, job.accountId, job.keyId, job.sandbox, job.status, JSON.stringify(job.input), job.webhookUrl, job.credits, job.period, job.createdAt, job.updatedAt, queuedAt],
-          }),
-        );
-        if ((created.rowCount ?? 0) > 0) return { ok: true, job };
-        return { ok: false, balance: rowToBalance(job.period, (await q(BALANCE, [job.accountId, job.period])).rows[0]) };
-      }
+      // Without a key, with the creates that arrive alongside it: one statement, one commit.
+      if (!idempotency) return creates.create(job, queuedAt);
       try {
         return await transaction(pool, async (client) => {
-        if (idempotency) {
           // The key first: a concurrent request with the same key waits here for this
           // transaction, then finds the key kept (or free again, if this one rolled back).
           // An expired key of the account is taken over.
@@ -116,30 +83,27 @@ export function postgresJobs(pool: pg.Pool): JobStore {
             const kept = await client.query(KEPT_KEY, [job.accountId, idempotency.key, job.createdAt]);
             return { ok: false, kept: rowToIdempotentRequest(kept.rows[0]) };
           }
-        }
-        await client.query('INSERT INTO credit_ledger (account_id, period) VALUES ($1, $2) ON CONFLICT DO NOTHING', [job.accountId, job.period]);
-        // One conditional UPDATE decides: concurrent reservations on the same row wait for
-        // each other and re-check the condition, so the balance can never go below zero.
-        const reserved = await client.query(
-          `UPDATE credit_ledger l SET reserved = l.reserved + $3
-           FROM accounts a
-           WHERE l.account_id = $1 AND l.period = $2 AND a.id = l.account_id
-             AND a.monthly_credits + l.granted - l.reserved - l.used >= $3`,
-          [job.accountId, job.period, job.credits],
-        );
-        if (reserved.rowCount === 0) {
-          const balance = rowToBalance(job.period, (await client.query(BALANCE, [job.accountId, job.period])).rows[0]);
-          // A claimed key must not outlive a refusal: roll it back with everything else.
-          if (idempotency) throw new Refused(balance);
-          // Nothing was reserved and no job written; committing keeps at most an empty ledger row.
-          return { ok: false, balance };
-        }
-        await client.query(
-          `INSERT INTO jobs (id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, created_at, updated_at, attempts, queued_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 0, $13)`,
-          [job.id, job.kind, job.accountId, job.keyId, job.sandbox, job.status, JSON.stringify(job.input), job.webhookUrl, job.credits, job.period, job.createdAt, job.updatedAt, queuedAt],
-        );
-        return { ok: true, job };
+          await client.query('INSERT INTO credit_ledger (account_id, period) VALUES ($1, $2) ON CONFLICT DO NOTHING', [job.accountId, job.period]);
+          // One conditional UPDATE decides: concurrent reservations on the same row wait for
+          // each other and re-check the condition, so the balance can never go below zero.
+          const reserved = await client.query(
+            `UPDATE credit_ledger l SET reserved = l.reserved + $3
+             FROM accounts a
+             WHERE l.account_id = $1 AND l.period = $2 AND a.id = l.account_id
+               AND a.monthly_credits + l.granted - l.reserved - l.used >= $3`,
+            [job.accountId, job.period, job.credits],
+          );
+          if (reserved.rowCount === 0) {
+            const balance = rowToBalance(job.period, (await client.query(BALANCE, [job.accountId, job.period])).rows[0]);
+            // A claimed key must not outlive a refusal: roll it back with everything else.
+            throw new Refused(balance);
+          }
+          await client.query(
+            `INSERT INTO jobs (id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, created_at, updated_at, attempts, queued_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 0, $13)`,
+            [job.id, job.kind, job.accountId, job.keyId, job.sandbox, job.status, JSON.stringify(job.input), job.webhookUrl, job.credits, job.period, job.createdAt, job.updatedAt, queuedAt],
+          );
+          return { ok: true, job };
         });
       } catch (error) {
         if (error instanceof Refused) return { ok: false, balance: error.balance };

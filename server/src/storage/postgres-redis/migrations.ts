@@ -200,4 +200,59 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     ALTER TABLE job_file_chunks ALTER COLUMN data SET STORAGE EXTERNAL;
     `,
   },
+  {
+    version: 12,
+    name: 'grouped creates',
+    // The creates without an idempotency key that arrive together, in one statement and
+    // one commit (storage/postgres-redis/createGroup.ts). Each is decided on its own, in
+    // turn, exactly as a create alone: the period's ledger row is reserved from only while
+    // the balance covers the job (ON CONFLICT DO UPDATE locks the row and judges its WHERE
+    // on the row's latest version; a period's first reservation inserts the row, the plan's
+    // credits alone covering it), and the job is written only if that reserved. A refused
+    // create answers the balance it was refused on and writes nothing; the others go on.
+    // The rows are taken by account and period, so every group locks ledger rows in one
+    // order and two groups never deadlock. Each statement of a PL/pgSQL function takes a
+    // new snapshot, so a ledger row another transaction just committed is seen.
+    sql: `
+    CREATE FUNCTION create_jobs_reserving(p_jobs jsonb)
+    RETURNS TABLE (n bigint, accepted boolean, quota bigint, reserved bigint, used bigint)
+    LANGUAGE plpgsql AS $fn$
+    #variable_conflict use_column
+    DECLARE
+      j record;
+    BEGIN
+      FOR j IN
+        SELECT * FROM ROWS FROM (jsonb_to_recordset(p_jobs) AS (
+          id text, kind text, account_id text, key_id text, sandbox boolean, status text, input jsonb, webhook_url text,
+          credits integer, period text, created_at bigint, updated_at bigint, queued_at bigint
+        )) WITH ORDINALITY AS x(id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, created_at, updated_at, queued_at, n)
+        ORDER BY x.account_id, x.period, x.n
+      LOOP
+        INSERT INTO credit_ledger AS l (account_id, period, reserved)
+        SELECT a.id, j.period, j.credits FROM accounts a
+        WHERE a.id = j.account_id
+          AND (a.monthly_credits >= j.credits OR EXISTS (SELECT 1 FROM credit_ledger c WHERE c.account_id = j.account_id AND c.period = j.period))
+        ON CONFLICT (account_id, period) DO UPDATE SET reserved = l.reserved + excluded.reserved
+        WHERE (SELECT a.monthly_credits FROM accounts a WHERE a.id = l.account_id) + l.granted - l.reserved - l.used >= excluded.reserved;
+        n := j.n;
+        IF FOUND THEN
+          INSERT INTO jobs (id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, created_at, updated_at, attempts, queued_at)
+          VALUES (j.id, j.kind, j.account_id, j.key_id, j.sandbox, j.status, j.input, j.webhook_url, j.credits, j.period, j.created_at, j.updated_at, 0, j.queued_at);
+          accepted := true;
+          quota := NULL;
+          reserved := NULL;
+          used := NULL;
+        ELSE
+          accepted := false;
+          SELECT COALESCE(MAX(a.monthly_credits + COALESCE(l.granted, 0)), 0), COALESCE(MAX(l.reserved), 0), COALESCE(MAX(l.used), 0)
+          INTO quota, reserved, used
+          FROM accounts a LEFT JOIN credit_ledger l ON l.account_id = a.id AND l.period = j.period
+          WHERE a.id = j.account_id;
+        END IF;
+        RETURN NEXT;
+      END LOOP;
+    END
+    $fn$;
+    `,
+  },
 ];
