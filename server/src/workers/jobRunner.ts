@@ -42,9 +42,10 @@ export function createJobRunner(deps: DomainDeps, engine: GenerationEngine, opti
     async () => {
       while (pump.running && inFlight.size < options.concurrency) {
         const now = deps.clock.now();
-        const job = await deps.store.jobs.claimJob(workerId, now, now + options.leaseMs, [...videosOf.keys()]);
-        if (!job) return;
-        void run(job);
+        // The free slots in one claim: one round trip (and one commit) for several jobs.
+        const jobs = await deps.store.jobs.claimJobs(workerId, now, now + options.leaseMs, options.concurrency - inFlight.size, [...videosOf.keys()]);
+        if (jobs.length === 0) return;
+        for (const job of jobs) void run(job);
       }
     },
     options.pollMs,

@@ -147,6 +147,35 @@ export function postgresJobs(pool: pg.Pool, creates: CreateGroup): JobStore {
       return r.rows[0] ? rowToJob(r.rows[0]) : null;
     },
 
+    async claimJobs(workerId, now, leaseUntil, limit, skipVideosOf = []) {
+      // claimJob's rows, up to `limit` in one statement: the queue's first `limit` runnable
+      // rows, each locked or skipped as claimJob's one (so that concurrent claims take
+      // different rows rather than wait); of the videos of one account among them, the
+      // first only. A video passed over is unlocked as the statement ends, for the next claim.
+      const r = await guarded(() =>
+        pool.query({
+          name: 'claim-jobs',
+          text: `
+            WITH candidates AS (
+              SELECT id, kind, account_id, queued_at FROM jobs
+              WHERE status IN ('queued', 'processing') AND (status = 'queued' OR lease_until < $1::bigint)
+                AND NOT (kind = 'avatar_video' AND account_id = ANY($4::text[]))
+              ORDER BY queued_at LIMIT $5::integer
+              FOR UPDATE SKIP LOCKED),
+            picked AS (
+              SELECT id FROM (SELECT id, kind, row_number() OVER (PARTITION BY account_id, kind ORDER BY queued_at) AS nth FROM candidates) c
+              WHERE kind <> 'avatar_video' OR nth = 1)
+            UPDATE jobs SET
+              updated_at = CASE WHEN status = 'queued' THEN $1::bigint + (SELECT clock_offset_ms FROM accounts WHERE accounts.id = jobs.account_id) ELSE updated_at END,
+              status = 'processing', attempts = attempts + 1, lease_owner = $2::text, lease_until = $3::bigint
+            WHERE id IN (SELECT id FROM picked)
+            RETURNING ${JOB_COLUMNS}, queued_at`,
+          values: [now, workerId, leaseUntil, skipVideosOf, limit],
+        }),
+      );
+      return r.rows.sort((a: Row, b: Row) => num(a.queued_at) - num(b.queued_at)).map(rowToJob);
+    },
+
     async renewLease(jobId, workerId, leaseUntil) {
       const r = await q(`UPDATE jobs SET lease_until = $1 WHERE id = $2 AND lease_owner = $3 AND status = 'processing'`, [leaseUntil, jobId, workerId]);
       return (r.rowCount ?? 0) > 0;
