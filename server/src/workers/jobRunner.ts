@@ -52,6 +52,19 @@ export function createJobRunner(deps: DomainDeps, engine: GenerationEngine, opti
     (error) => log.warn({ err: errorForLog(error) }, 'could not claim jobs; retrying'),
   );
 
+  // The jobs that end in one turn of the event loop wake the runner once, after all of
+  // them have left their slots: one claim then fills every slot they freed, rather than
+  // the first to end claiming one job and the others the rest.
+  let wakeScheduled = false;
+  function wakeAfterThisTurn(): void {
+    if (wakeScheduled) return;
+    wakeScheduled = true;
+    setImmediate(() => {
+      wakeScheduled = false;
+      pump.wake();
+    });
+  }
+
   async function run(job: Job): Promise<void> {
     const controller = new AbortController();
     const video = job.kind === 'avatar_video';
@@ -89,7 +102,7 @@ export function createJobRunner(deps: DomainDeps, engine: GenerationEngine, opti
           if (left > 0) videosOf.set(job.accountId, left);
           else videosOf.delete(job.accountId);
         }
-        pump.wake();
+        wakeAfterThisTurn();
       });
     inFlight.set(job.id, { controller, done });
   }

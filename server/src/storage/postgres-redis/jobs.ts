@@ -1,7 +1,9 @@
 import type pg from 'pg';
 import type { CreditBalance, OutboxEvent } from '../../domain/model.ts';
 import type { JobStore, ReserveOutcome } from '../../domain/ports.ts';
-import type { CreateGroup } from './createGroup.ts';
+import type { Completing } from './completeGroup.ts';
+import type { Create } from './createGroup.ts';
+import type { StatementGroup } from './statementGroup.ts';
 import { guarded, newestFirstPage, transaction, type PageCondition } from './database.ts';
 import { num, rowToBalance, rowToIdempotentRequest, rowToJob, type Row } from '../rows.ts';
 
@@ -29,42 +31,17 @@ class Refused extends Error {
   }
 }
 
-/**
- * A job's terminal state and its credits (captured on ready, released on failed) in one
- * statement; the event, if any, is added by COMPLETE_WITH_EVENT. Answers a row only when
- * this statement moved the job.
- */
-const COMPLETE_STEPS = `
-  done AS (
-    UPDATE jobs SET status = $1::text, error = $2::jsonb, result = $3::jsonb, updated_at = $4::bigint, completed_at = $4::bigint, lease_owner = NULL, lease_until = NULL
-    WHERE id = $5::text AND status NOT IN ('ready', 'failed')
-    RETURNING id, account_id, credits, period
-  ),
-  moved AS (
-    UPDATE credit_ledger l SET reserved = l.reserved - d.credits, used = l.used + CASE WHEN $1::text = 'ready' THEN d.credits ELSE 0 END
-    FROM done d WHERE l.account_id = d.account_id AND l.period = d.period
-    RETURNING 1
-  )`;
-// The statements of a WITH all run to completion whether or not the last one reads them.
-const COMPLETE = `WITH ${COMPLETE_STEPS} SELECT 1 FROM done`;
-const COMPLETE_WITH_EVENT = `WITH ${COMPLETE_STEPS},
-  recorded AS (
-    INSERT INTO webhook_events (id, type, job_id, account_id, url, destination, payload, status, attempts, next_attempt_at, last_error, created_at, delivered_at)
-    SELECT $6::text, $7::text, $8::text, $9::text, $10::text, $11::text, $12::text, $13::text, $14::integer, $15::bigint, $16::text, $17::bigint, $18::bigint FROM done
-    ON CONFLICT (id) DO NOTHING
-  )
-  SELECT 1 FROM done`;
-
 /** What rowToJob reads. */
 const JOB_COLUMNS = 'id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, error, result, created_at, updated_at, completed_at, attempts';
 
-export function postgresJobs(pool: pg.Pool, creates: CreateGroup): JobStore {
+export function postgresJobs(pool: pg.Pool, groups: { creates: StatementGroup<Create, ReserveOutcome>; completions: StatementGroup<Completing, boolean> }): JobStore {
+  const { creates, completions } = groups;
   const q = (text: string, values: unknown[] = []) => guarded(() => pool.query(text, values));
 
   return {
     async createJobReservingCredits(job, queuedAt, idempotency): Promise<ReserveOutcome> {
       // Without a key, with the creates that arrive alongside it: one statement, one commit.
-      if (!idempotency) return creates.create(job, queuedAt);
+      if (!idempotency) return creates.ask({ job, queuedAt });
       try {
         return await transaction(pool, async (client) => {
           // The key first: a concurrent request with the same key waits here for this
@@ -189,15 +166,13 @@ export function postgresJobs(pool: pg.Pool, creates: CreateGroup): JobStore {
       );
     },
 
-    async completeJob(jobId, c, event) {
-      // One statement, one round trip: the job's row is locked by its UPDATE, whose WHERE
-      // is judged again on the row's latest version once a concurrent completion commits,
-      // so of two completions only the first changes the job, moves its credits and
-      // records its event (ST-TERMINAL); the others change nothing and answer false.
-      const values: unknown[] = [c.status, c.error ? JSON.stringify(c.error) : null, c.result ? JSON.stringify(c.result) : null, c.at, jobId];
-      if (event) values.push(event.id, event.type, event.jobId, event.accountId, event.url, event.destination, event.payload, event.status, event.attempts, event.nextAttemptAt, event.lastError, event.createdAt, event.deliveredAt);
-      const r = await guarded(() => pool.query({ name: event ? 'complete-with-event' : 'complete', text: event ? COMPLETE_WITH_EVENT : COMPLETE, values }));
-      return (r.rowCount ?? 0) > 0;
+    async completeJob(jobId, completion, event) {
+      // With the completions that arrive alongside it: one statement, one commit. The job's
+      // row is locked by its UPDATE, whose WHERE is judged again on the row's latest version
+      // once a concurrent completion commits, so of two completions only the first changes
+      // the job, moves its credits and records its event (ST-TERMINAL); the others change
+      // nothing and answer false.
+      return completions.ask({ jobId, completion, event });
     },
 
     async countActiveJobs() {
