@@ -48,7 +48,7 @@ export const SERVER_CATEGORIES: readonly Category[] = [
   { name: 'webhook dispatcher (claim, sign, record)', url: new RegExp(`${SERVER}(workers/webhookDispatcher|storage/(embedded|postgres-redis)/outbox)\\.ts|/contract/webhookSignature\\.ts`), fn: /^(claimDueEvents|markDelivered|scheduleRetry|markFailed|nextDueAfter|countPending)$/ },
   { name: 'rate limiter (count per request)', url: new RegExp(`${SERVER}(storage/(embedded|postgres-redis/redis)/rateLimits|http/admit|domain/(admission|rateLimits))\\.ts`) },
   { name: 'auth (key hash + key lookup)', url: new RegExp(`${SERVER}(domain/keys|storage/(embedded|postgres-redis)/accounts)\\.ts`) },
-  { name: 'job runner (claim, finish)', url: new RegExp(`${SERVER}(workers/jobRunner|domain/completion|domain/events|engine/\\w+)\\.ts`), fn: /^(claimJob|completeJob|renewLease|releaseLease|countActiveJobs)$/ },
+  { name: 'job runner (claim, finish)', url: new RegExp(`${SERVER}(workers/jobRunner|domain/completion|domain/events|engine/\\w+)\\.ts`), fn: /^(claimJobs?|completeJob|renewLease|releaseLease|countActiveJobs)$/ },
   { name: 'webhook HTTP client', url: new RegExp(`${SERVER}workers/deliver\\.ts`), nodeBelow: true },
   { name: 'jobs: create / read + serialize', url: new RegExp(`${SERVER}(domain/(jobs|serialize|credits|ids)|storage/(embedded|postgres-redis)/jobs|storage/rows|http/routes)\\.ts`) },
   { name: 'request validation (Ajv)', url: new RegExp(`${SERVER}http/(body|contract)\\.ts|${MODULES}(ajv|ajv-formats|fast-uri)/`) },

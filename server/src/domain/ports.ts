@@ -190,6 +190,15 @@ export interface JobStore {
    * theirs already), so that another account's video is taken in their stead.
    */
   claimJob(workerId: string, now: number, leaseUntil: number, skipVideosOf?: readonly string[]): Promise<Job | null>;
+  /**
+   * Up to `limit` jobs claimed at once, each as claimJob would, in the order they were
+   * queued, and at most one video of an account (none of the accounts in `skipVideosOf`):
+   * the jobs claimJob would hand out one after another, each video's account skipped
+   * from then on. Never more than `limit`; fewer when fewer are runnable, and a store may
+   * look at only the first `limit` runnable jobs (a second video of an account among them
+   * is then left for the next claim): a worker with slots still free claims again.
+   */
+  claimJobs(workerId: string, now: number, leaseUntil: number, limit: number, skipVideosOf?: readonly string[]): Promise<Job[]>;
   /** Extends the lease of a job this worker still holds; false when it lost it. */
   renewLease(jobId: string, workerId: string, leaseUntil: number): Promise<boolean>;
   /** Gives a leased job back to the queue (graceful shutdown). */

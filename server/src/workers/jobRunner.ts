@@ -49,14 +49,28 @@ export function createJobRunner(deps: DomainDeps, engine: GenerationEngine, opti
     async () => {
       while (pump.running && inFlight.size < options.concurrency) {
         const now = deps.clock.now();
-        const job = await deps.store.jobs.claimJob(workerId, now, now + options.leaseMs, [...videosOf.keys()]);
-        if (!job) return;
-        void run(job);
+        // The free slots in one claim: one round trip (and one commit) for several jobs.
+        const jobs = await deps.store.jobs.claimJobs(workerId, now, now + options.leaseMs, options.concurrency - inFlight.size, [...videosOf.keys()]);
+        if (jobs.length === 0) return;
+        for (const job of jobs) void run(job);
       }
     },
     options.pollMs,
     (error) => log.warn({ err: errorForLog(error) }, 'could not claim jobs; retrying'),
   );
+
+  // The jobs that end in one turn of the event loop wake the runner once, after all of
+  // them have left their slots: one claim then fills every slot they freed, rather than
+  // the first to end claiming one job and the others the rest.
+  let wakeScheduled = false;
+  function wakeAfterThisTurn(): void {
+    if (wakeScheduled) return;
+    wakeScheduled = true;
+    setImmediate(() => {
+      wakeScheduled = false;
+      pump.wake();
+    });
+  }
 
   async function run(job: Job): Promise<void> {
     const controller = new AbortController();
@@ -66,7 +80,7 @@ export function createJobRunner(deps: DomainDeps, engine: GenerationEngine, opti
       if (!holding) return;
       holding = false;
       release(job.accountId);
-      pump.wake();
+      wakeAfterThisTurn();
     };
     const renew = setInterval(() => {
       void deps.store.jobs.renewLease(job.id, workerId, deps.clock.now() + options.leaseMs).catch(() => undefined);
@@ -97,7 +111,7 @@ export function createJobRunner(deps: DomainDeps, engine: GenerationEngine, opti
         clearInterval(renew);
         inFlight.delete(job.id);
         rendered();
-        pump.wake();
+        wakeAfterThisTurn();
       });
     inFlight.set(job.id, { controller, done });
   }

@@ -92,6 +92,67 @@ describe('claimJob', () => {
   });
 });
 
+describe('claimJobs', () => {
+  /** A queued job of `accountId`, a millisecond after the one before. */
+  async function queuedOf(id: string, accountId: string, kind: Job['kind']): Promise<void> {
+    clock.advance(1);
+    const now = clock.now();
+    const input = kind === 'avatar' ? { type: 'prompt', name: 'x', prompt: 'y' } : { avatar_id: 'av_x', script: 'Hi.', aspect_ratio: '9:16' };
+    const outcome = await store.jobs.createJobReservingCredits({
+      id, kind, accountId, keyId: 'key_x', sandbox: true, status: 'queued', input, webhookUrl: null, credits: 10, period: '2026-11',
+      error: null, result: null, createdAt: now, updatedAt: now, completedAt: null, attempts: 0,
+    } as Job, now);
+    expect(outcome.ok).toBe(true);
+  }
+
+  it('claims up to the limit in the order queued, one video of an account at most and none of the accounts skipped', async () => {
+    const one = (await createAccount(store, clock, { monthlyCredits: 1000 })).account_id;
+    const two = (await createAccount(store, clock, { monthlyCredits: 1000 })).account_id;
+    const skipped = (await createAccount(store, clock, { monthlyCredits: 1000 })).account_id;
+    await queuedOf('vid_skipped', skipped, 'avatar_video');
+    await queuedOf('vid_one1', one, 'avatar_video');
+    await queuedOf('av_one', one, 'avatar');
+    await queuedOf('vid_one2', one, 'avatar_video');
+    await queuedOf('av_skipped', skipped, 'avatar');
+    await queuedOf('vid_two', two, 'avatar_video');
+    await queuedOf('av_two', two, 'avatar');
+    const now = clock.now();
+
+    // A store may answer fewer than the limit (a second video of an account among the
+    // first runnable jobs is left for the next claim), so the worker claims until none is left.
+    const claims: Job[][] = [];
+    for (let batch = await store.jobs.claimJobs('w', now, now + 1000, 4, [skipped]); batch.length > 0; batch = await store.jobs.claimJobs('w', now, now + 1000, 4, [skipped])) {
+      claims.push(batch);
+    }
+
+    for (const batch of claims) {
+      expect(batch.length).toBeLessThanOrEqual(4);
+      expect(batch.filter((j) => j.kind === 'avatar_video').map((j) => j.accountId)).toEqual([...new Set(batch.filter((j) => j.kind === 'avatar_video').map((j) => j.accountId))]);
+      expect(batch.every((j) => j.status === 'processing' && j.attempts === 1)).toBe(true);
+    }
+    // Every runnable job once, each claim in the order queued, the skipped account's video left in the queue.
+    const order = ['vid_skipped', 'vid_one1', 'av_one', 'vid_one2', 'av_skipped', 'vid_two', 'av_two'];
+    for (const batch of claims) expect(batch.map((j) => order.indexOf(j.id))).toEqual(batch.map((j) => order.indexOf(j.id)).sort((x, y) => x - y));
+    expect(claims.flat().map((j) => j.id).sort()).toEqual(order.slice(1).sort());
+    expect(claims[0]!.map((j) => j.id).slice(0, 3)).toEqual(['vid_one1', 'av_one', 'av_skipped']);
+    // Told no more to skip that account, the worker takes its video.
+    expect((await store.jobs.claimJobs('w', now, now + 1000, 4)).map((j) => j.id)).toEqual(['vid_skipped']);
+    expect(await store.jobs.countActiveJobs()).toEqual({ queued: 0, processing: 7 });
+  });
+
+  it('hands each job to one worker only when workers claim several at once', async () => {
+    const accountId = (await createAccount(store, clock, { monthlyCredits: 10_000 })).account_id;
+    for (let i = 0; i < 40; i++) await queuedOf(`av_many_${String(i).padStart(2, '0')}`, accountId, 'avatar');
+    const now = clock.now();
+
+    const claims = await Promise.all(Array.from({ length: 12 }, (_, i) => store.jobs.claimJobs(`w${i}`, now, now + 1000, 5)));
+
+    const ids = claims.flat().map((j) => j.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.sort()).toEqual(Array.from({ length: 40 }, (_, i) => `av_many_${String(i).padStart(2, '0')}`));
+  });
+});
+
 describe('claimJob on accounts whose sandbox clocks differ', () => {
   const YEAR_MS = 365 * 86_400_000;
 

@@ -1,4 +1,4 @@
-import type { CreditBalance, OutboxEvent } from '../../domain/model.ts';
+import type { CreditBalance, Job, OutboxEvent } from '../../domain/model.ts';
 import type { Completion, JobStore, ReserveOutcome } from '../../domain/ports.ts';
 import { newestFirstPage, type CommitGroup, type Db, type PageCondition } from './database.ts';
 import { rowToBalance, rowToIdempotentRequest, rowToJob, type Row } from '../rows.ts';
@@ -22,6 +22,23 @@ export function embeddedJobs(db: Db, grouped: CommitGroup): JobStore {
       FROM accounts a LEFT JOIN credit_ledger l ON l.account_id = a.id AND l.period = ?
       WHERE a.id = ?`).get(period, accountId) as Row | undefined;
     return rowToBalance(period, row);
+  }
+
+  /** The runnable job queued first, claimed for `workerId` (claimJob); inside a transaction. */
+  function claimOne(workerId: string, now: number, leaseUntil: number, skipVideosOf: readonly string[]): Job | null {
+    const row = db.prepare(`
+      SELECT id FROM jobs
+      WHERE status IN ('queued', 'processing') AND (status = 'queued' OR lease_until < ?)
+        AND NOT (kind = 'avatar_video' AND account_id IN (SELECT value FROM json_each(?)))
+      ORDER BY queued_at LIMIT 1`).get(now, JSON.stringify(skipVideosOf)) as Row | undefined;
+    if (!row) return null;
+    // The record's times are its account's: the claim's time moved by the account's clock.
+    db.prepare(`
+      UPDATE jobs SET
+        updated_at = CASE WHEN status = 'queued' THEN ? + (SELECT clock_offset_ms FROM accounts WHERE accounts.id = jobs.account_id) ELSE updated_at END,
+        status = 'processing', attempts = attempts + 1, lease_owner = ?, lease_until = ?
+      WHERE id = ?`).run(now, workerId, leaseUntil, row.id as string);
+    return rowToJob(getById.get(row.id as string) as Row);
   }
 
   return {
@@ -67,20 +84,20 @@ export function embeddedJobs(db: Db, grouped: CommitGroup): JobStore {
     },
 
     async claimJob(workerId, now, leaseUntil, skipVideosOf = []) {
+      return grouped.run(() => claimOne(workerId, now, leaseUntil, skipVideosOf));
+    },
+
+    async claimJobs(workerId, now, leaseUntil, limit, skipVideosOf = []) {
       return grouped.run(() => {
-        const row = db.prepare(`
-          SELECT id FROM jobs
-          WHERE status IN ('queued', 'processing') AND (status = 'queued' OR lease_until < ?)
-            AND NOT (kind = 'avatar_video' AND account_id IN (SELECT value FROM json_each(?)))
-          ORDER BY queued_at LIMIT 1`).get(now, JSON.stringify(skipVideosOf)) as Row | undefined;
-        if (!row) return null;
-        // The record's times are its account's: the claim's time moved by the account's clock.
-        db.prepare(`
-          UPDATE jobs SET
-            updated_at = CASE WHEN status = 'queued' THEN ? + (SELECT clock_offset_ms FROM accounts WHERE accounts.id = jobs.account_id) ELSE updated_at END,
-            status = 'processing', attempts = attempts + 1, lease_owner = ?, lease_until = ?
-          WHERE id = ?`).run(now, workerId, leaseUntil, row.id as string);
-        return rowToJob(getById.get(row.id as string) as Row);
+        const skipped = [...skipVideosOf];
+        const claimed: Job[] = [];
+        while (claimed.length < limit) {
+          const job = claimOne(workerId, now, leaseUntil, skipped);
+          if (!job) break;
+          claimed.push(job);
+          if (job.kind === 'avatar_video') skipped.push(job.accountId);
+        }
+        return claimed;
       });
     },
 

@@ -194,6 +194,22 @@ export function createMemoryStore(): MemoryStore {
     return kept && kept.expiresAt > now ? kept : undefined;
   };
 
+  /** The runnable job queued first, claimed for `workerId` (claimJob). */
+  function claimOne(workerId: string, now: number, leaseUntil: number, skipVideosOf: readonly string[]): Job | null {
+    const runnable = [...jobs.values()]
+      .filter((j) => j.status === 'queued' || (j.status === 'processing' && (j.leaseUntil ?? 0) < now))
+      .filter((j) => j.kind !== 'avatar_video' || !skipVideosOf.includes(j.accountId))
+      .sort((a, b) => a.queuedAt - b.queuedAt)[0];
+    if (!runnable) return null;
+    // The record's times are its account's: the claim's time moved by the account's clock.
+    if (runnable.status === 'queued') runnable.updatedAt = now + (accounts.get(runnable.accountId)?.clockOffsetMs ?? 0);
+    runnable.status = 'processing';
+    runnable.attempts += 1;
+    runnable.leaseOwner = workerId;
+    runnable.leaseUntil = leaseUntil;
+    return jobOf(runnable);
+  }
+
   const jobStore: JobStore = {
     async createJobReservingCredits(job, queuedAt, claim) {
       const kept = claim && keptKey(job.accountId, claim.key, job.createdAt);
@@ -236,18 +252,18 @@ export function createMemoryStore(): MemoryStore {
       return job ? jobOf(job) : null;
     },
     async claimJob(workerId, now, leaseUntil, skipVideosOf = []) {
-      const runnable = [...jobs.values()]
-        .filter((j) => j.status === 'queued' || (j.status === 'processing' && (j.leaseUntil ?? 0) < now))
-        .filter((j) => j.kind !== 'avatar_video' || !skipVideosOf.includes(j.accountId))
-        .sort((a, b) => a.queuedAt - b.queuedAt)[0];
-      if (!runnable) return null;
-      // The record's times are its account's: the claim's time moved by the account's clock.
-      if (runnable.status === 'queued') runnable.updatedAt = now + (accounts.get(runnable.accountId)?.clockOffsetMs ?? 0);
-      runnable.status = 'processing';
-      runnable.attempts += 1;
-      runnable.leaseOwner = workerId;
-      runnable.leaseUntil = leaseUntil;
-      return jobOf(runnable);
+      return claimOne(workerId, now, leaseUntil, skipVideosOf);
+    },
+    async claimJobs(workerId, now, leaseUntil, limit, skipVideosOf = []) {
+      const skipped = [...skipVideosOf];
+      const claimed: Job[] = [];
+      while (claimed.length < limit) {
+        const job = claimOne(workerId, now, leaseUntil, skipped);
+        if (!job) break;
+        claimed.push(job);
+        if (job.kind === 'avatar_video') skipped.push(job.accountId);
+      }
+      return claimed;
     },
     async renewLease(jobId, workerId, leaseUntil) {
       const job = jobs.get(jobId);

@@ -3,6 +3,12 @@ import type { AccountStore, ClockMoved } from '../../domain/ports.ts';
 import type { AccountVersions } from './redis/accountVersions.ts';
 import { num, rowToAccount, rowToKey } from '../rows.ts';
 import { guarded, transaction, type Row } from './database.ts';
+import { createStatementGroup } from './statementGroup.ts';
+import type { Account } from '../../domain/model.ts';
+
+/** Groups of account reads under way at once, and the IDs in one. */
+const ACCOUNT_READS_IN_FLIGHT = 4;
+const ACCOUNT_READS_MAX = 256;
 
 /** What rowToAccount reads, named: a prepared statement's columns must not change under it when a migration adds one. */
 const ACCOUNT_COLUMNS = 'id, name, monthly_credits, plan, signing_secret, created_at, clock_offset_ms, owner_id, standard_webhooks';
@@ -23,6 +29,20 @@ export function postgresAccounts(pool: pg.Pool, versions: AccountVersions): Acco
         [hash],
       )
     ).rows[0] as Row | undefined;
+  // The reads of accounts asked together (the completions of the jobs a runner claimed
+  // together each read their account's clock) in one statement. Each is sent after it was
+  // asked, so it is as current as a read of its own.
+  const accountReads = createStatementGroup<string, Account | null>(
+    async (ids) => {
+      const r = await named('accounts-by-id', `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ANY($1::text[])`, [[...new Set(ids)]]);
+      const found = new Map(r.rows.map((row: Row) => [String(row.id), row]));
+      return ids.map((id) => {
+        const row = found.get(id);
+        return row ? rowToAccount(row) : null;
+      });
+    },
+    { inFlight: ACCOUNT_READS_IN_FLIGHT, max: ACCOUNT_READS_MAX },
+  );
   return {
     async createAccount(a) {
       return transaction(pool, async (client) => {
@@ -38,10 +58,7 @@ export function postgresAccounts(pool: pg.Pool, versions: AccountVersions): Acco
         return { ok: true } as const;
       });
     },
-    async getAccount(id) {
-      const r = await q('SELECT * FROM accounts WHERE id = $1', [id]);
-      return r.rows[0] ? rowToAccount(r.rows[0]) : null;
-    },
+    getAccount: (id) => accountReads.ask(id),
     async listAccounts() {
       return (await q('SELECT * FROM accounts ORDER BY created_at')).rows.map((row) => rowToAccount(row));
     },

@@ -3,6 +3,8 @@ import type { RateLimitStore, Store } from '../../domain/ports.ts';
 import { redisAccountVersions } from './redis/accountVersions.ts';
 import { redisRateLimits, createRedis } from './redis/rateLimits.ts';
 import { postgresAccounts } from './accounts.ts';
+import { createCompleteGroup } from './completeGroup.ts';
+import { createCreateGroup } from './createGroup.ts';
 import { createPool, guarded, migrate } from './database.ts';
 import { postgresFiles } from './files.ts';
 import { postgresJobs } from './jobs.ts';
@@ -54,9 +56,11 @@ export async function createPostgresRedisStore(options: PostgresRedisStoreOption
   await connected(redis, REDIS_CONNECT_WAIT_MS);
   const prefix = options.redisPrefix ?? '';
   const rateLimits: RateLimitStore = redisRateLimits(redis, prefix);
+  const creates = createCreateGroup(pool);
+  const completions = createCompleteGroup(pool);
   return {
     accounts: postgresAccounts(pool, redisAccountVersions(redis, prefix)),
-    jobs: postgresJobs(pool),
+    jobs: postgresJobs(pool, { creates, completions }),
     files: postgresFiles(pool),
     outbox: postgresOutbox(pool),
     rateLimits,
@@ -65,6 +69,8 @@ export async function createPostgresRedisStore(options: PostgresRedisStoreOption
       await rateLimits.peek({ keyId: 'ping', accountId: 'ping' }, 'read', { minute: 1, day: 1 }, Date.now());
     },
     async close() {
+      // The creates and completions asked before closing are answered first, as the embedded store's commit group is flushed.
+      await Promise.all([creates.drain(), completions.drain()]);
       redis.disconnect();
       await pool.end();
     },

@@ -1,6 +1,9 @@
 import type pg from 'pg';
 import type { CreditBalance, OutboxEvent } from '../../domain/model.ts';
 import type { JobStore, ReserveOutcome } from '../../domain/ports.ts';
+import type { Completing } from './completeGroup.ts';
+import type { Create } from './createGroup.ts';
+import type { StatementGroup } from './statementGroup.ts';
 import { guarded, newestFirstPage, transaction, type PageCondition } from './database.ts';
 import { num, rowToBalance, rowToIdempotentRequest, rowToJob, type Row } from '../rows.ts';
 
@@ -28,78 +31,19 @@ class Refused extends Error {
   }
 }
 
-/**
- * A create without an idempotency key, in one statement (one round trip where the
- * transaction took five, and atomic on its own): the reservation is an upsert of the
- * period's ledger row that changes it only while the balance covers the job, and the job
- * is written only if that reserved. ON CONFLICT DO UPDATE locks the row and judges its
- * WHERE on the row's latest version, so concurrent reservations wait for each other and
- * re-check, as the conditional UPDATE of the transaction does: the balance never goes
- * below zero. A period's first reservation inserts the row (nothing granted or used yet,
- * so the plan's credits alone must cover it); a row already there is judged by the WHERE.
- */
-const CREATE_RESERVING = `
-  WITH reserved AS (
-    INSERT INTO credit_ledger AS l (account_id, period, reserved)
-    SELECT a.id, $10::text, $9::integer FROM accounts a
-    WHERE a.id = $3::text AND (a.monthly_credits >= $9::integer OR EXISTS (SELECT 1 FROM credit_ledger WHERE account_id = $3::text AND period = $10::text))
-    ON CONFLICT (account_id, period) DO UPDATE SET reserved = l.reserved + excluded.reserved
-    WHERE (SELECT a.monthly_credits FROM accounts a WHERE a.id = l.account_id) + l.granted - l.reserved - l.used >= excluded.reserved
-    RETURNING 1
-  )
-  INSERT INTO jobs (id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, created_at, updated_at, attempts, queued_at)
-  SELECT $1::text, $2::text, $3::text, $4::text, $5::boolean, $6::text, $7::jsonb, $8::text, $9::integer, $10::text, $11::bigint, $12::bigint, 0, $13::bigint
-  WHERE EXISTS (SELECT 1 FROM reserved)
-  RETURNING 1`;
-
-/**
- * A job's terminal state and its credits (captured on ready, released on failed) in one
- * statement; the event, if any, is added by COMPLETE_WITH_EVENT. Answers a row only when
- * this statement moved the job.
- */
-const COMPLETE_STEPS = `
-  done AS (
-    UPDATE jobs SET status = $1::text, error = $2::jsonb, result = $3::jsonb, updated_at = $4::bigint, completed_at = $4::bigint, lease_owner = NULL, lease_until = NULL
-    WHERE id = $5::text AND status NOT IN ('ready', 'failed')
-    RETURNING id, account_id, credits, period
-  ),
-  moved AS (
-    UPDATE credit_ledger l SET reserved = l.reserved - d.credits, used = l.used + CASE WHEN $1::text = 'ready' THEN d.credits ELSE 0 END
-    FROM done d WHERE l.account_id = d.account_id AND l.period = d.period
-    RETURNING 1
-  )`;
-// The statements of a WITH all run to completion whether or not the last one reads them.
-const COMPLETE = `WITH ${COMPLETE_STEPS} SELECT 1 FROM done`;
-const COMPLETE_WITH_EVENT = `WITH ${COMPLETE_STEPS},
-  recorded AS (
-    INSERT INTO webhook_events (id, type, job_id, account_id, url, destination, payload, status, attempts, next_attempt_at, last_error, created_at, delivered_at)
-    SELECT $6::text, $7::text, $8::text, $9::text, $10::text, $11::text, $12::text, $13::text, $14::integer, $15::bigint, $16::text, $17::bigint, $18::bigint FROM done
-    ON CONFLICT (id) DO NOTHING
-  )
-  SELECT 1 FROM done`;
-
 /** What rowToJob reads. */
 const JOB_COLUMNS = 'id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, error, result, created_at, updated_at, completed_at, attempts';
 
-export function postgresJobs(pool: pg.Pool): JobStore {
+export function postgresJobs(pool: pg.Pool, groups: { creates: StatementGroup<Create, ReserveOutcome>; completions: StatementGroup<Completing, boolean> }): JobStore {
+  const { creates, completions } = groups;
   const q = (text: string, values: unknown[] = []) => guarded(() => pool.query(text, values));
 
   return {
     async createJobReservingCredits(job, queuedAt, idempotency): Promise<ReserveOutcome> {
-      if (!idempotency) {
-        const created = await guarded(() =>
-          pool.query({
-            name: 'create-reserving',
-            text: CREATE_RESERVING,
-            values: [job.id, job.kind, job.accountId, job.keyId, job.sandbox, job.status, JSON.stringify(job.input), job.webhookUrl, job.credits, job.period, job.createdAt, job.updatedAt, queuedAt],
-          }),
-        );
-        if ((created.rowCount ?? 0) > 0) return { ok: true, job };
-        return { ok: false, balance: rowToBalance(job.period, (await q(BALANCE, [job.accountId, job.period])).rows[0]) };
-      }
+      // Without a key, with the creates that arrive alongside it: one statement, one commit.
+      if (!idempotency) return creates.ask({ job, queuedAt });
       try {
         return await transaction(pool, async (client) => {
-        if (idempotency) {
           // The key first: a concurrent request with the same key waits here for this
           // transaction, then finds the key kept (or free again, if this one rolled back).
           // An expired key of the account is taken over.
@@ -116,30 +60,27 @@ export function postgresJobs(pool: pg.Pool): JobStore {
             const kept = await client.query(KEPT_KEY, [job.accountId, idempotency.key, job.createdAt]);
             return { ok: false, kept: rowToIdempotentRequest(kept.rows[0]) };
           }
-        }
-        await client.query('INSERT INTO credit_ledger (account_id, period) VALUES ($1, $2) ON CONFLICT DO NOTHING', [job.accountId, job.period]);
-        // One conditional UPDATE decides: concurrent reservations on the same row wait for
-        // each other and re-check the condition, so the balance can never go below zero.
-        const reserved = await client.query(
-          `UPDATE credit_ledger l SET reserved = l.reserved + $3
-           FROM accounts a
-           WHERE l.account_id = $1 AND l.period = $2 AND a.id = l.account_id
-             AND a.monthly_credits + l.granted - l.reserved - l.used >= $3`,
-          [job.accountId, job.period, job.credits],
-        );
-        if (reserved.rowCount === 0) {
-          const balance = rowToBalance(job.period, (await client.query(BALANCE, [job.accountId, job.period])).rows[0]);
-          // A claimed key must not outlive a refusal: roll it back with everything else.
-          if (idempotency) throw new Refused(balance);
-          // Nothing was reserved and no job written; committing keeps at most an empty ledger row.
-          return { ok: false, balance };
-        }
-        await client.query(
-          `INSERT INTO jobs (id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, created_at, updated_at, attempts, queued_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 0, $13)`,
-          [job.id, job.kind, job.accountId, job.keyId, job.sandbox, job.status, JSON.stringify(job.input), job.webhookUrl, job.credits, job.period, job.createdAt, job.updatedAt, queuedAt],
-        );
-        return { ok: true, job };
+          await client.query('INSERT INTO credit_ledger (account_id, period) VALUES ($1, $2) ON CONFLICT DO NOTHING', [job.accountId, job.period]);
+          // One conditional UPDATE decides: concurrent reservations on the same row wait for
+          // each other and re-check the condition, so the balance can never go below zero.
+          const reserved = await client.query(
+            `UPDATE credit_ledger l SET reserved = l.reserved + $3
+             FROM accounts a
+             WHERE l.account_id = $1 AND l.period = $2 AND a.id = l.account_id
+               AND a.monthly_credits + l.granted - l.reserved - l.used >= $3`,
+            [job.accountId, job.period, job.credits],
+          );
+          if (reserved.rowCount === 0) {
+            const balance = rowToBalance(job.period, (await client.query(BALANCE, [job.accountId, job.period])).rows[0]);
+            // A claimed key must not outlive a refusal: roll it back with everything else.
+            throw new Refused(balance);
+          }
+          await client.query(
+            `INSERT INTO jobs (id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, created_at, updated_at, attempts, queued_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 0, $13)`,
+            [job.id, job.kind, job.accountId, job.keyId, job.sandbox, job.status, JSON.stringify(job.input), job.webhookUrl, job.credits, job.period, job.createdAt, job.updatedAt, queuedAt],
+          );
+          return { ok: true, job };
         });
       } catch (error) {
         if (error instanceof Refused) return { ok: false, balance: error.balance };
@@ -183,6 +124,35 @@ export function postgresJobs(pool: pg.Pool): JobStore {
       return r.rows[0] ? rowToJob(r.rows[0]) : null;
     },
 
+    async claimJobs(workerId, now, leaseUntil, limit, skipVideosOf = []) {
+      // claimJob's rows, up to `limit` in one statement: the queue's first `limit` runnable
+      // rows, each locked or skipped as claimJob's one (so that concurrent claims take
+      // different rows rather than wait); of the videos of one account among them, the
+      // first only. A video passed over is unlocked as the statement ends, for the next claim.
+      const r = await guarded(() =>
+        pool.query({
+          name: 'claim-jobs',
+          text: `
+            WITH candidates AS (
+              SELECT id, kind, account_id, queued_at FROM jobs
+              WHERE status IN ('queued', 'processing') AND (status = 'queued' OR lease_until < $1::bigint)
+                AND NOT (kind = 'avatar_video' AND account_id = ANY($4::text[]))
+              ORDER BY queued_at LIMIT $5::integer
+              FOR UPDATE SKIP LOCKED),
+            picked AS (
+              SELECT id FROM (SELECT id, kind, row_number() OVER (PARTITION BY account_id, kind ORDER BY queued_at) AS nth FROM candidates) c
+              WHERE kind <> 'avatar_video' OR nth = 1)
+            UPDATE jobs SET
+              updated_at = CASE WHEN status = 'queued' THEN $1::bigint + (SELECT clock_offset_ms FROM accounts WHERE accounts.id = jobs.account_id) ELSE updated_at END,
+              status = 'processing', attempts = attempts + 1, lease_owner = $2::text, lease_until = $3::bigint
+            WHERE id IN (SELECT id FROM picked)
+            RETURNING ${JOB_COLUMNS}, queued_at`,
+          values: [now, workerId, leaseUntil, skipVideosOf, limit],
+        }),
+      );
+      return r.rows.sort((a: Row, b: Row) => num(a.queued_at) - num(b.queued_at)).map(rowToJob);
+    },
+
     async renewLease(jobId, workerId, leaseUntil) {
       const r = await q(`UPDATE jobs SET lease_until = $1 WHERE id = $2 AND lease_owner = $3 AND status = 'processing'`, [leaseUntil, jobId, workerId]);
       return (r.rowCount ?? 0) > 0;
@@ -196,15 +166,13 @@ export function postgresJobs(pool: pg.Pool): JobStore {
       );
     },
 
-    async completeJob(jobId, c, event) {
-      // One statement, one round trip: the job's row is locked by its UPDATE, whose WHERE
-      // is judged again on the row's latest version once a concurrent completion commits,
-      // so of two completions only the first changes the job, moves its credits and
-      // records its event (ST-TERMINAL); the others change nothing and answer false.
-      const values: unknown[] = [c.status, c.error ? JSON.stringify(c.error) : null, c.result ? JSON.stringify(c.result) : null, c.at, jobId];
-      if (event) values.push(event.id, event.type, event.jobId, event.accountId, event.url, event.destination, event.payload, event.status, event.attempts, event.nextAttemptAt, event.lastError, event.createdAt, event.deliveredAt);
-      const r = await guarded(() => pool.query({ name: event ? 'complete-with-event' : 'complete', text: event ? COMPLETE_WITH_EVENT : COMPLETE, values }));
-      return (r.rowCount ?? 0) > 0;
+    async completeJob(jobId, completion, event) {
+      // With the completions that arrive alongside it: one statement, one commit. The job's
+      // row is locked by its UPDATE, whose WHERE is judged again on the row's latest version
+      // once a concurrent completion commits, so of two completions only the first changes
+      // the job, moves its credits and records its event (ST-TERMINAL); the others change
+      // nothing and answer false.
+      return completions.ask({ jobId, completion, event });
     },
 
     async countActiveJobs() {

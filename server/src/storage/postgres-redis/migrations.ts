@@ -200,4 +200,124 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     ALTER TABLE job_file_chunks ALTER COLUMN data SET STORAGE EXTERNAL;
     `,
   },
+  {
+    version: 12,
+    name: 'grouped creates',
+    // The creates without an idempotency key that arrive together, in one statement and
+    // one commit (storage/postgres-redis/createGroup.ts). Each is decided on its own, in
+    // turn, exactly as a create alone: the period's ledger row is reserved from only while
+    // the balance covers the job (ON CONFLICT DO UPDATE locks the row and judges its WHERE
+    // on the row's latest version; a period's first reservation inserts the row, the plan's
+    // credits alone covering it), and the job is written only if that reserved. A refused
+    // create answers the balance it was refused on and writes nothing; the others go on.
+    // The rows are taken by account and period, so every group locks ledger rows in one
+    // order and two groups never deadlock. Each statement of a PL/pgSQL function takes a
+    // new snapshot, so a ledger row another transaction just committed is seen.
+    sql: `
+    CREATE FUNCTION create_jobs_reserving(p_jobs jsonb)
+    RETURNS TABLE (n bigint, accepted boolean, quota bigint, reserved bigint, used bigint)
+    LANGUAGE plpgsql AS $fn$
+    #variable_conflict use_column
+    DECLARE
+      j record;
+    BEGIN
+      FOR j IN
+        SELECT * FROM ROWS FROM (jsonb_to_recordset(p_jobs) AS (
+          id text, kind text, account_id text, key_id text, sandbox boolean, status text, input jsonb, webhook_url text,
+          credits integer, period text, created_at bigint, updated_at bigint, queued_at bigint
+        )) WITH ORDINALITY AS x(id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, created_at, updated_at, queued_at, n)
+        ORDER BY x.account_id, x.period, x.n
+      LOOP
+        INSERT INTO credit_ledger AS l (account_id, period, reserved)
+        SELECT a.id, j.period, j.credits FROM accounts a
+        WHERE a.id = j.account_id
+          AND (a.monthly_credits >= j.credits OR EXISTS (SELECT 1 FROM credit_ledger c WHERE c.account_id = j.account_id AND c.period = j.period))
+        ON CONFLICT (account_id, period) DO UPDATE SET reserved = l.reserved + excluded.reserved
+        WHERE (SELECT a.monthly_credits FROM accounts a WHERE a.id = l.account_id) + l.granted - l.reserved - l.used >= excluded.reserved;
+        n := j.n;
+        IF FOUND THEN
+          INSERT INTO jobs (id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, created_at, updated_at, attempts, queued_at)
+          VALUES (j.id, j.kind, j.account_id, j.key_id, j.sandbox, j.status, j.input, j.webhook_url, j.credits, j.period, j.created_at, j.updated_at, 0, j.queued_at);
+          accepted := true;
+          quota := NULL;
+          reserved := NULL;
+          used := NULL;
+        ELSE
+          accepted := false;
+          SELECT COALESCE(MAX(a.monthly_credits + COALESCE(l.granted, 0)), 0), COALESCE(MAX(l.reserved), 0), COALESCE(MAX(l.used), 0)
+          INTO quota, reserved, used
+          FROM accounts a LEFT JOIN credit_ledger l ON l.account_id = a.id AND l.period = j.period
+          WHERE a.id = j.account_id;
+        END IF;
+        RETURN NEXT;
+      END LOOP;
+    END
+    $fn$;
+    `,
+  },
+  {
+    version: 13,
+    name: 'grouped completions',
+    // The completions that arrive together, in one statement and one commit
+    // (storage/postgres-redis/completeGroup.ts). Each moves its job as a completion alone
+    // does: only a job not yet terminal changes (ST-TERMINAL), its credits captured on
+    // ready or released on failed, its event recorded; a job already terminal changes
+    // nothing and answers false. Every job row is locked first, in the order of their
+    // IDs, then the ledger rows, by account and period as the grouped creates lock them,
+    // so that no two groups, and no group and a create, ever wait on each other in a circle.
+    sql: `
+    CREATE FUNCTION complete_jobs(p_completions jsonb)
+    RETURNS TABLE (n bigint, moved boolean)
+    LANGUAGE plpgsql AS $fn$
+    #variable_conflict use_column
+    DECLARE
+      c record;
+      m record;
+      moved_accounts text[] := '{}';
+      moved_periods text[] := '{}';
+      moved_credits integer[] := '{}';
+      moved_ready boolean[] := '{}';
+      done_account text;
+      done_credits integer;
+      done_period text;
+    BEGIN
+      FOR c IN
+        SELECT * FROM ROWS FROM (jsonb_to_recordset(p_completions) AS (
+          job_id text, status text, error jsonb, result jsonb, at bigint, event jsonb
+        )) WITH ORDINALITY AS x(job_id, status, error, result, at, event, n)
+        ORDER BY x.job_id, x.n
+      LOOP
+        UPDATE jobs SET status = c.status, error = c.error, result = c.result, updated_at = c.at, completed_at = c.at, lease_owner = NULL, lease_until = NULL
+        WHERE id = c.job_id AND status NOT IN ('ready', 'failed')
+        RETURNING account_id, credits, period INTO done_account, done_credits, done_period;
+        n := c.n;
+        moved := FOUND;
+        IF moved THEN
+          moved_accounts := moved_accounts || done_account;
+          moved_periods := moved_periods || done_period;
+          moved_credits := moved_credits || done_credits;
+          moved_ready := moved_ready || (c.status = 'ready');
+          IF c.event IS NOT NULL THEN
+            INSERT INTO webhook_events (id, type, job_id, account_id, url, destination, payload, status, attempts, next_attempt_at, last_error, created_at, delivered_at)
+            SELECT e.id, e.type, e.job_id, e.account_id, e.url, e.destination, e.payload, e.status, e.attempts, e.next_attempt_at, e.last_error, e.created_at, e.delivered_at
+            FROM jsonb_to_record(c.event) AS e(id text, type text, job_id text, account_id text, url text, destination text, payload text, status text,
+              attempts integer, next_attempt_at bigint, last_error text, created_at bigint, delivered_at bigint)
+            ON CONFLICT (id) DO NOTHING;
+          END IF;
+        END IF;
+        RETURN NEXT;
+      END LOOP;
+      FOR m IN
+        SELECT u.account_id, u.period, SUM(u.credits)::integer AS released, SUM(CASE WHEN u.ready THEN u.credits ELSE 0 END)::integer AS captured
+        FROM unnest(moved_accounts, moved_periods, moved_credits, moved_ready) AS u(account_id, period, credits, ready)
+        GROUP BY u.account_id, u.period
+        ORDER BY u.account_id, u.period
+      LOOP
+        UPDATE credit_ledger l SET reserved = l.reserved - m.released, used = l.used + m.captured
+        WHERE l.account_id = m.account_id AND l.period = m.period;
+      END LOOP;
+    END
+    $fn$;
+    `,
+  },
 ];
