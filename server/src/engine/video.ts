@@ -62,6 +62,9 @@ function mouthCommands(mouths: Mouth[]): string {
     if (frame > 0) lines.push(`${(frame / VIDEO_FPS).toFixed(2)} streamselect@mouth map ${MOUTHS.indexOf(mouth)};`);
     frame += n;
   }
+  // sendcmd refuses a file without a command: a script with no words never moves the
+  // mouth, so it gets one that keeps the mouth it starts with.
+  if (lines.length === 0) lines.push(`0.00 streamselect@mouth map ${MOUTHS.indexOf(mouths[0] ?? 'rest')};`);
   return `${lines.join('\n')}\n`;
 }
 

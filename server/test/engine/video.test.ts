@@ -83,6 +83,15 @@ describe('a ready video', () => {
     expect(Math.abs(Number(probe.format.duration) - video.duration_seconds)).toBeLessThan(FRAME_SECONDS / 2);
   });
 
+  it('is made for a script with no words, still as long as its record says', async () => {
+    const video = await readyVideo('   ', '1:1');
+    const probe = await ffprobe((await download(video.video_url)).bytes);
+
+    expect(video.status).toBe('ready');
+    expect(probe.streams.map((s) => s.codec_type).sort()).toEqual(['audio', 'video']);
+    expect(Math.abs(Number(probe.format.duration) - video.duration_seconds)).toBeLessThan(FRAME_SECONDS / 2);
+  });
+
   it('is the same file for the same inputs and another for another script', async () => {
     const [first, again, other] = [await readyVideo(OTHER_SCRIPT), await readyVideo(OTHER_SCRIPT), await readyVideo(SCRIPT)];
     const bytes = async (video: { video_url: string }) => (await download(video.video_url)).bytes;
