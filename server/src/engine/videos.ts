@@ -57,16 +57,16 @@ export function renderCompileCache(dir = join(tmpdir(), `avatar-video-compile-ca
   }
 }
 
-let compileCache: { dir: string | undefined } | undefined;
-
 /** Renders in a process of its own: the request and the output file on its stdin. */
 export const renderInProcess: Render = async (request, out, signal) => {
-  compileCache ??= { dir: renderCompileCache() };
+  // Checked before every render, not once: a folder removed meanwhile (a temp cleaner) and
+  // made again by another user must not be used.
+  const compileCache = renderCompileCache();
   try {
     // SIGTERM when stopped: the render process stops its encoder, then itself. Its time:
     // the encoding's, and time to draw and speak before it.
     await runChild(process.execPath, ['--expose-gc', RENDER_SCRIPT], {
-      ...(compileCache.dir ? { env: { ...process.env, NODE_COMPILE_CACHE: compileCache.dir } } : {}),
+      ...(compileCache ? { env: { ...process.env, NODE_COMPILE_CACHE: compileCache } } : {}),
       input: JSON.stringify({ ...request, out }),
       timeoutMs: encodeTimeoutMs(videoFrames(request.video.script)) + 30_000,
       signal,
