@@ -7,7 +7,7 @@ import { createStatementGroup } from './statementGroup.ts';
 import type { Account } from '../../domain/model.ts';
 
 /** Groups of account reads under way at once, and the IDs in one. */
-const ACCOUNT_READS_IN_FLIGHT = 4;
+const ACCOUNT_READS_IN_FLIGHT = 2;
 const ACCOUNT_READS_MAX = 256;
 
 /** What rowToAccount reads, named: a prepared statement's columns must not change under it when a migration adds one. */

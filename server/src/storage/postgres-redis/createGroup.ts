@@ -10,8 +10,9 @@ import { byOrdinal, createStatementGroup, type StatementGroup } from './statemen
  * Groups of creates under way at once. A commit is what a create pays most for on
  * PostgreSQL (the WAL flush it waits for), and the creates of one account wait for each
  * other on the period's ledger row anyway: so while this many groups are under way, the
- * creates that arrive wait for the next, which grows with the load. Four leave the rest
- * of the pool's ten connections to the reads, the claims and the completions.
+ * creates that arrive wait for the next, which grows with the load. With the groups of
+ * completions (2) and of account reads (2), they hold at most 8 of the pool's ten
+ * connections: the claims, lease renewals, deliveries and files always find one soon.
  */
 export const CREATE_GROUPS_IN_FLIGHT = 4;
 
