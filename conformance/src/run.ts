@@ -91,7 +91,7 @@ export async function runConformance(input: RunOptions): Promise<Report> {
     windowsOf: (json) => shape.generationWindows(json),
   });
   const http = unbound.within(run.signal);
-  const sleep = (ms: number) => sleepWithin(options.sleep, ms, run.signal, 'pausing between polls');
+  const sleep = (ms: number, signal?: AbortSignal) => sleepWithin(options.sleep, ms, signal ? AbortSignal.any([run.signal, signal]) : run.signal, 'pausing between polls');
   // The runner's own stalls, left out of the intervals it judges and the waits it states.
   const stalls = new StallMeter(options.now);
 

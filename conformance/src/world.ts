@@ -55,7 +55,8 @@ export interface WorldDeps {
   receiver: WebhookReceiver | undefined;
   options: ResolvedOptions;
   now: () => number;
-  sleep: (ms: number) => Promise<void>;
+  /** Ends early, rejecting, when `signal` aborts. */
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 /**
@@ -350,6 +351,8 @@ export class World {
     let delay = options.pollInitialDelayMs;
     for (;;) {
       const sentAt = now();
+      // Counted before the read: an attempt that arrives while it is under way wakes the next.
+      const attemptsSeen = this.#deps.receiver?.attempts(job.label).length ?? 0;
       const exchange = await this.#send(job.key, 'GET', path, undefined, `poll ${job.label}`);
       if (exchange.status === 200 && isJson(exchange.json)) {
         const status = shape.state(exchange.json) ?? '';
@@ -363,7 +366,7 @@ export class World {
         const seen = [...new Set(job.polls.map((poll) => poll.status || '(no state)'))].join(' → ') || 'nothing';
         throw new PrerequisiteError(`the ${job.label} ${id} did not reach ${shape.nameOf('ready')} or ${shape.nameOf('failed')} within ${options.jobTimeoutSeconds} s (states seen: ${seen})`);
       }
-      await this.#pause(job, delay);
+      await this.#pause(job, delay, attemptsSeen);
       delay = Math.min(options.pollMaxDelayMs, Math.round(delay * 1.5));
     }
   }
@@ -374,15 +377,19 @@ export class World {
    * goes at once rather than up to pollMaxDelayMs later (the run's later checks wait on
    * its jobs being read at rest).
    */
-  async #pause(job: TrackedJob, ms: number): Promise<void> {
+  async #pause(job: TrackedJob, ms: number, attemptsSeen: number): Promise<void> {
     const { receiver, sleep } = this.#deps;
     if (!receiver || !job.webhookUrl) return sleep(ms);
     const stop = new AbortController();
-    const arrival = receiver.waitFor(job.label, receiver.attempts(job.label).length + 1, ms, stop.signal).catch(() => undefined);
+    const arrival = receiver.waitFor(job.label, attemptsSeen + 1, ms, stop.signal).catch(() => undefined);
+    // The run's end still ends the pause; the pause's own end only ends its sleep.
+    const slept = sleep(ms, stop.signal).catch((error: unknown) => {
+      if (!stop.signal.aborted) throw error;
+    });
     try {
-      await Promise.race([sleep(ms), arrival]);
+      await Promise.race([slept, arrival]);
     } finally {
-      // No timer or listener of the wait outlives the pause.
+      // No timer or listener of the wait or the sleep outlives the pause.
       stop.abort();
     }
   }
