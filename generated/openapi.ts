@@ -473,7 +473,7 @@ export interface components {
          */
         Avatar: {
             /**
-             * @description The avatar ID, `av_` followed by 24 lowercase letters and digits.
+             * @description The avatar ID, `av_` followed by lowercase letters and digits; treat it as opaque. This service makes 33 (nine base-36 digits of the millisecond it was made at, then 24 random); those made before had the 24 random only.
              * @example av_3k9x2m7q4w8e1r5t6y0u2i4o
              */
             id: string;
@@ -679,7 +679,7 @@ export interface components {
          */
         AvatarVideo: {
             /**
-             * @description The avatar video ID, `vid_` followed by 24 lowercase letters and digits.
+             * @description The avatar video ID, `vid_` followed by lowercase letters and digits; treat it as opaque. This service makes 33 (nine base-36 digits of the millisecond it was made at, then 24 random); those made before had the 24 random only.
              * @example vid_8f2k4m6n1p3q5r7s9t0v2w4x
              */
             id: string;
