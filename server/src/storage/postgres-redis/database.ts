@@ -30,13 +30,25 @@ export async function guarded<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-export function createPool(url: string): pg.Pool {
+/** How long the service waits for a statement before it answers 503. */
+const QUERY_TIMEOUT_MS = 10_000;
+
+/**
+ * How long PostgreSQL lets a statement run. Shorter than the wait above: query_timeout only
+ * stops waiting, and a statement given up on would otherwise go on and commit (a group of
+ * creates, say) behind callers told that it failed, who may then send it again. Cancelled
+ * on the server first, it is rolled back. Migrations lift it (they may take longer).
+ */
+export const STATEMENT_TIMEOUT_MS = 9_000;
+
+export function createPool(url: string, options: { statementTimeoutMs?: number } = {}): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
     max: 10,
     // Never hang a request on a database that does not answer: fail fast, answer 503.
     connectionTimeoutMillis: 2000,
-    query_timeout: 10_000,
+    query_timeout: QUERY_TIMEOUT_MS,
+    statement_timeout: options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS,
     idleTimeoutMillis: 30_000,
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.
@@ -94,6 +106,7 @@ async function requireSchema(client: pg.PoolClient): Promise<void> {
 
 export async function migrate(pool: pg.Pool): Promise<number[]> {
   return transaction(pool, async (client) => {
+    await client.query('SET LOCAL statement_timeout = 0');
     await requireSchema(client);
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
