@@ -2,6 +2,7 @@ import type { CreditBalance, Job, OutboxEvent } from '../../domain/model.ts';
 import type { Completion, JobStore, ReserveOutcome } from '../../domain/ports.ts';
 import { newestFirstPage, type CommitGroup, type Db, type PageCondition } from './database.ts';
 import { rowToBalance, rowToIdempotentRequest, rowToJob, type Row } from '../rows.ts';
+import { claimEach } from '../claims.ts';
 
 export function insertEvent(db: Db, e: OutboxEvent): void {
   db.prepare(`
@@ -88,17 +89,7 @@ export function embeddedJobs(db: Db, grouped: CommitGroup): JobStore {
     },
 
     async claimJobs(workerId, now, leaseUntil, limit, skipVideosOf = []) {
-      return grouped.run(() => {
-        const skipped = [...skipVideosOf];
-        const claimed: Job[] = [];
-        while (claimed.length < limit) {
-          const job = claimOne(workerId, now, leaseUntil, skipped);
-          if (!job) break;
-          claimed.push(job);
-          if (job.kind === 'avatar_video') skipped.push(job.accountId);
-        }
-        return claimed;
-      });
+      return grouped.run(() => claimEach(limit, skipVideosOf, (skip) => claimOne(workerId, now, leaseUntil, skip)));
     },
 
     async renewLease(jobId, workerId, leaseUntil) {

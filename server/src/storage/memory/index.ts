@@ -17,6 +17,7 @@ import type {
 } from '../../domain/ports.ts';
 import { WINDOWS, decide, windowStart } from '../../domain/rateLimits.ts';
 import { fullDestinations, pickFairly, type DestinationHealth } from '../../domain/webhookDestinations.ts';
+import { claimEach } from '../claims.ts';
 
 interface StoredKey extends ApiKey {
   hash: string;
@@ -255,15 +256,7 @@ export function createMemoryStore(): MemoryStore {
       return claimOne(workerId, now, leaseUntil, skipVideosOf);
     },
     async claimJobs(workerId, now, leaseUntil, limit, skipVideosOf = []) {
-      const skipped = [...skipVideosOf];
-      const claimed: Job[] = [];
-      while (claimed.length < limit) {
-        const job = claimOne(workerId, now, leaseUntil, skipped);
-        if (!job) break;
-        claimed.push(job);
-        if (job.kind === 'avatar_video') skipped.push(job.accountId);
-      }
-      return claimed;
+      return claimEach(limit, skipVideosOf, (skip) => claimOne(workerId, now, leaseUntil, skip));
     },
     async renewLease(jobId, workerId, leaseUntil) {
       const job = jobs.get(jobId);
