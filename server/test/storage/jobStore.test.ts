@@ -36,6 +36,18 @@ async function queued(id: string, credits = 10): Promise<Job> {
   return job;
 }
 
+/** A queued job of `accountId`, a millisecond after the one before. */
+async function queuedOf(id: string, accountId: string, kind: Job['kind']): Promise<void> {
+  clock.advance(1);
+  const now = clock.now();
+  const input = kind === 'avatar' ? { type: 'prompt', name: 'x', prompt: 'y' } : { avatar_id: 'av_x', script: 'Hi.', aspect_ratio: '9:16' };
+  const outcome = await store.jobs.createJobReservingCredits({
+    id, kind, accountId, keyId: 'key_x', sandbox: true, status: 'queued', input, webhookUrl: null, credits: 10, period: '2026-11',
+    error: null, result: null, createdAt: now, updatedAt: now, completedAt: null, attempts: 0,
+  } as Job, now);
+  expect(outcome.ok).toBe(true);
+}
+
 describe('claimJob', () => {
   it('hands each job to one worker only', async () => {
     await queued('av_1');
@@ -63,20 +75,10 @@ describe('claimJob', () => {
   it("passes over the videos of the accounts it is told to skip, taking their avatars and another account's video", async () => {
     const busy = (await createAccount(store, clock, { monthlyCredits: 1000 })).account_id;
     const other = (await createAccount(store, clock, { monthlyCredits: 1000 })).account_id;
-    const job = async (id: string, accountId: string, kind: Job['kind']) => {
-      clock.advance(1);
-      const now = clock.now();
-      const input = kind === 'avatar' ? { type: 'prompt', name: 'x', prompt: 'y' } : { avatar_id: 'av_x', script: 'Hi.', aspect_ratio: '9:16' };
-      const outcome = await store.jobs.createJobReservingCredits({
-        id, kind, accountId, keyId: 'key_x', sandbox: true, status: 'queued', input, webhookUrl: null, credits: 10, period: '2026-11',
-        error: null, result: null, createdAt: now, updatedAt: now, completedAt: null, attempts: 0,
-      } as Job, now);
-      expect(outcome.ok).toBe(true);
-    };
-    await job('vid_busy1', busy, 'avatar_video');
-    await job('vid_busy2', busy, 'avatar_video');
-    await job('av_busy', busy, 'avatar');
-    await job('vid_other', other, 'avatar_video');
+    await queuedOf('vid_busy1', busy, 'avatar_video');
+    await queuedOf('vid_busy2', busy, 'avatar_video');
+    await queuedOf('av_busy', busy, 'avatar');
+    await queuedOf('vid_other', other, 'avatar_video');
     const claim = () => store.jobs.claimJob('w', clock.now(), clock.now() + 1000, [busy]);
 
     expect([(await claim())?.id, (await claim())?.id, await claim()]).toEqual(['av_busy', 'vid_other', null]);
@@ -93,17 +95,6 @@ describe('claimJob', () => {
 });
 
 describe('claimJobs', () => {
-  /** A queued job of `accountId`, a millisecond after the one before. */
-  async function queuedOf(id: string, accountId: string, kind: Job['kind']): Promise<void> {
-    clock.advance(1);
-    const now = clock.now();
-    const input = kind === 'avatar' ? { type: 'prompt', name: 'x', prompt: 'y' } : { avatar_id: 'av_x', script: 'Hi.', aspect_ratio: '9:16' };
-    const outcome = await store.jobs.createJobReservingCredits({
-      id, kind, accountId, keyId: 'key_x', sandbox: true, status: 'queued', input, webhookUrl: null, credits: 10, period: '2026-11',
-      error: null, result: null, createdAt: now, updatedAt: now, completedAt: null, attempts: 0,
-    } as Job, now);
-    expect(outcome.ok).toBe(true);
-  }
 
   it('claims up to the limit in the order queued, one video of an account at most and none of the accounts skipped', async () => {
     const one = (await createAccount(store, clock, { monthlyCredits: 1000 })).account_id;
