@@ -38,7 +38,7 @@ export function postgresJobs(pool: pg.Pool, groups: { creates: StatementGroup<Cr
   const { creates, completions } = groups;
   const q = (text: string, values: unknown[] = []) => guarded(() => pool.query(text, values));
 
-  return {
+  const jobStore: JobStore = {
     async createJobReservingCredits(job, queuedAt, idempotency): Promise<ReserveOutcome> {
       // Without a key, with the creates that arrive alongside it: one statement, one commit.
       if (!idempotency) return creates.ask({ job, queuedAt });
@@ -106,22 +106,8 @@ export function postgresJobs(pool: pg.Pool, groups: { creates: StatementGroup<Cr
     },
 
     async claimJob(workerId, now, leaseUntil, skipVideosOf = []) {
-      // SKIP LOCKED: concurrent workers each take a different row instead of queueing on one.
-      // The record's times are its account's: the claim's time moved by the account's clock.
-      const r = await q(
-        `UPDATE jobs SET
-           updated_at = CASE WHEN status = 'queued' THEN $1 + (SELECT clock_offset_ms FROM accounts WHERE accounts.id = jobs.account_id) ELSE updated_at END,
-           status = 'processing', attempts = attempts + 1, lease_owner = $2, lease_until = $3
-         WHERE id = (
-           SELECT id FROM jobs
-           WHERE status IN ('queued', 'processing') AND (status = 'queued' OR lease_until < $1)
-             AND NOT (kind = 'avatar_video' AND account_id = ANY($4::text[]))
-           ORDER BY queued_at LIMIT 1
-           FOR UPDATE SKIP LOCKED)
-         RETURNING *`,
-        [now, workerId, leaseUntil, skipVideosOf],
-      );
-      return r.rows[0] ? rowToJob(r.rows[0]) : null;
+      // One claim's rule, in one statement: claimJobs's of one row.
+      return (await jobStore.claimJobs(workerId, now, leaseUntil, 1, skipVideosOf))[0] ?? null;
     },
 
     async claimJobs(workerId, now, leaseUntil, limit, skipVideosOf = []) {
@@ -185,4 +171,5 @@ export function postgresJobs(pool: pg.Pool, groups: { creates: StatementGroup<Cr
       return rowToBalance(period, (await q(BALANCE, [accountId, period])).rows[0]);
     },
   };
+  return jobStore;
 }
