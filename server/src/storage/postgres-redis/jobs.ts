@@ -115,16 +115,14 @@ export function postgresJobs(pool: pg.Pool, groups: { creates: StatementGroup<Cr
       // rows, each locked or skipped as claimJob's one (so that concurrent claims take
       // different rows rather than wait); of the videos of one account among them, the
       // first only. A video passed over is unlocked as the statement ends, for the next claim.
+      // The rows are read in queue order whatever the statistics say (migration 14), and
+      // the statement is not prepared: PostgreSQL would keep one plan for it, made while
+      // the table was small (read all of jobs and match the claimed IDs by hash), where
+      // planned each time it finds the few claimed rows by their key.
       const r = await guarded(() =>
         pool.query({
-          name: 'claim-jobs',
           text: `
-            WITH candidates AS (
-              SELECT id, kind, account_id, queued_at FROM jobs
-              WHERE status IN ('queued', 'processing') AND (status = 'queued' OR lease_until < $1::bigint)
-                AND NOT (kind = 'avatar_video' AND account_id = ANY($4::text[]))
-              ORDER BY queued_at LIMIT $5::integer
-              FOR UPDATE SKIP LOCKED),
+            WITH candidates AS (SELECT * FROM runnable_jobs($1::bigint, $4::text[], $5::integer)),
             picked AS (
               SELECT id FROM (SELECT id, kind, row_number() OVER (PARTITION BY account_id, kind ORDER BY queued_at) AS nth FROM candidates) c
               WHERE kind <> 'avatar_video' OR nth = 1)
