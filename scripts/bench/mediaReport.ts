@@ -24,11 +24,14 @@ export function mediaSection(report: BenchReport): string[] {
   if (!media) return [];
   const out: string[] = [];
   out.push("## 8. Media: making an avatar's preview and a 30-second video");
+  const jobsPerFrame = media.files.find((f) => f.cpuSecondsOfJobs)?.cpuSecondsOfJobs?.length ?? 1;
+  const jobsNote = jobsPerFrame > 1 ? `, ${jobsPerFrame} jobs in each frame, one after another, the one with the median CPU giving the frame's figures` : '';
   out.push('');
   out.push(
-    `One server on the ${STORE_LABEL[media.store]} store with \`ENGINE_AVATAR_MS=0\` and \`ENGINE_VIDEO_MS=0\`, so that only the making is timed: the preview is made by its first download (on the engine's drawing thread), a video by its job, from create to ready (in a render process of its own and the FFmpeg process it starts, then kept by the store); a download then serves what is kept. Meanwhile a record is read again and again, one read at a time, to show whether the event loop is held up. The media cost of jobs is the CPU a video's job spends, every process of the server counted, per second of video it makes; of it, the render process (drawing, speech) and its encoder (FFmpeg) as last sampled while the job ran.`,
+    `One server on the ${STORE_LABEL[media.store]} store with \`ENGINE_AVATAR_MS=0\` and \`ENGINE_VIDEO_MS=0\`, so that only the making is timed: the preview is made by its first download (on the engine's drawing thread), a video by its job, from create to ready (in a render process of its own and the FFmpeg process it starts, then kept by the store)${jobsNote}; a download then serves what is kept. Meanwhile a record is read again and again, one read at a time, to show whether the event loop is held up. The media cost of jobs is the CPU a video's job spends, every process of the server counted, per second of video it makes; of it, the render process (drawing, speech) and its encoder (FFmpeg) as last sampled while the job ran.`,
   );
   out.push('');
+  const cpuOfJobs = (f: MediaFile) => (f.cpuSecondsOfJobs && f.cpuSecondsOfJobs.length > 1 ? `; its frame's ${f.cpuSecondsOfJobs.length} jobs: ${f.cpuSecondsOfJobs.map((c) => `${formatNumber(c)} s`).join(', ')}` : '');
   out.push(
     table(
       ['file', 'size', 'made in (preview: first download; video: its job, create to ready)', 'CPU, all processes', 'media cost of jobs: CPU s per s of video', 'download once made', 'server RSS before → peak', 'peak RSS: render process, encoder', 'reads meanwhile: p50 / max'],
@@ -39,7 +42,7 @@ export function mediaSection(report: BenchReport): string[] {
         // A report from before the split was measured holds neither.
         (f.renderCpuSeconds ?? null) === null && (f.encoderCpuSeconds ?? null) === null
           ? `${formatNumber(f.cpuSeconds)} s`
-          : `${formatNumber(f.cpuSeconds)} s (render process ${formatNumber(f.renderCpuSeconds ?? 0)} s, encoder ${formatNumber(f.encoderCpuSeconds ?? 0)} s${f.otherCores === undefined ? '' : `; the machine's other processes ${formatNumber(f.otherCores, 2)} cores`})`,
+          : `${formatNumber(f.cpuSeconds)} s (render process ${formatNumber(f.renderCpuSeconds ?? 0)} s, encoder ${formatNumber(f.encoderCpuSeconds ?? 0)} s${f.otherCores === undefined ? '' : `; the machine's other processes ${formatNumber(f.otherCores, 2)} cores`}${cpuOfJobs(f)})`,
         cpuPerVideoSecond(f) === null ? 'n/a' : `${formatNumber(cpuPerVideoSecond(f)!)} s`,
         ms(f.keptMs),
         `${mb(f.serverRssBeforeBytes)} → ${mb(f.serverPeakRssBytes)}`,

@@ -272,6 +272,12 @@ export interface MediaFile {
   /** CPU the server used meanwhile, its render and encoder processes included (seconds; 2 cores give at most 2 a second). */
   cpuSeconds: number;
   /**
+   * A video's cpuSeconds in each of the jobs made in its frame, in the order made: the
+   * figures of this record are those of the job with the median CPU. Absent for the
+   * preview, and in reports from before a frame had several jobs.
+   */
+  cpuSecondsOfJobs?: number[];
+  /**
    * Of cpuSeconds, what the render process (drawing, speech) and its encoder (FFmpeg:
    * decoding, filters, x264, AAC) had used when last sampled, each a little under its
    * whole; null when the file needs neither (the preview). The rest is the server's.

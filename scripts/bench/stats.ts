@@ -19,6 +19,16 @@ export function median(values: ArrayLike<number>): number {
   return percentile(values, 50);
 }
 
+/**
+ * The item whose `key` is the median of an odd number of items (of an even number, the
+ * upper of the two middle ones): a measurement taken several times keeps all the figures
+ * of one of its runs, not the median of each figure from different runs.
+ */
+export function medianBy<T>(items: readonly T[], key: (item: T) => number): T {
+  if (items.length === 0) throw new RangeError('no items to take the median of');
+  return [...items].sort((a, b) => key(a) - key(b))[Math.floor(items.length / 2)]!;
+}
+
 /** a / b, or null when either is missing or b is not a positive number. */
 export function ratio(a: number | null | undefined, b: number | null | undefined): number | null {
   if (a === null || a === undefined || b === null || b === undefined) return null;

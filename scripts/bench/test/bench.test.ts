@@ -10,7 +10,7 @@ import type { BenchReport, MediaFile, MediaSection, ReadTarget } from '../model.
 import { FULL, QUICK, UsageError, parseOptions } from '../options.ts';
 import { attribute, SERVER_CATEGORIES, type CpuProfile } from '../profile.ts';
 import { readChart, renderMarkdown } from '../report.ts';
-import { MB, median, parseGcTrace, percentile, ratio, round, summarize } from '../stats.ts';
+import { MB, median, medianBy, parseGcTrace, percentile, ratio, round, summarize } from '../stats.ts';
 import { barChart, escapeXml, niceMax } from '../svg.ts';
 import { evaluate } from '../verdict.ts';
 
@@ -33,6 +33,14 @@ describe('statistics', () => {
   it('summarizes latencies as p50, p90, p99 and max', () => {
     expect(summarize([5, 1, 3])).toEqual({ count: 3, p50: 3, p90: 4.6, p99: 4.96, max: 5 });
     expect(median([3, 1, 2])).toBe(2);
+  });
+
+  it('keeps the whole run whose figure is the median, not a median of each figure', () => {
+    const runs = [{ cpu: 2.6, encoder: 1.9 }, { cpu: 2.2, encoder: 1.5 }, { cpu: 2.4, encoder: 1.8 }];
+
+    expect(medianBy(runs, (r) => r.cpu)).toBe(runs[2]);
+    expect(medianBy([runs[0]!], (r) => r.cpu)).toBe(runs[0]);
+    expect(() => medianBy([], (r: { cpu: number }) => r.cpu)).toThrow(RangeError);
   });
 
   it('gives a ratio only when both sides are there and the base is positive', () => {
