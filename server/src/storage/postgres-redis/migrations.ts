@@ -322,26 +322,50 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
   },
   {
     version: 14,
-    name: 'claims in queue order',
-    // The rows a claim takes: the queue's first runnable ones, read in the order of the
-    // runnable index, always. Left to its statistics, PostgreSQL may sort every runnable
-    // row instead, and rows locked FOR UPDATE are sorted in full, never only up to the
-    // LIMIT: with statistics taken while the queue was short (or none yet), each claim of a
-    // burst then cost the whole queue, and a burst of 60,000 jobs drained at a twentieth of
-    // the runner's speed. A queue swings from empty to thousands faster than statistics
-    // follow, so the sort is ruled out here rather than left to them. A few rows come
-    // back (ROWS), so the claim's UPDATE finds each by its key.
+    name: 'queues read in their index order',
+    // What the claims of a queue read, always through the queue's index, one entry after
+    // another: the rows a job claim takes and the head of the webhook queue a delivery
+    // claim weighs (the first runnable or due ones, in the index's order), and the webhook
+    // attempts in flight. Left to its statistics, PostgreSQL may instead read every
+    // runnable job or due event and sort them, cheap on a short queue only (rows locked
+    // FOR UPDATE are even sorted in full, never only up to the LIMIT), or gather the index's
+    // entries into a bitmap, which visits every row an entry points to every time, the
+    // thousands of leases of events delivered since as well; read one entry at a time, an
+    // entry whose row is gone for good is marked so and passed over after. With
+    // statistics taken while a queue was short (or none yet), a burst of 60,000 jobs
+    // drained at a twentieth of the runner's speed, and each webhook claim read every
+    // pending event and every lease of the drain so far. A queue swings from empty to
+    // thousands faster than statistics follow, so the plan is pinned here rather than
+    // left to them. A few rows come back (ROWS), so that what joins them finds each by its key.
     sql: `
     CREATE FUNCTION runnable_jobs(p_now bigint, p_skip_videos_of text[], p_limit integer)
     RETURNS TABLE (id text, kind text, account_id text, queued_at bigint)
     LANGUAGE sql VOLATILE ROWS 8
-    SET enable_sort = off
+    SET enable_sort = off SET enable_bitmapscan = off
     AS $fn$
       SELECT j.id, j.kind, j.account_id, j.queued_at FROM jobs j
       WHERE j.status IN ('queued', 'processing') AND (j.status = 'queued' OR j.lease_until < p_now)
         AND NOT (j.kind = 'avatar_video' AND j.account_id = ANY(p_skip_videos_of))
       ORDER BY j.queued_at LIMIT p_limit
       FOR UPDATE SKIP LOCKED
+    $fn$;
+    CREATE FUNCTION due_webhook_events(p_now bigint, p_limit integer)
+    RETURNS TABLE (id text, destination text, next_attempt_at bigint)
+    LANGUAGE sql STABLE ROWS 100
+    SET enable_sort = off SET enable_bitmapscan = off
+    AS $fn$
+      SELECT e.id, e.destination, e.next_attempt_at FROM webhook_events e
+      WHERE e.status = 'pending' AND e.next_attempt_at <= p_now AND (e.lease_until IS NULL OR e.lease_until < p_now)
+      ORDER BY e.next_attempt_at LIMIT p_limit
+    $fn$;
+    CREATE FUNCTION webhook_attempts_in_flight(p_now bigint)
+    RETURNS TABLE (destination text, n bigint)
+    LANGUAGE sql STABLE ROWS 10
+    SET enable_bitmapscan = off SET enable_seqscan = off
+    AS $fn$
+      SELECT e.destination, COUNT(*) FROM webhook_events e
+      WHERE e.status = 'pending' AND e.lease_until >= p_now
+      GROUP BY e.destination
     $fn$;
     `,
   },
