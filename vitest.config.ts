@@ -20,10 +20,11 @@ export default defineConfig({
           name: 'scaled',
           include: ['server/test/**/*.test.ts'],
           // Files that never open a store: the configuration, the domain's rules, the
-          // engine's timeline, the embedded store's own halves, the bound on a Redis reply and
-          // the workers' batcher and pump. They run in the embedded project already; run again here they would prove
-          // nothing more about PostgreSQL + Redis and only lengthen npm test. The memory
-          // store's own suite needs no PostgreSQL either.
+          // engine's timeline, the embedded store's own halves, the bound on a Redis reply,
+          // the statement groups' rule and the workers' batcher and pump. They run in the
+          // embedded project already; run again here they would prove nothing more about
+          // PostgreSQL + Redis and only lengthen npm test. The memory store's own suite
+          // needs no PostgreSQL either.
           exclude: [
             '**/node_modules/**',
             'server/test/storage/memoryStore.test.ts',
@@ -32,6 +33,7 @@ export default defineConfig({
             'server/test/engine/timeline.test.ts',
             'server/test/storage/embedded*.test.ts',
             'server/test/storage/redisReplyWithin.test.ts',
+            'server/test/storage/statementGroup.test.ts',
             'server/test/workers/batcher.test.ts',
             'server/test/workers/pump.test.ts',
           ],

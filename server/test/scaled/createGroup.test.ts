@@ -2,7 +2,7 @@
 // commit on PostgreSQL (storage/postgres-redis/createGroup.ts). Each is still decided on
 // its own, as if it ran alone: a refusal leaves the others accepted, processes never
 // overspend an account together, and a group that cannot commit stores none of its
-// creates and fails each of them.
+// creates; those PostgreSQL refused are sent again alone, so only the one it cannot take fails.
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
@@ -91,6 +91,21 @@ describe('creates that arrive together', () => {
     ]);
   });
 
+  it('with one PostgreSQL refuses (its ID taken) fail that one alone: the others are accepted, stored and charged', async () => {
+    const [store] = stores as [Store];
+    const accountId = await account(100);
+    const first = job(accountId);
+    expect((await store.jobs.createJobReservingCredits(first, first.createdAt)).ok).toBe(true);
+    const asked = [job(accountId), { ...job(accountId), id: first.id }, job(accountId)];
+
+    const outcomes = await Promise.allSettled(asked.map((j) => store.jobs.createJobReservingCredits(j, j.createdAt)));
+
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(outcomes[1]).toMatchObject({ reason: { code: '23505' } }); // unique_violation
+    expect(await jobIds(accountId)).toEqual([first.id, asked[0]!.id, asked[2]!.id].sort());
+    expect(await store.jobs.creditBalance(accountId, PERIOD)).toMatchObject({ reserved: 30 });
+  });
+
   it('from two processes at once never spend more than the account has, nor anything twice', async () => {
     const accountId = await account(1_005);
     const asked = Array.from({ length: 240 }, () => job(accountId));
@@ -158,7 +173,7 @@ async function failCommitsOf(client: pg.Client, name: string): Promise<void> {
 }
 
 describe('a group that cannot commit', () => {
-  it('fails every create of it, stores none and reserves nothing; the next group commits', async () => {
+  it('stores none of it; sent again one at a time, only the create PostgreSQL refuses fails, reserving nothing', async () => {
     const [store] = stores as [Store];
     const accountId = await account(100);
     await failCommitsOf(sql, 'fails at commit');
@@ -166,11 +181,11 @@ describe('a group that cannot commit', () => {
 
     const settled = await Promise.allSettled(asked.map((j) => store.jobs.createJobReservingCredits(j, j.createdAt)));
 
-    expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected', 'rejected']);
-    expect(await jobIds(accountId)).toEqual([]);
-    expect(await store.jobs.creditBalance(accountId, PERIOD)).toMatchObject({ reserved: 0, available: 100 });
-    const next = job(accountId);
-    expect(await store.jobs.createJobReservingCredits(next, next.createdAt)).toEqual({ ok: true, job: next });
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(await jobIds(accountId)).toEqual([asked[0]!.id, asked[2]!.id].sort());
+    // Each stored on its own: the group's statement, which held all three, committed nothing.
+    expect(await writers([asked[0]!.id, asked[2]!.id])).toBe(2);
+    expect(await store.jobs.creditBalance(accountId, PERIOD)).toMatchObject({ reserved: 20, available: 80 });
   });
 
   it('answers each of its requests with a problem and charges nothing', async () => {

@@ -27,9 +27,10 @@ export interface Completing {
 /**
  * Every completion asked before a group starts goes in it, as one statement: it commits
  * or fails as a whole, and a completion of a job already terminal is an answer (false),
- * not a failure. A statement or commit that fails fails every completion of the group,
- * none of them stored: each job keeps its lease, which expires, and is run again, as
- * after any completion that failed.
+ * not a failure. A statement or commit that fails stores none of the group's completions;
+ * they are then sent again one at a time if PostgreSQL refused it, or each fail
+ * (statementGroup.ts): a job whose completion failed keeps its lease, which expires, and
+ * is run again, as after any completion that failed.
  */
 export function createCompleteGroup(pool: pg.Pool): StatementGroup<Completing, boolean> {
   return createStatementGroup<Completing, boolean>(

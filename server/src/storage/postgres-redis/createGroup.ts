@@ -30,10 +30,11 @@ export interface Create {
 /**
  * Every create asked before a group starts goes in it. The group is one statement, so it
  * commits or fails as a whole: a create refused for credits is an answer, not a failure,
- * and leaves the others accepted; a statement or commit that fails fails every create of
- * the group with its error, and none of them is stored (no reservation without its job,
- * no job without its reservation). Each caller hears only after the commit, so a create
- * it was told was accepted is stored.
+ * and leaves the others accepted; a statement or commit that fails stores none of the
+ * group's creates (no reservation without its job, no job without its reservation), and
+ * its creates are then sent again one at a time if PostgreSQL refused it, or each fail
+ * with its error (statementGroup.ts). Each caller hears only after the commit, so a
+ * create it was told was accepted is stored.
  */
 export function createCreateGroup(pool: pg.Pool): StatementGroup<Create, ReserveOutcome> {
   return createStatementGroup<Create, ReserveOutcome>(

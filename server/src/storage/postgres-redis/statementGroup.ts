@@ -1,12 +1,28 @@
 // Writes (and reads) that arrive together, sent to PostgreSQL as one statement: one round trip, and for writes one commit.
 import type { Row } from '../rows.ts';
+import { isUnavailable } from './database.ts';
+
+/** SQLSTATE of a statement cancelled for its time (statement_timeout): sent again alone, each item would take as long. */
+const QUERY_CANCELED = '57014';
+
+/**
+ * Whether PostgreSQL refused the statement itself (an item it cannot take: a key taken, a
+ * value out of range, a deadlock), as opposed to not being there or running out of time.
+ */
+function refusedByDatabase(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/u.test(code) && code !== QUERY_CANCELED && !isUnavailable(error);
+}
 
 /**
  * Gathers the items asked for in one turn of the event loop, or while `inFlight` groups
  * are under way, and sends each gathered group (at most `max` items) to `send` as one
- * statement. `send` answers one outcome per item, in order; if it throws, every item of
- * the group fails with its error. Since a group is one statement, it commits or fails as
- * a whole, and each caller hears only after the commit.
+ * statement. `send` answers one outcome per item, in order. Since a group is one
+ * statement, it commits or fails as a whole, and each caller hears only after the commit.
+ * A group PostgreSQL refused wrote nothing, and is sent again one item at a time, so that
+ * an item it cannot take fails alone rather than with every item asked beside it; a group
+ * that failed otherwise (PostgreSQL unavailable, or out of time) fails every item with its
+ * error at once.
  */
 export interface StatementGroup<I, O> {
   ask(item: I): Promise<O>;
@@ -44,7 +60,8 @@ export function createStatementGroup<I, O>(send: (items: I[]) => Promise<O[]>, l
         outcomes = await send(group.map((w) => w.item));
         if (outcomes.length !== group.length) throw new Error(`a grouped statement answered ${outcomes.length} outcomes for ${group.length} items`);
       } catch (error) {
-        for (const w of group) w.reject(error);
+        if (group.length > 1 && refusedByDatabase(error)) await oneByOne(group);
+        else for (const w of group) w.reject(error);
         return;
       }
       group.forEach((w, i) => w.resolve(outcomes[i]!));
@@ -52,6 +69,19 @@ export function createStatementGroup<I, O>(send: (items: I[]) => Promise<O[]>, l
       inFlight--;
       schedule();
       if (inFlight === 0 && waiting.length === 0) for (const settle of idle.splice(0)) settle();
+    }
+  }
+
+  /** The items of a refused group, each as a statement of its own, one after another (a few connections are the groups' to hold). */
+  async function oneByOne(group: Waiting<I, O>[]): Promise<void> {
+    for (const w of group) {
+      try {
+        const outcomes = await send([w.item]);
+        if (outcomes.length !== 1) throw new Error(`a grouped statement answered ${outcomes.length} outcomes for 1 item`);
+        w.resolve(outcomes[0]!);
+      } catch (error) {
+        w.reject(error);
+      }
     }
   }
 
