@@ -128,12 +128,14 @@ export function medianCpu(samples: readonly CpuCores[]): CpuCores | undefined {
 /**
  * Runs every target for `rounds` rounds, interleaved (round 1 of each, then round 2...)
  * and in a rotated order each round, so that a slow patch of a shared machine falls on
- * all of them alike. A short warm-up of each comes first and is not counted.
+ * all of them alike. A short warm-up of each comes first and is not counted. `settle`,
+ * when given, is awaited after each load: what a load left the targets to do (the jobs a
+ * write load queued) is done before the next load starts, rather than beside it.
  */
 export async function interleavedRounds(
   ctx: Context,
   targets: readonly RoundTarget[],
-  options: { rounds: number; seconds: number; warmupSeconds: number; connections: number; what: string },
+  options: { rounds: number; seconds: number; warmupSeconds: number; connections: number; what: string; settle?: () => Promise<void> },
 ): Promise<Map<string, RoundsOutcome>> {
   const loads = new Map<string, { result: LoadResult; cpu: CpuCores }[]>(targets.map((t) => [t.id, []]));
   const memory = new Map<string, { peakRssBytes: number; hwmBytes: number }>();
@@ -158,6 +160,7 @@ export async function interleavedRounds(
       const before = memory.get(target.id);
       memory.set(target.id, { peakRssBytes: Math.max(before?.peakRssBytes ?? 0, seen.peakRssBytes), hwmBytes: Math.max(before?.hwmBytes ?? 0, seen.hwmBytes) });
     }
+    await options.settle?.();
     await sleep(SETTLE_MS);
     return { result, cpu: cores };
   };

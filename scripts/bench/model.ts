@@ -163,6 +163,8 @@ export interface HistorySection {
   rounds: number;
   finishedJobs: number;
   engineAvatarMs: number;
+  /** Whether each round's jobs were run on both stores before the next round (absent in reports from before). */
+  drainedBetweenRounds?: boolean;
   stores: HistoryStore[];
 }
 

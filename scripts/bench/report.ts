@@ -229,6 +229,7 @@ function historySection(report: BenchReport): string[] {
   out.push('');
   out.push(
     `POST /v1/avatars as in the write path, on two stores of the same kind in the same rounds (${h.rounds} x ${h.roundSeconds} s at ${h.connections} connections, interleaved): an empty one and one holding ${formatInt(h.finishedJobs)} finished jobs (ready avatars of another account, seeded in bulk). ` +
+      (h.drainedBetweenRounds ? "Each round's jobs were run on both stores before the next round began, so that a round never ran beside the other store's runner still at work. " : '') +
       `Once the rounds' jobs were done, jobs were made one at a time on each (ENGINE_AVATAR_MS=${h.engineAvatarMs}, the next once the previous one's webhook arrived): create -> ready is created_at to completed_at of the record (whole milliseconds).`,
   );
   out.push('');

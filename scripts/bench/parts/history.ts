@@ -64,14 +64,19 @@ export async function historyPhase(ctx: Context, receiver: BenchReceiver): Promi
     try {
       const targets = [writeTarget(`history-empty-${kind}`, empty, sizes.writeConnections), writeTarget(`history-full-${kind}`, full, sizes.writeConnections)];
       ctx.log(`history: ${STORE_LABEL[kind]}: POST /v1/avatars, empty store vs ${finished.toLocaleString('en-US')} finished jobs, ${sizes.rounds} x ${sizes.roundSeconds} s`);
-      const outcome = await interleavedRounds(ctx, targets, { rounds: sizes.rounds, seconds: sizes.roundSeconds, warmupSeconds: sizes.warmupSeconds, connections: sizes.writeConnections, what: 'history' });
-      // The rounds' jobs are run before the one-at-a-time jobs, so those wait behind nothing.
-      for (const s of [empty, full]) {
-        await waitFor(`history: the ${kind} rounds' jobs to finish`, async () => {
-          const p = await s.store.jobProgress(s.writer);
-          return p.terminal >= p.total ? true : undefined;
-        }, DRAIN_TIMEOUT_MS, 100);
-      }
+      // Each round's jobs are run before the next round starts, on both stores: a round
+      // measures a store accepting while its runner works off that round's jobs only, not
+      // beside the other store's runner still working off the round before. The
+      // one-at-a-time jobs then wait behind nothing either.
+      const drained = async () => {
+        for (const s of [empty, full]) {
+          await waitFor(`history: the ${kind} rounds' jobs to finish`, async () => {
+            const p = await s.store.jobProgress(s.writer);
+            return p.terminal >= p.total ? true : undefined;
+          }, DRAIN_TIMEOUT_MS, 100);
+        }
+      };
+      const outcome = await interleavedRounds(ctx, targets, { rounds: sizes.rounds, seconds: sizes.roundSeconds, warmupSeconds: sizes.warmupSeconds, connections: sizes.writeConnections, what: 'history', settle: drained });
       ctx.log(`history: ${STORE_LABEL[kind]}: ${sizes.latencyJobs} jobs one at a time on each store`);
       const figure = async (s: Side, id: string): Promise<HistoryFigure> => {
         const o = outcome.get(id)!;
@@ -97,5 +102,5 @@ export async function historyPhase(ctx: Context, receiver: BenchReceiver): Promi
       }
     }
   }
-  return { connections: sizes.writeConnections, roundSeconds: sizes.roundSeconds, rounds: sizes.rounds, finishedJobs: finished, engineAvatarMs: Number(SERVER_BASE_ENV.ENGINE_AVATAR_MS), stores };
+  return { connections: sizes.writeConnections, roundSeconds: sizes.roundSeconds, rounds: sizes.rounds, finishedJobs: finished, engineAvatarMs: Number(SERVER_BASE_ENV.ENGINE_AVATAR_MS), drainedBetweenRounds: true, stores };
 }
