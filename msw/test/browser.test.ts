@@ -69,7 +69,8 @@ describe('the sandbox in a real browser, through msw/browser', () => {
   it('shows an avatar going from queued to ready when the page moves its sandbox clock', async () => {
     await page.click('#create');
     await expect.poll(() => page.textContent('#status')).toMatch(/^(queued|processing)$/);
-    expect(await page.textContent('#credits')).toBe('90');
+    // The page shows the balance after the status, from a read of its own that follows.
+    await expect.poll(() => page.textContent('#credits')).toBe('90');
     await page.click('#skip');
     await expect.poll(() => page.textContent('#status')).toBe('ready');
     // The preview the worker served is a picture the page could draw.
