@@ -14,6 +14,12 @@ function refusedByDatabase(error: unknown): boolean {
   return typeof code === 'string' && /^[0-9A-Z]{5}$/u.test(code) && code !== QUERY_CANCELED && !isUnavailable(error);
 }
 
+/** `send`'s outcomes, one per item sent, or an error of the service's (never a refusal of PostgreSQL's). */
+function answered<O>(outcomes: O[], count: number): O[] {
+  if (outcomes.length !== count) throw new Error(`a grouped statement answered ${outcomes.length} outcomes for ${count} items`);
+  return outcomes;
+}
+
 /**
  * Gathers the items asked for in one turn of the event loop, or while `inFlight` groups
  * are under way, and sends each gathered group (at most `max` items) to `send` as one
@@ -57,8 +63,7 @@ export function createStatementGroup<I, O>(send: (items: I[]) => Promise<O[]>, l
     try {
       let outcomes: O[];
       try {
-        outcomes = await send(group.map((w) => w.item));
-        if (outcomes.length !== group.length) throw new Error(`a grouped statement answered ${outcomes.length} outcomes for ${group.length} items`);
+        outcomes = answered(await send(group.map((w) => w.item)), group.length);
       } catch (error) {
         if (group.length > 1 && refusedByDatabase(error)) await oneByOne(group);
         else for (const w of group) w.reject(error);
@@ -76,9 +81,7 @@ export function createStatementGroup<I, O>(send: (items: I[]) => Promise<O[]>, l
   async function oneByOne(group: Waiting<I, O>[]): Promise<void> {
     for (const w of group) {
       try {
-        const outcomes = await send([w.item]);
-        if (outcomes.length !== 1) throw new Error(`a grouped statement answered ${outcomes.length} outcomes for 1 item`);
-        w.resolve(outcomes[0]!);
+        w.resolve(answered(await send([w.item]), 1)[0]!);
       } catch (error) {
         w.reject(error);
       }
