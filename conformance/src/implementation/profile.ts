@@ -15,6 +15,10 @@ import { parse as parseYaml } from 'yaml';
 
 export type Json = Record<string, unknown>;
 export type JobKind = 'avatar' | 'avatar_video';
+/** How a rate-limit window counts: it opens and closes (fixed), or it is always the last window's length (sliding). */
+export type RateLimitWindow = 'fixed' | 'sliding';
+/** Structured rate-limit fields an implementation may claim beyond the source's trio. */
+export type RateLimitFields = 'ietf-draft-10';
 export type BalanceMember = 'available' | 'reserved' | 'used';
 export const BALANCE_MEMBERS: readonly BalanceMember[] = ['available', 'reserved', 'used'];
 
@@ -66,6 +70,13 @@ export interface ImplementationProfile {
    * implementation documents them (ND-DELIVERY); null: not stated.
    */
   retries: { delaysSeconds: number[]; jitter: number } | null;
+  /**
+   * How the implementation counts its rate-limit windows (null: not stated, so every
+   * rate-limit check must conclude under fixed and sliding windows alike), and the
+   * structured rate-limit fields beyond the source's trio it claims to send (null: none
+   * claimed, and whatever such fields it sends are not judged outside the contract).
+   */
+  rateLimits: { window: RateLimitWindow | null; fields: RateLimitFields | null };
   /**
    * Idempotency keys on the creates, if the implementation has them: the request header,
    * the response header that marks a replay (null: none), and the statuses that refuse a
@@ -145,6 +156,8 @@ export const CONTRACT_PROFILE: ImplementationProfile = {
     advance: { method: 'POST', path: '/v1/test_helpers/clock/advance', body: { seconds: '{{seconds}}' } },
   },
   retries: { delaysSeconds: [...WEBHOOK_DELIVERY.retryDelaysSeconds], jitter: WEBHOOK_DELIVERY.jitter },
+  // Fixed windows aligned on UTC minutes and days, and the draft's fields (ND-RATELIMIT-FIELDS).
+  rateLimits: { window: 'fixed', fields: 'ietf-draft-10' },
   idempotency: { header: 'Idempotency-Key', replayedHeader: 'Idempotent-Replayed', reused: [409] },
   lists: { limit: 'limit', cursor: 'cursor', data: '/data', next: '/next_cursor' },
   webhookLog: {
@@ -246,6 +259,8 @@ export function parseProfile(value: unknown, file = 'the profile'): Implementati
     // Not the contract's: a clock and a retry schedule exist only where the profile says so.
     clock: raw.clock ? { advance: { method: raw.clock.advance.method ?? 'POST', path: raw.clock.advance.path, body: raw.clock.advance.body } } : null,
     retries: raw.webhook_retries ? { delaysSeconds: raw.webhook_retries.delays_seconds, jitter: raw.webhook_retries.jitter ?? 0 } : null,
+    // Nothing of the contract's: another implementation claims a window kind or fields only by saying so.
+    rateLimits: { window: raw.rate_limits?.window ?? null, fields: raw.rate_limits?.fields ?? null },
     idempotency: raw.idempotency ? { header: raw.idempotency.header, replayedHeader: raw.idempotency.replayed_header ?? null, reused: raw.idempotency.reused ?? [400, 409, 422] } : null,
     lists: raw.lists ? { limit: raw.lists.limit ?? 'limit', cursor: raw.lists.cursor ?? 'cursor', data: raw.lists.data ?? '/data', next: raw.lists.next } : null,
     webhookLog: raw.webhook_log ? webhookLogOf(raw.webhook_log) : null,
@@ -293,6 +308,7 @@ interface RawProfile {
   failure?: ImplementationProfile['failure'];
   clock?: { advance: { method?: 'POST' | 'PUT' | 'PATCH'; path: string; body: Json } } | null;
   webhook_retries?: { delays_seconds: number[]; jitter?: number } | null;
+  rate_limits?: { window?: RateLimitWindow | null; fields?: RateLimitFields | null };
   idempotency?: { header: string; replayed_header?: string | null; reused?: number[] } | null;
   lists?: { limit?: string; cursor?: string; data?: string; next: string } | null;
   webhook_log?: RawWebhookLog | null;
