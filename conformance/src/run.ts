@@ -23,7 +23,7 @@ import { WebhookReceiver } from './receiver/server.ts';
 import { aborted, buildReport, reportedFailure } from './report/build.ts';
 import type { AbortKind, CheckResult, Report } from './report/model.ts';
 import { areaOf, isRequired, selectChecks, startsJobs } from './selection.ts';
-import { StallMeter } from './stalls.ts';
+import { CheckStalls, StallMeter } from './stalls.ts';
 import { World } from './world.ts';
 
 export { TOOL, VERSION } from './report/build.ts';
@@ -150,7 +150,7 @@ export async function runConformance(input: RunOptions): Promise<Report> {
     const world = new World({ http, keys, shape, receiver, options, now: options.now, sleep });
     const shared = new Map<string, Promise<unknown>>();
 
-    const makeContext = (check: Check, limit: Deadline): CheckContext => ({
+    const makeContext = (check: Check, limit: Deadline, checkStalls: CheckStalls): CheckContext => ({
       checkId: check.id,
       profile: options.profile,
       contract: options.profile === 'contract',
@@ -162,7 +162,7 @@ export async function runConformance(input: RunOptions): Promise<Report> {
       receiver: receiver?.within(limit.signal),
       validator,
       clock,
-      stalls,
+      stalls: checkStalls,
       once: <T>(name: string, work: () => Promise<T>) => {
         let pending = shared.get(name) as Promise<T> | undefined;
         if (!pending) {
@@ -200,11 +200,17 @@ export async function runConformance(input: RunOptions): Promise<Report> {
           } else {
             // Its own limit, from its start or from when the shared jobs are settled, whichever is later.
             const limit = deadline(check.id, Math.max(options.now(), sharedBy) - options.now() + plan.checks[check.id]! * 1000, run.signal);
+            const checkStalls = new CheckStalls(stalls);
+            const from = options.now();
             try {
-              result = await runOne(check, makeContext(check, limit), options, receiver);
+              result = await runOne(check, makeContext(check, limit, checkStalls), options, receiver);
             } finally {
               limit.dispose();
             }
+            // Whatever its outcome, a check judged while the runner was held says so: a
+            // pass that needed its stalls left out, or a failure seen through them.
+            const load = checkStalls.underLoad(from, options.now());
+            if (load) result = { ...result, warnings: [...(result.warnings ?? []), load] };
           }
           results.set(check.id, result);
           progress({ type: 'check-end', result });

@@ -13,6 +13,12 @@ const TICK_MS = 25;
 const JITTER_MS = 25;
 /** What is older than this is forgotten: no wait or judged interval of a run is longer. */
 const KEEP_MS = 10 * 60 * 1000;
+/**
+ * Stalls in a check's time up to this are the runner's own short pauses (a collection, a
+ * compile), which an idle machine has too; past it, or when it left out more than this
+ * of what it judged, the check's result says it was judged under load.
+ */
+const UNDER_LOAD_MS = 250;
 
 export interface Stalls {
   /** Milliseconds of [from, to] (the runner's time) in which the runner was stalled. */
@@ -99,4 +105,59 @@ function sum(spans: readonly Span[], from: number, to: number): number {
     total += span.to > span.from ? (span.busy * overlap) / (span.to - span.from) : 0;
   }
   return total;
+}
+
+/**
+ * How a check's result begins the warning that it was judged under load (the runner
+ * stalled), or with the runner busy enough that an upper bound it judged was widened by
+ * the runner's own work; what reads reports for them (npm run conformance:under-load) finds them by these.
+ */
+export const LOAD_WARNINGS = { stalled: 'judged under load: ', busy: 'judged with the runner busy: ' } as const;
+
+/**
+ * One check's view of the meter: the same answers, and the most it was told to leave out of
+ * one interval it judged or waited for, so that its result can say it was judged under
+ * load rather than pass on a correction nobody sees. The receiver's waits read the run's
+ * meter; their stalls are within the check's time, which `underLoad` reads too.
+ */
+export class CheckStalls implements Stalls {
+  readonly #meter: Stalls;
+  #leftOutStalledMs = 0;
+  #leftOutBusyMs = 0;
+
+  constructor(meter: Stalls) {
+    this.#meter = meter;
+  }
+
+  within(from: number, to: number): number {
+    const ms = this.#meter.within(from, to);
+    this.#leftOutStalledMs = Math.max(this.#leftOutStalledMs, ms);
+    return ms;
+  }
+
+  busyWithin(from: number, to: number): number {
+    const ms = this.#meter.busyWithin(from, to);
+    this.#leftOutBusyMs = Math.max(this.#leftOutBusyMs, ms);
+    return ms;
+  }
+
+  /**
+   * What the check's result says of the load it ran under, from its start to its end: how
+   * long the runner was stalled meanwhile and the most it left out of one interval it
+   * judged or waited for; or, on a runner not stalled, the most of its own busy time it
+   * left out of an upper bound. Nothing when all are within a quiet runner's own pauses.
+   */
+  underLoad(from: number, to: number): string | undefined {
+    const stalledMs = this.#meter.within(from, to);
+    const busy = this.#leftOutBusyMs > UNDER_LOAD_MS ? `up to ${seconds(this.#leftOutBusyMs)} s of its stalls and busy time left out of an upper bound it judged` : undefined;
+    if (stalledMs > UNDER_LOAD_MS || this.#leftOutStalledMs > UNDER_LOAD_MS) {
+      const leftOut = [this.#leftOutStalledMs > 0 ? `up to ${seconds(this.#leftOutStalledMs)} s of its stalls left out of an interval it judged or waited for` : undefined, busy].filter(Boolean);
+      return `${LOAD_WARNINGS.stalled}the runner's event loop was stalled ${seconds(stalledMs)} s of the ${seconds(to - from)} s the check ran${leftOut.map((part) => `; ${part}`).join('')}`;
+    }
+    return busy && `${LOAD_WARNINGS.busy}${busy}`;
+  }
+}
+
+function seconds(ms: number): string {
+  return (ms / 1000).toFixed(1);
 }

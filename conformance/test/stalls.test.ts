@@ -5,7 +5,7 @@ import { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { signWebhook } from '../../contract/webhookSignature.ts';
 import { WebhookReceiver } from '../src/receiver/server.ts';
-import { NO_STALLS, StallMeter, type Stalls } from '../src/stalls.ts';
+import { CheckStalls, NO_STALLS, StallMeter, type Stalls } from '../src/stalls.ts';
 
 const SECRET = 'whsec_stalls';
 
@@ -54,6 +54,56 @@ describe('the stall meter', () => {
       const to = Date.now();
       // 300 ms held in all; a tick may have fallen in between any two steps.
       expect(meter.busyWithin(from, to)).toBeGreaterThanOrEqual(200);
+    } finally {
+      meter.stop();
+    }
+  });
+});
+
+describe("a check's view of the stalls", () => {
+  it('when the runner was held while the check ran, then its result is to say it was judged under load, with what it left out', () => {
+    const meter = new StallMeter();
+    try {
+      const view = new CheckStalls(meter);
+      const from = Date.now();
+      hold(400);
+      const leftOut = view.within(from, Date.now());
+      const to = Date.now();
+
+      expect(leftOut).toBeGreaterThanOrEqual(350);
+      expect(view.underLoad(from, to)).toMatch(/^judged under load: the runner's event loop was stalled \d\.\d s of the \d\.\d s the check ran; up to \d\.\d s of its stalls left out of an interval it judged or waited for$/);
+    } finally {
+      meter.stop();
+    }
+  });
+
+  it('when the runner was busy in short steps and an upper bound left that out, then its result says how much', async () => {
+    const meter = new StallMeter();
+    try {
+      const view = new CheckStalls(meter);
+      const from = Date.now();
+      for (let step = 0; step < 30; step++) {
+        hold(15);
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+      const to = Date.now();
+      view.busyWithin(from, to);
+
+      // Not stalled on a quiet machine; a loaded one may make some step a stall as well.
+      expect(view.underLoad(from, to)).toMatch(/^judged (with the runner busy: |under load: .*; )up to \d\.\d s of its stalls and busy time left out of an upper bound it judged$/);
+    } finally {
+      meter.stop();
+    }
+  });
+
+  it('when the runner was not held, then its result says nothing of load', async () => {
+    const meter = new StallMeter();
+    try {
+      const view = new CheckStalls(meter);
+      const from = Date.now();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+
+      expect(view.underLoad(from, Date.now())).toBeUndefined();
     } finally {
       meter.stop();
     }
