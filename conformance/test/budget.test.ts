@@ -9,6 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { plannedBudget } from '../src/budget.ts';
+import { REFUSAL_TRIES } from '../src/observe/exhaustion.ts';
 import { CHECKS } from '../src/checks/index.ts';
 import { CONTRACT_PROFILE } from '../src/implementation/profile.ts';
 import { Shape } from '../src/implementation/shape.ts';
@@ -85,10 +86,11 @@ describe('the budget of a run', () => {
     expect(one.credits).toBe(7 * 10 + 4 * 20);
     expect(all.credits!).toBeGreaterThan(one.credits!);
     expect(none.requests).toBeLessThanOrEqual(one.requests);
-    // Outside the contract profile a key may be taken over its limit with accepted creates: counted once for the shared refusal.
+    // Outside the contract profile a key may be taken over its limit with accepted creates:
+    // counted once for the shared refusal, and once for each try of a check observing under one.
     const shared = budgetOf(['rate-limits.over-limit-429']);
     const both = budgetOf(['rate-limits.over-limit-429', 'rate-limits.per-key']);
-    expect(both.creates.avatar - shared.creates.avatar).toBe(11);
+    expect(both.creates.avatar - shared.creates.avatar).toBe(REFUSAL_TRIES * 11);
   });
 
   it('when a check sends a create a service could charge, or takes a key over its limit, then it declares what it may create', () => {

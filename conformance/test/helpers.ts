@@ -66,14 +66,16 @@ export const INDEPENDENT_PROFILE = loadProfile(INDEPENDENT_PROFILE_FILE);
  * problemTypes and balanceInMe): the code is the last segment of the problem's type
  * URI, and /v1/me shows credits available and reserved, not used.
  */
-export const INDEPENDENT_PROBLEMS_PROFILE = parseProfile(
-  merge(parseYaml(readFileSync(INDEPENDENT_PROFILE_FILE, 'utf8')) as Json, {
-    name: 'Independent avatars, RFC 9457 problem types (test implementation)',
-    errors: { code: { pointer: '/type', form: 'uri' } },
-    account: { credits: { available: '/credits/available', reserved: '/credits/reserved' } },
-  }),
-  'the problem-types profile',
-);
+export const INDEPENDENT_PROBLEMS_PROFILE = independentProfileWith({
+  name: 'Independent avatars, RFC 9457 problem types (test implementation)',
+  errors: { code: { pointer: '/type', form: 'uri' } },
+  account: { credits: { available: '/credits/available', reserved: '/credits/reserved' } },
+});
+
+/** Its profile file with some members said otherwise, as a variant of it would state them. */
+export function independentProfileWith(over: Json): ReturnType<typeof parseProfile> {
+  return parseProfile(merge(parseYaml(readFileSync(INDEPENDENT_PROFILE_FILE, 'utf8')) as Json, over), `the profile of ${String(over.name ?? 'a variant')}`);
+}
 
 export function optionsForIndependent(fixture: IndependentFixture, profile: Profile, extra: Partial<RunOptions> = {}): RunOptions {
   const { limits, retryDelaysMs } = fixture.config;

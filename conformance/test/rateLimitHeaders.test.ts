@@ -34,11 +34,30 @@ describe('remainingRegressions', () => {
     expect(remainingRegressions([late, next], undefined, THREE_SECONDS)).toEqual([]);
   });
 
-  it('when the window length is not known, then reset moments within 1.5 s are taken for one window', () => {
+  it('when the later request was sent after the reset moment the earlier answer announced, then a rise is no regression, whatever the window length', () => {
+    // Reset 1 s on an answer sent at 9,000: the window may have reset as soon as 9,000.
     const late = answer(9_000, 2_300, 1, 1);
     const next = answer(11_310, 5, 19, 2);
 
-    expect(remainingRegressions([late, next]).map((r) => r.why)).toEqual(['Remaining went up from 1 to 19 within one window']);
+    expect(remainingRegressions([late, next])).toEqual([]);
+  });
+
+  it('when the window length is not known, then reset moments within 1.5 s are taken for one window', () => {
+    const first = answer(9_000, 5, 3, 4);
+    const second = answer(9_400, 5, 12, 4);
+
+    expect(remainingRegressions([first, second]).map((r) => r.why)).toEqual(['Remaining went up from 3 to 12 within one window']);
+  });
+
+  it('when the window is sliding or not stated, then room freed as the last window\'s weight falls is allowed, and a count that never goes down still shows', () => {
+    // A limit of 20 in 3 s: 50 ms frees at most a third of a request, rounded up, and one for whole numbers.
+    const rising = [answer(20_000, 5, 10, 2), answer(20_050, 5, 11, 2)];
+    const stuck = [answer(30_000, 5, 10, 2), answer(30_010, 5, 10, 2), answer(30_020, 5, 10, 2), answer(30_030, 5, 10, 2)];
+
+    expect(remainingRegressions(rising, undefined, THREE_SECONDS, 'sliding')).toEqual([]);
+    expect(remainingRegressions(rising, undefined, THREE_SECONDS, null)).toEqual([]);
+    expect(remainingRegressions(rising, undefined, THREE_SECONDS, 'fixed').map((r) => r.why)).toEqual(['Remaining went up from 10 to 11 within one window']);
+    expect(remainingRegressions(stuck, undefined, THREE_SECONDS, 'sliding').map((r) => r.why)).toEqual(['Remaining stayed 10 after 3 counted requests within one window (at most 2 freed meanwhile by a sliding window)']);
   });
 });
 

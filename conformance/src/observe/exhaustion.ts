@@ -3,10 +3,19 @@
 // counted, because every authenticated request counts against the bucket (contract).
 // Windows reopen while a run goes on, so each check asks for a fresh refusal right
 // before it observes anything; on a key still over its limit that costs one request.
+//
+// The source says "N requests per minute" and no more: a window may be fixed (on the
+// clock, or from a key's first request) or sliding (a log of the last minute's requests,
+// or a counter weighted across two fixed windows). Under each a refusal ends in its own
+// way: at the window's end, as the oldest request counted leaves, or a request at a time
+// as the last window's weight falls. `whileRefused` concludes under all of them: an
+// observation counts only if the key is still refused right after it, and one that a
+// reopening may have spoiled is made again in a fresh window.
 import type { CheckContext } from '../context.ts';
 import { validPromptAvatar, without } from '../expect.ts';
 import type { Exchange, KeyName } from '../http.ts';
 import { CONTRACT_LIMITS, type ResolvedOptions } from '../options.ts';
+import { windowFor } from './rate-limit-headers.ts';
 
 export interface Refusal {
   key: KeyName;
@@ -80,4 +89,91 @@ export function exhaust(ctx: CheckContext): Promise<Refusal> {
 /** Whether the key is still over its limit now (a window may have ended meanwhile). */
 export async function stillRefused(ctx: CheckContext, key: KeyName): Promise<Exchange> {
   return ctx.http.send({ key, method: 'POST', path: '/v1/avatars', json: without(validPromptAvatar(), 'prompt'), on429: 'return', pace: false, note: 'is the key still over its limit?' });
+}
+
+/** A refusal the key had, with its 429. */
+export type Held = Refusal & { refused: Exchange };
+
+/**
+ * Observations under a refusal are made at most this often: the first on the refusal at
+ * hand, the second after the window it announced has ended (a fixed window's successor
+ * fills at once), the third after a whole window more (a sliding window has then
+ * forgotten every earlier request, so a burst fills it at once too).
+ */
+export const REFUSAL_TRIES = 3;
+
+/** What an observation needs of a refusal still to come: its own request and the confirming one. */
+const HOLD_MS = 1500;
+
+/** The seconds a 429 said the key must wait: Retry-After, else RateLimit-Reset. */
+export function announcedWaitSeconds(refused: Exchange): number | undefined {
+  for (const name of ['retry-after', 'ratelimit-reset']) {
+    const value = refused.responseHeaders[name];
+    if (value !== undefined && /^\s*\d+\s*$/.test(value)) return Number(value);
+  }
+  return undefined;
+}
+
+/**
+ * The latest instant (runner clock) before which the refusal surely holds, by what it
+ * announced: the service counted it no earlier than it was sent, and rounded the wait up
+ * to whole seconds. Undefined when it announced nothing.
+ */
+export function surelyRefusedUntil(refused: Exchange): number | undefined {
+  const seconds = announcedWaitSeconds(refused);
+  return seconds === undefined ? undefined : refused.startedAt + (seconds - 1) * 1000;
+}
+
+export type WhileRefused<T> = { held: Held; result: T; confirm: Exchange } | { held: undefined; reason: string };
+
+/**
+ * Makes `observe` while the exhausted key is refused and keeps only an observation the
+ * key was still refused right after. `costly`: the observation may be charged (a valid
+ * request), so it is made only on a refusal announced to last, except on the last try.
+ * `conclusive` says why a result proves nothing (undefined: it does).
+ * Between tries the key waits for a fresh window, by the sandbox clock where it has one.
+ * Ends with the reason when no try could conclude.
+ */
+export async function whileRefused<T>(
+  ctx: CheckContext,
+  observe: (held: Held, attempt: number) => Promise<T>,
+  options: { costly?: boolean; conclusive?: (result: T, held: Held) => string | undefined } = {},
+): Promise<WhileRefused<T>> {
+  const tries: string[] = [];
+  for (let attempt = 1; attempt <= REFUSAL_TRIES; attempt++) {
+    const refusal = await refuseNow(ctx);
+    if (!refusal.refused) return { held: undefined, reason: `the key could not be taken over its limit again${tries.length ? ` (after ${tries.join('; ')})` : ''}` };
+    const held = refusal as Held;
+    const until = surelyRefusedUntil(held.refused);
+    const short = until !== undefined && until - ctx.now() < HOLD_MS;
+    if (!(options.costly && short && attempt < REFUSAL_TRIES)) {
+      const result = await observe(held, attempt);
+      const confirm = await stillRefused(ctx, held.key);
+      const doubt = confirm.status === 429 ? options.conclusive?.(result, held) : `the window reopened during the observation (confirmed with ${confirm.status})`;
+      if (doubt === undefined) return { held, result, confirm };
+      tries.push(`try ${attempt}: ${doubt}`);
+    } else {
+      tries.push(`try ${attempt}: the refusal announced ${announcedWaitSeconds(held.refused)} s, too short to observe under`);
+    }
+    if (attempt === REFUSAL_TRIES) break;
+    await freshWindow(ctx, held, attempt);
+  }
+  ctx.note(`no observation under a held refusal: ${tries.join('; ')}`);
+  return { held: undefined, reason: `the key's window reopened on every try, so nothing could be concluded (${tries.join('; ')})` };
+}
+
+/**
+ * Waits until the key's refusal is over and its window fresh: the first time for the
+ * wait the refusal announced, then a whole window (and a second), after which a window
+ * of any kind counts none of the key's earlier requests.
+ */
+async function freshWindow(ctx: CheckContext, held: Held, attempt: number): Promise<void> {
+  const window = windowFor(ctx.options, 'generation', held.limit);
+  const announced = announcedWaitSeconds(held.refused) ?? window;
+  const seconds = attempt === 1 ? Math.min(announced, window) : window + 1;
+  ctx.note(`waiting ${seconds} s for a fresh window on the ${held.key} key (try ${attempt + 1} of ${REFUSAL_TRIES})`);
+  if (await ctx.clock.advance(held.key, seconds)) return;
+  // Counted from the refusal's answer; a quarter second covers the whole-second rounding.
+  const until = held.refused.startedAt + held.refused.durationMs + seconds * 1000 + 250;
+  await ctx.sleep(Math.max(0, until - ctx.now()));
 }

@@ -11,6 +11,7 @@ import {
   type ServiceLimit,
 } from '../../../contract/rateLimitFields.ts';
 import type { Exchange } from '../http.ts';
+import type { RateLimitWindow } from '../implementation/profile.ts';
 import type { ResolvedOptions } from '../options.ts';
 import type { Bucket } from '../pacer.ts';
 
@@ -63,16 +64,34 @@ export type MovedBetween = (key: string, from: number, to: number) => boolean;
 /** The longest window, in milliseconds, that an answer's RateLimit-Limit can describe. */
 export type WindowMsOf = (exchange: Exchange, limit: number) => number;
 
+/** How many answers back a later one is compared with: a run holds few requests in flight at once. */
+const COMPARED_BACK = 12;
+
 /**
  * Pairs of answers of one key and bucket, one answered before the other was sent, that
- * describe the same window (same limit, same reset moment within 1.5 s, and reset moments
- * closer than the window is long, `windowMsOf`) and where the
- * count went the wrong way: Remaining rose, or a counted success left it where it was.
- * A new window (its reset moment later) may start over; a sliding window shows as one.
+ * describe the same window (same limit, same reset moment within 1.5 s, reset moments
+ * closer than the window is long, `windowMsOf`, and the later one sent before the
+ * earlier one's reset moment could have come) and where the count went the wrong way:
+ * Remaining rose, or fell less than the successes between them and the later one took.
+ * A new window (its reset moment later) may start over, and so may room freed at the
+ * reset moment an answer announced: a sliding log's oldest request leaving.
+ *
+ * `window` is how the implementation says it counts. Under a fixed window nothing frees
+ * room before the reset. Under a sliding counter (the last fixed window's count weighted
+ * by how much of it the sliding window still covers) room comes back as time passes, at
+ * most the limit over a window's length, and whole numbers round it by one; so where the
+ * window is sliding or not stated, that much is allowed, and a count that does not go
+ * down shows over several successes rather than one.
+ *
  * Pairs across a move of the key's sandbox clock are not compared: the move may have
  * ended the window, and reset moments no longer line up in the runner's time.
  */
-export function remainingRegressions(answers: readonly Exchange[], moved: MovedBetween = () => false, windowMsOf: WindowMsOf = () => Number.POSITIVE_INFINITY): Regression[] {
+export function remainingRegressions(
+  answers: readonly Exchange[],
+  moved: MovedBetween = () => false,
+  windowMsOf: WindowMsOf = () => Number.POSITIVE_INFINITY,
+  window: RateLimitWindow | null = 'fixed',
+): Regression[] {
   const found: Regression[] = [];
   const streams = new Map<string, Exchange[]>();
   for (const exchange of answers) {
@@ -81,39 +100,49 @@ export function remainingRegressions(answers: readonly Exchange[], moved: MovedB
     if (stream) stream.push(exchange);
     else streams.set(name, [exchange]);
   }
+  const succeeded = (exchange: Exchange) => exchange.status >= 200 && exchange.status < 300;
   for (const stream of streams.values()) {
     const ordered = [...stream].sort((a, b) => a.startedAt - b.startedAt);
     for (let i = 1; i < ordered.length; i++) {
       const later = ordered[i]!;
-      // The latest request, in sending order, whose answer arrived before this one was
-      // sent. Scanning back stops at the first: runs hold few requests in flight at once.
-      let earlier: Exchange | undefined;
-      for (let j = i - 1; j >= 0; j--) {
-        const candidate = ordered[j]!;
-        if (candidate.startedAt + candidate.durationMs <= later.startedAt) {
-          earlier = candidate;
-          break;
-        }
-      }
-      if (!earlier) continue;
-      if (moved(later.key, earlier.startedAt, later.startedAt + later.durationMs)) continue;
-      const a = advertised(earlier);
       const b = advertised(later);
-      if (!a || !b || a.limit !== b.limit) continue;
-      const resetAtA = earlier.startedAt + earlier.durationMs + a.reset * 1000;
-      const resetAtB = later.startedAt + later.durationMs + b.reset * 1000;
-      if (Math.abs(resetAtA - resetAtB) > SAME_WINDOW_MS) continue;
-      // And surely one window: had the later answer been of the next one, its reset moment
-      // would lie a whole window after the earlier's. The earliest the earlier's can be (the
-      // server counted as it was sent and rounded up to whole seconds) and the latest the
-      // later's can be (counted as it was answered) are less than a window apart. A loaded
-      // machine that delays answers cannot then pass a short window's successor off as it.
-      const earliestA = earlier.startedAt + (a.reset - 1) * 1000;
-      const latestB = later.startedAt + later.durationMs + b.reset * 1000;
-      if (latestB - earliestA >= windowMsOf(later, b.limit)) continue;
-      if (b.remaining > a.remaining) found.push({ earlier, later, why: `Remaining went up from ${a.remaining} to ${b.remaining} within one window` });
-      else if (later.status !== 429 && b.remaining === a.remaining && a.remaining > 0) {
-        found.push({ earlier, later, why: `Remaining stayed ${a.remaining} after a counted request within one window` });
+      if (!b) continue;
+      for (let j = i - 1; j >= Math.max(0, i - COMPARED_BACK); j--) {
+        const earlier = ordered[j]!;
+        // Only an answer that arrived before the later request was sent tells what came first.
+        if (earlier.startedAt + earlier.durationMs > later.startedAt) continue;
+        if (moved(later.key, earlier.startedAt, later.startedAt + later.durationMs)) continue;
+        const a = advertised(earlier);
+        if (!a || a.limit !== b.limit) continue;
+        const resetAtA = earlier.startedAt + earlier.durationMs + a.reset * 1000;
+        const resetAtB = later.startedAt + later.durationMs + b.reset * 1000;
+        if (Math.abs(resetAtA - resetAtB) > SAME_WINDOW_MS) continue;
+        // And surely one window: had the later answer been of the next one, its reset moment
+        // would lie a whole window after the earlier's. The earliest the earlier's can be (the
+        // server counted as it was sent and rounded up to whole seconds) and the latest the
+        // later's can be (counted as it was answered) are less than a window apart. A loaded
+        // machine that delays answers cannot then pass a short window's successor off as it.
+        const earliestA = earlier.startedAt + (a.reset - 1) * 1000;
+        const latestB = later.startedAt + later.durationMs + b.reset * 1000;
+        const windowMs = windowMsOf(later, b.limit);
+        if (latestB - earliestA >= windowMs) continue;
+        // The room the earlier answer's reset frees may already be back.
+        if (later.startedAt + later.durationMs >= earliestA) continue;
+        // The successes surely counted between the two: sent after the earlier answer,
+        // answered before the later request; and the later one itself.
+        let counted = succeeded(later) ? 1 : 0;
+        for (let k = j + 1; k < i; k++) {
+          const between = ordered[k]!;
+          if (succeeded(between) && between.startedAt >= earlier.startedAt + earlier.durationMs && between.startedAt + between.durationMs <= later.startedAt) counted++;
+        }
+        const elapsedMs = later.startedAt + later.durationMs - earlier.startedAt;
+        const freed = window === 'fixed' ? 0 : Math.ceil((b.limit * elapsedMs) / windowMs) + 1;
+        const most = Math.max(0, a.remaining - counted + freed);
+        if (b.remaining <= most) continue;
+        if (b.remaining > a.remaining) found.push({ earlier, later, why: `Remaining went up from ${a.remaining} to ${b.remaining} within one window` });
+        else found.push({ earlier, later, why: `Remaining ${b.remaining === a.remaining ? `stayed ${a.remaining}` : `fell only from ${a.remaining} to ${b.remaining}`} after ${counted} counted request${counted === 1 ? '' : 's'} within one window${freed > 0 ? ` (at most ${freed} freed meanwhile by a sliding window)` : ''}` });
+        // One pair per later answer says enough.
+        break;
       }
     }
   }

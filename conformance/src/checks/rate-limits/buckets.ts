@@ -1,7 +1,7 @@
 import { defineCheck, STATEFUL } from '../../check.ts';
 import { describe } from '../../expect.ts';
 import { isJson } from '../../world.ts';
-import { exhaust, refusalCreates, refuseNow, stillRefused } from '../../observe/exhaustion.ts';
+import { exhaust, REFUSAL_TRIES, refusalCreates, whileRefused } from '../../observe/exhaustion.ts';
 import { fail, skip } from '../../outcome.ts';
 import { bucketLimitsText } from '../../../../contract/numbers.ts';
 
@@ -13,8 +13,10 @@ export default defineCheck({
   decisions: ['ND-ME'],
   profiles: STATEFUL,
   shares: ['exhaustion'],
-  // Its own refusal after the shared one.
-  creates: (options) => (refusalCreates(options)),
+  // Its own refusals after the shared one, one a try.
+  creates: (options) => ({ avatar: REFUSAL_TRIES * refusalCreates(options).avatar }),
+  // A fresh window awaited between tries, when a window reopened during one.
+  waits: (a) => (REFUSAL_TRIES - 1) * a.window,
   phase: 'exhaust',
   async run(ctx) {
     const expected = ctx.options.expectedLimits;
@@ -48,13 +50,11 @@ export default defineCheck({
     }
     // A key over its generation limit can still read.
     if (!(await exhaust(ctx)).refused) skip('no key could be taken over its generation limit (see rate-limits.over-limit-429)');
-    const exhaustion = await refuseNow(ctx);
-    if (!exhaustion.refused) skip('the key could not be taken over its limit again');
-    const read = await ctx.http.send({ key: exhaustion.key, method: 'GET', path: '/v1/me', on429: 'return', note: 'a read while generation is used up' });
-    const confirm = await stillRefused(ctx, exhaustion.key);
-    if (confirm.status !== 429) skip('the generation window reopened during the check; nothing to conclude');
+    const observed = await whileRefused(ctx, (exhaustion) => ctx.http.send({ key: exhaustion.key, method: 'GET', path: '/v1/me', on429: 'return', note: 'a read while generation is used up' }));
+    if (!observed.held) skip(observed.reason);
+    const { held, result: read } = observed;
     if (read.status === 429) {
-      fail({ clause: 'RL-BUCKETS', message: `a read was refused because the ${exhaustion.key} key had used up its generation window`, expected: '200: reads have their own bucket', received: describe(read), fix: 'Count GET requests in the read bucket only.', exchanges: [exhaustion.refused, read] });
+      fail({ clause: 'RL-BUCKETS', message: `a read was refused because the ${held.key} key had used up its generation window`, expected: '200: reads have their own bucket', received: describe(read), fix: 'Count GET requests in the read bucket only.', exchanges: [held.refused, read] });
     }
   },
 });

@@ -39,6 +39,7 @@ export default defineCheck({
       answers,
       (key, from, to) => ctx.clock.movedBetween(key as KeyName, from, to),
       (exchange, limit) => windowFor(ctx.options, exchange.bucket!, limit) * 1000,
+      ctx.options.implementation.rateLimits.window,
     );
     if (regressions.length > 0) {
       const { earlier, later, why } = regressions[0]!;

@@ -1,7 +1,7 @@
 import { defineCheck, STATEFUL } from '../../check.ts';
 import { describe, validPromptAvatar, without } from '../../expect.ts';
 import type { KeyName } from '../../http.ts';
-import { exhaust, refusalCreates, refuseNow, stillRefused } from '../../observe/exhaustion.ts';
+import { exhaust, REFUSAL_TRIES, refusalCreates, whileRefused } from '../../observe/exhaustion.ts';
 import { fail, skip } from '../../outcome.ts';
 
 export default defineCheck({
@@ -11,29 +11,31 @@ export default defineCheck({
   clauses: ['RL-PER-KEY'],
   profiles: STATEFUL,
   shares: ['exhaustion'],
-  // Its own refusal after the shared one.
-  creates: (options) => (refusalCreates(options)),
+  // Its own refusals after the shared one, one a try.
+  creates: (options) => ({ avatar: REFUSAL_TRIES * refusalCreates(options).avatar }),
   phase: 'exhaust',
+  // A fresh window awaited between tries, when a window reopened during one.
+  waits: (a) => (REFUSAL_TRIES - 1) * a.window,
   async run(ctx) {
     const others = (['main', 'second', 'empty'] as KeyName[]).filter((key) => ctx.hasKey(key));
     if (others.length < 2) skip('needs two keys: pass --second-key or --empty-key');
     if (!(await exhaust(ctx)).refused) skip('no key could be taken over its limit (see rate-limits.over-limit-429)');
-    const exhaustion = await refuseNow(ctx);
-    if (!exhaustion.refused) skip('the key could not be taken over its limit again');
-    // The other key with most room in its own window.
-    const candidates = others.filter((key) => key !== exhaustion.key);
-    const other = candidates.sort((a, b) => ctx.http.pacer.gate(b, 'generation').capacity() - ctx.http.pacer.gate(a, 'generation').capacity())[0]!;
-    const exchange = await ctx.http.send({ key: other, method: 'POST', path: '/v1/avatars', json: without(validPromptAvatar(), 'prompt'), on429: 'return', note: `the ${other} key while the ${exhaustion.key} key is over its limit` });
-    const confirm = await stillRefused(ctx, exhaustion.key);
-    if (confirm.status !== 429) skip(`the ${exhaustion.key} key's window reopened during the check; nothing to conclude`);
+    const observed = await whileRefused(ctx, async (exhaustion) => {
+      // The other key with most room in its own window.
+      const candidates = others.filter((key) => key !== exhaustion.key);
+      const other = candidates.sort((a, b) => ctx.http.pacer.gate(b, 'generation').capacity() - ctx.http.pacer.gate(a, 'generation').capacity())[0]!;
+      return ctx.http.send({ key: other, method: 'POST', path: '/v1/avatars', json: without(validPromptAvatar(), 'prompt'), on429: 'return', note: `the ${other} key while the ${exhaustion.key} key is over its limit` });
+    });
+    if (!observed.held) skip(observed.reason);
+    const { held, result: exchange } = observed;
     if (exchange.status === 429) {
       fail({
         clause: 'RL-PER-KEY',
-        message: `the ${other} key was refused while only the ${exhaustion.key} key had used up its window`,
+        message: `the ${exchange.key} key was refused while only the ${held.key} key had used up its window`,
         expected: 'the other key admitted (its request answered on its merits, here 4xx invalid)',
         received: describe(exchange),
         fix: 'Keep one counter per API key and bucket.',
-        exchanges: [exhaustion.refused, exchange],
+        exchanges: [held.refused, exchange],
       });
     }
   },

@@ -12,7 +12,7 @@ export default defineProxyCheck({
     'Every success and every 429 the service gave a key on a rate-limited operation carries RateLimit-Limit, -Remaining and -Reset as non-negative integers; Remaining never exceeds Limit; Reset is no longer than the window of the limit; and between two answers of one key and bucket that describe the same window, Remaining goes down with each counted request and never up (the runner\'s own rule, rate-limits.headers-on-answers).',
   party: 'service',
   clauses: ['RL-HEADERS'],
-  run({ traffic, windowFor }) {
+  run({ traffic, windowFor, shape }) {
     const answers = fromService(traffic).filter((seen) => seen.key !== undefined && seen.bucket !== undefined && ((seen.status >= 200 && seen.status < 300) || seen.status === 429));
     if (answers.length === 0) notApplicable('the service answered no request of a key on a rate-limited operation with a success or a 429');
     const fix = 'Send the three RateLimit headers of the key\'s active window on every success and every 429, counting each request.';
@@ -36,7 +36,7 @@ export default defineProxyCheck({
     for (const key of new Set(answers.map((seen) => seen.key!))) {
       const own = answers.filter((seen) => seen.key === key);
       const byExchange = new Map(own.map((seen) => [seen.seq, seen]));
-      const regressions = remainingRegressions(own.map(asExchange), () => false, (exchange, limit) => windowFor(exchange.bucket!, limit) * 1000);
+      const regressions = remainingRegressions(own.map(asExchange), () => false, (exchange, limit) => windowFor(exchange.bucket!, limit) * 1000, shape.profile.rateLimits.window);
       if (regressions.length === 0) continue;
       const { earlier, later, why } = regressions[0]!;
       fail({
