@@ -148,8 +148,8 @@ describe('drafting a profile from this project’s own contract', () => {
     expect(unstated.notes.find((note) => note.startsWith('prices:'))).toMatch(new RegExp(`examples .*avatar ${CONTRACT_PROFILE.prices!.avatar}, avatar_video ${CONTRACT_PROFILE.prices!.avatar_video}`));
   });
 
-  it('when drafted, then only the clock, the idempotency keys, the lists and the delivery log it found and failure are left to review', () => {
-    expect(membersNoted(draft)).toEqual(['clock', 'idempotency', 'lists', 'webhook_log', 'failure']);
+  it('when drafted, then only the clock, the idempotency keys, the lists, the delivery log and the structured rate-limit fields it found and failure are left to review', () => {
+    expect(membersNoted(draft)).toEqual(['clock', 'idempotency', 'lists', 'webhook_log', 'rate_limits', 'failure']);
     expect(draft.profile.failure).toBeNull();
   });
 
@@ -239,6 +239,32 @@ describe('drafting from documents that tell less or differently', () => {
     expect(membersNoted(drafted)).toContain('lists');
     expect(parseProfile(draftProfile(onlyAvatars).profile).lists).toBeNull();
     expect(parseProfile(draftProfile(documentWith()).profile).lists).toBeNull();
+  });
+
+  it('when an answer documents a RateLimit-Policy header, then the draft claims revision 10 of the IETF draft, marked for review; without one it claims no fields', () => {
+    const withPolicy = documentWith((doc) => {
+      doc.paths['/v1/avatars/{id}'].get.responses['200'] = { ...ok(record()), headers: { 'RateLimit-Policy': { schema: { type: 'string' } } } };
+    });
+
+    const drafted = draftProfile(withPolicy);
+
+    expect(drafted.profile.rate_limits).toEqual({ fields: 'ietf-draft-10' });
+    expect(parseProfile(drafted.profile).rateLimits.fields).toBe('ietf-draft-10');
+    expect(drafted.notes.find((note) => note.startsWith('rate_limits:'))).toMatch(/^rate_limits: answers carry RateLimit-Policy: drafted as the IETF draft's revision 10 .* set fields to null/);
+    const lines = drafted.yaml.split('\n');
+    expect(lines[lines.indexOf('rate_limits:') - 1]).toMatch(/^# review: rate_limits: |^# review: answers carry RateLimit-Policy/);
+    expect(parseProfile(draftProfile(documentWith()).profile).rateLimits.fields).toBeNull();
+    expect(membersNoted(draftProfile(documentWith()))).not.toContain('rate_limits');
+  });
+
+  it('when a shared response documents a RateLimit header through $refs, then the draft finds it there', () => {
+    const throughRefs = documentWith((doc) => {
+      doc.components.headers = { RateLimit: { schema: { type: 'string' } } };
+      doc.components.responses = { Record: { ...ok(record()), headers: { RateLimit: { $ref: '#/components/headers/RateLimit' } } } };
+      doc.paths['/v1/avatar-videos/{id}'].get.responses['200'] = { $ref: '#/components/responses/Record' };
+    });
+
+    expect(draftProfile(throughRefs).profile.rate_limits).toEqual({ fields: 'ietf-draft-10' });
   });
 
   it('when the key goes by http basic, then auth keeps the default and the note says basic is unsupported', () => {
@@ -414,14 +440,14 @@ describe('loading a document split into files', () => {
 });
 
 describe('the draft-profile command', () => {
-  it('when given this project’s split source, then it exits 0 leaving only failure, and the clock, idempotency keys, lists and delivery log it found to review', async () => {
+  it('when given this project’s split source, then it exits 0 leaving only failure, and the clock, idempotency keys, lists, delivery log and rate-limit fields it found to review', async () => {
     const io = commandIo();
 
     const code = await draftCommand([CONTRACT_SOURCE], io);
 
     expect(code).toBe(0);
     expect(parseProfile(parseYaml(io.stdout))).toEqual(parseProfile(draftProfile(JSON.parse(readFileSync(CONTRACT_OPENAPI, 'utf8'))).profile));
-    expect(io.stderr.trimEnd().split('\n').map((line) => line.slice('review: '.length, line.indexOf(':', 'review: '.length)))).toEqual(['clock', 'idempotency', 'lists', 'webhook_log', 'failure']);
+    expect(io.stderr.trimEnd().split('\n').map((line) => line.slice('review: '.length, line.indexOf(':', 'review: '.length)))).toEqual(['clock', 'idempotency', 'lists', 'webhook_log', 'rate_limits', 'failure']);
   });
 
   it('when the file does not exist, then it exits 2 with one line naming the file', async () => {

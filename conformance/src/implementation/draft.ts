@@ -443,6 +443,7 @@ export function draftProfile(document: unknown, options: { name?: string } = {})
     ...draftIdempotency(api, review),
     ...draftLists(api, review),
     ...draftWebhookLog(api, review),
+    ...draftRateLimits(api, review),
   };
   review.note('failure', FAILURE_NOTE);
   // A draft that the runner would refuse is a bug here, not the user's to find.
@@ -560,6 +561,31 @@ function draftWebhookLog(api: OpenApi, review: Review): { webhook_log?: Json } {
     };
   }
   return {};
+}
+
+/** The structured fields of the IETF RateLimit draft, by the names every revision gives them. */
+const STRUCTURED_RATE_LIMIT_FIELDS = /^ratelimit(-policy)?$/i;
+
+/**
+ * The IETF draft's structured rate-limit fields, if some answer of the document carries a
+ * RateLimit-Policy or RateLimit header. The names alone do not tell the revision, and the
+ * runner judges revision 10's syntax where a profile claims it: always a note.
+ */
+function draftRateLimits(api: OpenApi, review: Review): { rate_limits?: Json } {
+  const found = new Set<string>();
+  for (const item of Object.values(api.resolve(api.doc.paths) ?? {})) {
+    for (const operation of Object.values(api.resolve(item) ?? {})) {
+      for (const [, response] of api.responses(api.resolve(operation))) {
+        for (const name of Object.keys(api.resolve(response.headers) ?? {})) if (STRUCTURED_RATE_LIMIT_FIELDS.test(name)) found.add(name);
+      }
+    }
+  }
+  if (found.size === 0) return {};
+  review.note(
+    'rate_limits',
+    `answers carry ${[...found].sort().join(' and ')}: drafted as the IETF draft's revision 10 (RateLimit-Policy: "minute";q=120;w=60, RateLimit: "minute";r=119;t=42), which rate-limits.structured-fields-agree then judges against RateLimit-Limit, -Remaining and -Reset; if they follow an earlier revision (RateLimit-Policy: 120;w=60), set fields to null and they are not judged`,
+  );
+  return { rate_limits: { fields: 'ietf-draft-10' } };
 }
 
 function describe(info: Schema | undefined): string {

@@ -29,18 +29,23 @@ const MEMBER_CLAUSES: Record<string, ClauseId> = {
 
 const TYPE_CLAUSES: Record<string, ClauseId> = { prompt: 'AV-PROMPT', photo: 'AV-PHOTO', props: 'AV-PROPS' };
 
-/** The clause of the kind of request: an avatar's by its type. */
-function kindClause(request: GeneratedRequest): ClauseId | DecisionId {
+/**
+ * The clause of the kind of request: an avatar's by its type. The source has no rule of
+ * its own for the video request's members (the contract's is ND-VIDEO-REQUEST); outside
+ * the contract a video create is judged by the clause of the key it went out on, which
+ * has no credits: refused, never taken.
+ */
+function kindClause(request: GeneratedRequest, contract: boolean): ClauseId | DecisionId {
   if (request.operation === 'get-avatar') return 'AV-GET';
   if (request.operation === 'get-video') return 'VID-GET';
-  if (request.operation === 'create-video') return 'ND-VIDEO-REQUEST';
+  if (request.operation === 'create-video') return contract ? 'ND-VIDEO-REQUEST' : 'CR-402';
   return TYPE_CLAUSES[String(bodyOf(request)?.type)] ?? 'AV-TYPES';
 }
 
 /** The clause a refusal is about: the broken member's where it has one, else the kind's. */
-function memberClause(request: GeneratedRequest): ClauseId | DecisionId {
-  if (request.operation === 'create-avatar' && request.member) return MEMBER_CLAUSES[request.member.split('.')[0] ?? ''] ?? kindClause(request);
-  return kindClause(request);
+function memberClause(request: GeneratedRequest, contract: boolean): ClauseId | DecisionId {
+  if (request.operation === 'create-avatar' && request.member) return MEMBER_CLAUSES[request.member.split('.')[0] ?? ''] ?? kindClause(request, contract);
+  return kindClause(request, contract);
 }
 
 function bodyOf(request: GeneratedRequest): Record<string, unknown> | undefined {
@@ -54,7 +59,7 @@ function bodyOf(request: GeneratedRequest): Record<string, unknown> | undefined 
 
 export function judge(ctx: CheckContext, request: GeneratedRequest, exchange: Exchange): Judgement | undefined {
   if (exchange.status >= 500) {
-    return { clause: kindClause(request), message: `a generated request got ${exchange.status}: the server failed on input a client can send`, expected: 'a 4xx answer', received: describe(exchange), fix: 'Refuse the input with a 4xx problem instead of failing on it.' };
+    return { clause: kindClause(request, ctx.contract), message: `a generated request got ${exchange.status}: the server failed on input a client can send`, expected: 'a 4xx answer', received: describe(exchange), fix: 'Refuse the input with a 4xx problem instead of failing on it.' };
   }
   if (exchange.status >= 200 && exchange.status < 300 && request.method === 'POST') {
     return { clause: 'CR-402-NO-JOB', message: 'a create on an account without credits was accepted', expected: '402, or a validation refusal', received: describe(exchange), fix: 'Reserve credits before accepting a job, and refuse when the account cannot pay.' };
@@ -69,7 +74,8 @@ export function judge(ctx: CheckContext, request: GeneratedRequest, exchange: Ex
 function sourceAnswer(ctx: CheckContext, request: GeneratedRequest, exchange: Exchange): Judgement | undefined {
   if (request.method !== 'POST' || request.expect === 'valid' || exchange.status === 402 || exchange.status === 429) return undefined;
   if (exchange.status >= 400 && exchange.status < 500) return undefined;
-  return { clause: 'ND-ERRORS', message: `a request the source's rules refuse was answered ${exchange.status}`, expected: 'a 4xx refusal', received: describe(exchange), fix: 'Refuse invalid requests with a 4xx status.' };
+  // The source's clause the request breaks, not the contract's order of answers (ND-ERRORS), which binds only the contract.
+  return { clause: memberClause(request, false), message: `a request the source's rules refuse was answered ${exchange.status}`, expected: 'a 4xx refusal', received: describe(exchange), fix: 'Refuse invalid requests with a 4xx status.' };
 }
 
 function contractAnswer(ctx: CheckContext, request: GeneratedRequest, exchange: Exchange): Judgement | undefined {
@@ -91,7 +97,7 @@ function contractAnswer(ctx: CheckContext, request: GeneratedRequest, exchange: 
       if (request.operation === 'create-video') return want(404, 'not_found', 'ND-ERRORS', 'a valid video request for an avatar this account does not have') ?? names(request, exchange, 'avatar_id', 'ND-ERRORS');
       return want(402, 'insufficient_credits', 'CR-402', 'a valid avatar request on an account without credits');
     case 'invalid': {
-      const clause = memberClause(request);
+      const clause = memberClause(request, true);
       const what = `a body that breaks ${request.member ? `"${request.member}" (${request.rule})` : 'the schema'}`;
       return want(422, 'validation_failed', clause, what) ?? (request.member ? names(request, exchange, request.member, clause, request.rule === 'additionalProperties') : undefined);
     }

@@ -6,14 +6,18 @@ export default defineCheck({
   id: 'rate-limits.structured-fields-agree',
   title: 'RateLimit-Policy and RateLimit, where sent, read as the IETF draft says and agree with RateLimit-*',
   asserts:
-    'Where the implementation sends the IETF draft\'s structured fields (revision 10), on every success and 429 that carries them: RateLimit-Policy and RateLimit are RFC 9651 Lists of Strings with Integer q (and positive w), r (and t) parameters, read by an RFC 9651 parser; and they say what RateLimit-Limit, -Remaining and -Reset say (a member of RateLimit with the trio\'s Remaining and Reset, naming a listed policy whose q is the Limit; none leaving more than its quota or resetting later than its window). Not applicable when no answer carries them: the source does not name them.',
+    'Where the implementation claims the IETF draft\'s structured fields (revision 10; rate_limits.fields: ietf-draft-10 in its profile, as this project\'s contract does) and sends them, on every success and 429 that carries them: RateLimit-Policy and RateLimit are RFC 9651 Lists of Strings with Integer q (and positive w), r (and t) parameters, read by an RFC 9651 parser; and they say what RateLimit-Limit, -Remaining and -Reset say (a member of RateLimit with the trio\'s Remaining and Reset, naming a listed policy whose q is the Limit; none leaving more than its quota or resetting later than its window). Not applicable when no answer carries them, and outside the contract and mock profiles when the implementation profile claims no such fields: the source does not name them, so a RateLimit-Policy or RateLimit in another form (an earlier draft\'s) is not this implementation\'s claim to judge.',
   clauses: [],
   decisions: ['ND-RATELIMIT-FIELDS'],
   profiles: ALL,
-  // The source's trio is what a service owes; these fields are the draft's, on top of it.
+  // The source's trio is what a service owes; these fields are the draft's, on top of it:
+  // outside the contract, a flaw in them is a warning, never the verdict.
   optionalIn: ['core', 'production', 'mock'],
   phase: 'passive',
   async run(ctx) {
+    // The contract and a mock of it claim revision 10's fields; another implementation only where its profile says so.
+    const claimed = ctx.contract || ctx.profile === 'mock' || ctx.shape.profile.rateLimits.fields === 'ietf-draft-10';
+    if (!claimed) notApplicable('the implementation profile claims no structured rate-limit fields (rate_limits.fields); RateLimit-Policy and RateLimit are not the source\'s, so whatever it sends of them is not judged');
     const answers = limitedAnswers(ctx.http.log);
     // The mock answers its examples: fixed numbers that describe no window, so only their syntax is judged.
     const agreement = ctx.profile !== 'mock';
