@@ -22,7 +22,12 @@ export interface Check {
   decisions?: readonly DecisionId[];
   /** Profiles it runs in; in any other it is reported not applicable. */
   profiles: readonly Profile[];
-  /** Profiles in which it runs but its absence does not fail the verdict. */
+  /**
+   * Profiles in which it runs and is shown but never decides the verdict: a flaw it finds
+   * is a warning, and its absence fails nothing. For what the source does not ask for; a
+   * check of a source clause that an implementation may lack the means to show is
+   * required, and not applicable where the implementation profile says it cannot.
+   */
   optionalIn?: readonly Profile[];
   needs?: readonly Need[];
   phase?: Phase;

@@ -8,7 +8,16 @@ export const PROFILES = ['core', 'contract', 'production', 'mock'] as const;
 /** Which rules are in force: the source's (core), the contract's too, production's, or a mock's. */
 export type Profile = (typeof PROFILES)[number];
 
-export type Outcome = 'passed' | 'failed' | 'skipped' | 'not_applicable';
+/**
+ * `warned`: an optional check (optional in the run's profile) that failed. It ran and its
+ * failure is shown, but it never decides the verdict: `failed` is only what does.
+ */
+export type Outcome = 'passed' | 'failed' | 'warned' | 'skipped' | 'not_applicable';
+
+/** What a check that found a flaw ends as: a failure when it can decide the verdict, a warning when it is optional. */
+export function failedOutcome(optional: boolean): 'failed' | 'warned' {
+  return optional ? 'warned' : 'failed';
+}
 
 /**
  * main: requests and the run's jobs; exhaust: a key taken over its limit; clock: what
@@ -86,10 +95,18 @@ export interface CheckResult {
   clauses: string[];
   decisions: string[];
   phase: Phase;
+  /** It must run: a required check that did not run fails the verdict. */
   required: boolean;
+  /**
+   * Optional in the run's profile: it runs and is shown, but never decides the verdict (a
+   * flaw it finds is `warned`). A check neither required nor optional (one that needs a
+   * sandbox clock) need not run, but decides the verdict when it does.
+   */
+  optional: boolean;
   outcome: Outcome;
   /** Why it was skipped or not applicable. */
   reason?: string;
+  /** What it found broken: for `failed`, and for `warned`, where it does not decide the verdict. */
   failure?: FailureReport;
   /** What held but is worth knowing, e.g. a receiver that answered slowly; never changes the outcome. */
   warnings?: string[];

@@ -15,14 +15,14 @@ import { type Deadline, deadline, LimitReached, reached, RUN_SCOPE, sleepWithin,
 import { type Exchange, Http, type KeyName, redact, UnreachableError } from './http.ts';
 import { Shape } from './implementation/shape.ts';
 import { resolveOptions, type ResolvedOptions, type RunOptions } from './options.ts';
-import { CheckFailure, CheckSkip, PrerequisiteError, type Phase } from './outcome.ts';
+import { CheckFailure, CheckSkip, failedOutcome, PrerequisiteError, type Phase } from './outcome.ts';
 import { windowFor } from './observe/rate-limit-headers.ts';
 import { timeline } from './observe/timeline.ts';
 import { preflight } from './preflight.ts';
 import { WebhookReceiver } from './receiver/server.ts';
 import { aborted, buildReport, reportedFailure } from './report/build.ts';
 import type { AbortKind, CheckResult, Report } from './report/model.ts';
-import { areaOf, isRequired, selectChecks, startsJobs } from './selection.ts';
+import { areaOf, isOptional, isRequired, selectChecks, startsJobs } from './selection.ts';
 import { CheckStalls, StallMeter } from './stalls.ts';
 import { World } from './world.ts';
 
@@ -296,6 +296,7 @@ function resultOf(check: Check, options: ResolvedOptions): Omit<CheckResult, 'ou
     decisions: [...(check.decisions ?? [])],
     phase: check.phase ?? 'main',
     required: isRequired(check, options),
+    optional: isOptional(check, options),
   };
 }
 
@@ -323,11 +324,11 @@ async function runOne(check: Check, ctx: CheckContext, options: ResolvedOptions,
   } catch (error) {
     // Not run to its end: reported as not run, with the limit and the wait it was in.
     if (error instanceof LimitReached) return done({ outcome: 'skipped', reason: error.scope === check.id ? `reached its limit of ${error.limitSeconds} s${error.waitingFor ? `, ${error.waitingFor}` : ''}` : error.message });
-    if (error instanceof CheckFailure) return done({ outcome: 'failed', failure: reportedFailure(error.detail, secrets) });
+    if (error instanceof CheckFailure) return done({ outcome: failedOutcome(base.optional), failure: reportedFailure(error.detail, secrets) });
     if (error instanceof CheckSkip) return done({ outcome: error.outcome, reason: error.message });
     if (error instanceof PrerequisiteError) return done({ outcome: 'skipped', reason: `prerequisite: ${error.message}` });
     const message = error instanceof UnreachableError ? `the service stopped answering: ${error.message}` : `the check could not complete: ${error instanceof Error ? error.message : String(error)}`;
-    return done({ outcome: 'failed', failure: { clause: check.clauses[0] ?? check.decisions?.[0] ?? '', message: redact(message, secrets), exchanges: [] } });
+    return done({ outcome: failedOutcome(base.optional), failure: { clause: check.clauses[0] ?? check.decisions?.[0] ?? '', message: redact(message, secrets), exchanges: [] } });
   } finally {
     signal.removeEventListener('abort', stop);
   }

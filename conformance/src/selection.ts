@@ -12,6 +12,15 @@ export function isRequired(check: Check, options: Pick<ResolvedOptions, 'profile
   return check.profiles.includes(options.profile) && !(check.optionalIn ?? []).includes(options.profile) && !(check.needs ?? []).includes('clock');
 }
 
+/**
+ * Optional checks run and are shown, but never decide the verdict: a flaw one finds is a
+ * warning. They judge what the source does not ask for (this project's decisions beyond
+ * it), so a correct implementation of the source can never fail on one.
+ */
+export function isOptional(check: Check, options: Pick<ResolvedOptions, 'profile'>): boolean {
+  return check.profiles.includes(options.profile) && (check.optionalIn ?? []).includes(options.profile);
+}
+
 export function areaOf(check: Check): string {
   return check.id.split('.')[0] ?? check.id;
 }

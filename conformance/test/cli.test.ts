@@ -239,7 +239,7 @@ describe('conformance CLI', () => {
       expect(result.code).toBe(2);
       const lines = result.stderr.trim().split('\n');
       expect(lines).toHaveLength(3);
-      expect(lines[0]).toMatch(/^usage: --second-key \(or CONFORMANCE_SECOND_KEY\) is missing: a key of another account, needed by 1 required check of the core profile \(auth\.other-account-hidden\); --skip second-key leaves it out$/);
+      expect(lines[0]).toMatch(/^usage: --second-key \(or CONFORMANCE_SECOND_KEY\) is missing: a key of another account, needed by 2 required checks of the core profile \(auth\.other-account-hidden, credits\.account-charged\); --skip second-key leaves them out$/);
       expect(lines[1]).toMatch(/^usage: --empty-key \(or CONFORMANCE_EMPTY_KEY\) is missing: .*needed by \d+ required checks of the core profile/);
       expect(lines[2]).toMatch(/^usage: --signing-secret \(or CONFORMANCE_SIGNING_SECRET\) is missing: .*webhooks\.signature.*--skip receiver leaves them out$/);
       expect(result.stdout.trim()).toBe('0 passed, 0 failed, 0 skipped');
@@ -257,7 +257,7 @@ describe('conformance CLI', () => {
     expect(result.code, result.stdout + result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^Conformance run: http:\/\/127\.0\.0\.1:\d+, profile core, 1 check, implementation profile: this project's API \(the default\), ends within \d+ s$/m);
     // Every mark a result line can start with is explained before the first one.
-    for (const [mark, meaning] of [['✓', 'passed'], ['✗', 'failed'], ['-', 'skipped'], ['·', 'not applicable'], ['[optional]', 'does not decide the verdict']]) expect(result.stdout).toContain(`${mark} ${meaning}`);
+    for (const [mark, meaning] of [['✓', 'passed'], ['✗', 'failed'], ['-', 'skipped'], ['·', 'not applicable'], ['!', 'warning'], ['[optional]', 'runs and is shown, but never decides the verdict']]) expect(result.stdout).toContain(`${mark} ${meaning}`);
     expect(result.stdout).toMatch(/^PASS: profile core, \d+ requests?, 0 webhooks received, /m);
     expect(result.last).toBe('1 passed, 0 failed, 0 skipped');
     expect(markdown).not.toContain('Contract decisions');
@@ -265,7 +265,7 @@ describe('conformance CLI', () => {
     expect(markdown).not.toContain("this project's contract");
     for (const column of ['clause', 'observe', 'rule', 'checks', 'result']) expect(markdown).toContain(`- **${column}**: `);
     expect(markdown).toMatch(/\*\*B\*\*: a client over HTTP.*\*\*W\*\*: .*\*\*C\*\*: /);
-    for (const icon of ['✅ passed', '❌ failed', '⚠️ skipped', '· n/a', '❗ no check', '🧩 client']) expect(markdown).toContain(`${icon}: `);
+    for (const icon of ['✅ passed', '❌ failed', '⚠️ warning', '⏭️ skipped', '· n/a', '❗ no check', '🧩 client']) expect(markdown).toContain(`${icon}: `);
     expect(markdown).toContain('1 passed, 0 failed, 0 skipped, ');
   }, 60_000);
 

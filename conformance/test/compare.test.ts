@@ -20,7 +20,7 @@ function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: st
   });
 }
 
-type Outcome = 'passed' | 'failed' | 'skipped' | 'not_applicable';
+type Outcome = 'passed' | 'failed' | 'warned' | 'skipped' | 'not_applicable';
 function report(verdict: 'pass' | 'fail', outcomes: Record<string, Outcome>, optional: string[] = []) {
   return {
     tool: 'avatar-api-conformance',
@@ -68,6 +68,24 @@ describe('compare', () => {
     expect(disappeared.map((c) => c.id)).toEqual(['webhooks.signature']);
     // A required check that passed and no longer runs, or is gone, is a regression even when the verdict still passes.
     expect(regressions).toEqual(['auth.key-required is required and no longer runs (was passed)', 'webhooks.signature passed before and is no longer in the report']);
+  });
+
+  it('when an optional check newly warns, then it is listed as newly warned, is no regression, and the exit code is 0', async () => {
+    const [before, after] = files(report('pass', BASELINE, ['idempotency.retry-creates-once']), report('pass', { ...BASELINE, 'idempotency.retry-creates-once': 'warned' }, ['idempotency.retry-creates-once']));
+
+    const result = await cli(['compare', before!, after!]);
+
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Newly warned (no regression: optional, it does not decide the verdict) (1):\n  idempotency.retry-creates-once [optional]: skipped -> warned');
+    expect(result.stdout).not.toContain('Newly failing');
+    expect(result.stdout).toContain('No regression.');
+  });
+
+  it('when a check that warned now fails, then it is newly failing and a regression', () => {
+    const comparison = compareReports(report('pass', { ...BASELINE, 'credits.cost': 'warned' }) as never, report('fail', { ...BASELINE, 'credits.cost': 'failed' }) as never);
+
+    expect(comparison.newlyWarned).toEqual([]);
+    expect(comparison.regressions).toContain('credits.cost now fails (was warned)');
   });
 
   it('when a file is missing or not a report, then it is a one-line usage error with exit 2', () => {

@@ -136,7 +136,7 @@ export async function proxyCommand(args: string[], io: ProxyIo): Promise<number>
   const color = io.color && !values['no-color'];
   report.results.forEach((result, i) => {
     io.out(`${resultLine(result, color, `${String(i + 1).padStart(String(report.results.length).length)}/${report.results.length}`)}\n`);
-    if (result.outcome === 'failed' || result.outcome === 'not_applicable') io.out(detail(result, color));
+    if (result.outcome === 'failed' || result.outcome === 'warned' || result.outcome === 'not_applicable') io.out(detail(result, color));
   });
   writeReports(report, values, io.err);
   io.out(summary(report, color));

@@ -6,7 +6,7 @@ import { redact } from '../http.ts';
 import type { Shape } from '../implementation/shape.ts';
 import { windowFor } from '../observe/rate-limit-headers.ts';
 import { CheckFailure, CheckSkip, type CheckResult } from '../outcome.ts';
-import { clauseMatrix, reportedFailure, TOOL, VERSION } from '../report/build.ts';
+import { clauseMatrix, countsOf, reportedFailure, TOOL, VERSION, verdictOf } from '../report/build.ts';
 import { EXIT_CODES, type Report } from '../report/model.ts';
 import type { ProxyCheck, ProxyContext } from './check.ts';
 import { PROXY_CHECKS } from './index.ts';
@@ -39,12 +39,11 @@ export function judgeTraffic(options: JudgeOptions): Report {
   const secrets = [...options.traffic.tokens, ...(options.signingSecret ? [options.signingSecret] : [])];
   const results = (options.checks ?? PROXY_CHECKS).map((check) => judgeOne(check, ctx, secrets, now));
   const finishedAt = now();
-  const count = (outcome: CheckResult['outcome']) => results.filter((r) => r.outcome === outcome).length;
-  const failed = count('failed');
+  const counts = countsOf(results);
   // A run in which no check had traffic to judge proves nothing of either party: it fails,
   // as a service run fails when a required check never ran.
-  const judged = failed + count('passed');
-  const verdict = failed === 0 && judged > 0 ? 'pass' : 'fail';
+  const judged = counts.failed + counts.warned + counts.passed;
+  const verdict = judged > 0 ? verdictOf(counts) : 'fail';
   return {
     tool: TOOL,
     version: VERSION,
@@ -58,7 +57,7 @@ export function judgeTraffic(options: JudgeOptions): Report {
     durationMs: finishedAt - options.startedAt,
     verdict,
     exitCode: EXIT_CODES[verdict],
-    counts: { passed: count('passed'), failed, skipped: count('skipped'), notApplicable: count('not_applicable'), requiredNotRun: 0 },
+    counts,
     results,
     clauses: clauseMatrix(results, options.checks ?? PROXY_CHECKS).filter((row) => row.checks.length > 0),
     requests: options.traffic.exchanges.length,
@@ -76,6 +75,7 @@ function judgeOne(check: ProxyCheck, ctx: ProxyContext, secrets: string[], now: 
     decisions: [],
     phase: 'passive',
     required: true,
+    optional: false,
     ...rest,
     durationMs: now() - started,
   });

@@ -9,7 +9,7 @@ import { redact } from '../http.ts';
 import { CONTRACT_PROFILE, type ImplementationProfile } from '../implementation/profile.ts';
 import type { ProgressEvent } from '../options.ts';
 import { CheckFailure, CheckSkip, type CheckResult } from '../outcome.ts';
-import { clauseMatrix, reportedFailure, TOOL, VERSION } from '../report/build.ts';
+import { clauseMatrix, countsOf, reportedFailure, TOOL, VERSION, verdictOf } from '../report/build.ts';
 import { EXIT_CODES, type AbortKind, type Report } from '../report/model.ts';
 import type { ReceiverCheck, ReceiverContext } from './check.ts';
 import { EventFactory } from './events.ts';
@@ -167,6 +167,7 @@ async function runOne(check: ReceiverCheck, ctx: ReceiverContext, budgetMs: numb
     decisions: [...(check.decisions ?? [])],
     phase: 'main',
     required: true,
+    optional: false,
     ...rest,
     durationMs: now() - started,
   });
@@ -194,10 +195,8 @@ function receiverReport(
   abort?: { kind: AbortKind; message: string },
 ): Report {
   const finishedAt = base.now();
-  const count = (outcome: CheckResult['outcome']) => results.filter((r) => r.outcome === outcome).length;
-  const requiredNotRun = results.filter((r) => r.required && r.outcome === 'skipped').length;
-  const failed = count('failed');
-  const verdict = abort ? 'aborted' : failed === 0 && requiredNotRun === 0 ? 'pass' : 'fail';
+  const counts = countsOf(results);
+  const verdict = abort ? 'aborted' : verdictOf(counts);
   return {
     tool: TOOL,
     version: VERSION,
@@ -213,7 +212,7 @@ function receiverReport(
     verdict,
     exitCode: abort ? EXIT_CODES[abort.kind] : EXIT_CODES[verdict as 'pass' | 'fail'],
     ...(abort ? { abort } : {}),
-    counts: { passed: count('passed'), failed, skipped: count('skipped'), notApplicable: count('not_applicable'), requiredNotRun },
+    counts,
     results,
     // Only the clauses a receiver is held to: the service's are another run's.
     clauses: clauseMatrix(results, RECEIVER_CHECKS).filter((row) => row.checks.length > 0),

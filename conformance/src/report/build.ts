@@ -5,12 +5,35 @@ import { CLAUSES, DECISIONS } from '../clauses.ts';
 import { excerpt, redact } from '../http.ts';
 import type { ResolvedOptions } from '../options.ts';
 import type { FailureDetail, FailureReport } from '../outcome.ts';
-import { EXIT_CODES, type AbortKind, type CheckResult, type ClauseRow, type Report } from './model.ts';
+import { EXIT_CODES, type AbortKind, type CheckResult, type ClauseRow, type Counts, type Report } from './model.ts';
 
 export const TOOL = 'avatar-api-conformance';
 export const VERSION = '1.0.0';
 
-const SEVERITY = { failed: 4, skipped: 3, passed: 2, not_applicable: 1 } as const;
+// A warning is worse than a check that did not run (it saw the clause broken) and better
+// than a failure (it decides nothing).
+const SEVERITY = { failed: 5, warned: 4, skipped: 3, passed: 2, not_applicable: 1 } as const;
+
+/** What a run's results count, as every report states them (a service run, a receiver's, the proxy's). */
+export function countsOf(results: readonly CheckResult[]): Counts {
+  const count = (outcome: CheckResult['outcome']) => results.filter((r) => r.outcome === outcome).length;
+  return {
+    passed: count('passed'),
+    failed: count('failed'),
+    warned: count('warned'),
+    skipped: count('skipped'),
+    notApplicable: count('not_applicable'),
+    requiredNotRun: results.filter((r) => r.required && r.outcome === 'skipped').length,
+  };
+}
+
+/**
+ * The verdict: a failure fails it, and so does a required check that did not run; a
+ * warning (an optional check's flaw) never does.
+ */
+export function verdictOf(counts: Counts): 'pass' | 'fail' {
+  return counts.failed === 0 && counts.requiredNotRun === 0 ? 'pass' : 'fail';
+}
 
 export function clauseMatrix(results: readonly CheckResult[], registry: readonly { id: string; clauses: readonly string[] }[] = CHECKS): ClauseRow[] {
   const byId = new Map(results.map((result) => [result.id, result]));
@@ -24,7 +47,7 @@ export function clauseMatrix(results: readonly CheckResult[], registry: readonly
       // A failure that names a contract decision rather than one of the check's clauses
       // leaves all of them broken, as it always did.
       const own = result.failure?.clause !== undefined && result.clauses.includes(result.failure.clause);
-      if (result.outcome === 'failed' && own && result.failure!.clause !== clause.id) return [{ ...result, outcome: 'skipped' as const, required: false }];
+      if ((result.outcome === 'failed' || result.outcome === 'warned') && own && result.failure!.clause !== clause.id) return [{ ...result, outcome: 'skipped' as const, required: false }];
       return [result];
     });
     // An optional check that did not run (e.g. one that needs a sandbox clock) leaves the
@@ -72,15 +95,13 @@ function timing(options: ResolvedOptions, startedAt: number) {
 }
 
 export function buildReport(options: ResolvedOptions, startedAt: number, results: CheckResult[], requests: number, deliveries: number, bound?: Report['bound'], more: Pick<Report, 'budget' | 'observations'> = {}): Report {
-  const count = (outcome: CheckResult['outcome']) => results.filter((r) => r.outcome === outcome).length;
-  const requiredNotRun = results.filter((r) => r.required && r.outcome === 'skipped').length;
-  const failed = count('failed');
-  const verdict = failed === 0 && requiredNotRun === 0 ? 'pass' : 'fail';
+  const counts = countsOf(results);
+  const verdict = verdictOf(counts);
   return {
     ...timing(options, startedAt),
     verdict,
     exitCode: EXIT_CODES[verdict],
-    counts: { passed: count('passed'), failed, skipped: count('skipped'), notApplicable: count('not_applicable'), requiredNotRun },
+    counts,
     results,
     clauses: clauseMatrix(results),
     requests,
@@ -102,7 +123,7 @@ export function aborted(options: ResolvedOptions, startedAt: number, kind: Abort
     verdict: 'aborted',
     exitCode: EXIT_CODES[kind],
     abort: { kind, message },
-    counts: { passed: 0, failed: 0, skipped: 0, notApplicable: 0, requiredNotRun: 0 },
+    counts: countsOf([]),
     results: [],
     clauses: clauseMatrix([]),
     requests,

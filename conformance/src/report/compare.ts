@@ -1,7 +1,9 @@
 // `compare <before.json> <after.json>`: what changed between two runs' JSON reports, for
 // CI baselines. A regression is a check that newly fails, a required check that passed
 // and now did not run or is gone, or a run that passed and now does not; the command
-// exits 1 on one, 0 otherwise, and 2 when a file is not a report it can read.
+// exits 1 on one, 0 otherwise, and 2 when a file is not a report it can read. A check
+// newly warned (an optional check that found a flaw) is listed, and is no regression:
+// it does not decide the verdict either.
 import { readFileSync } from 'node:fs';
 import { EXIT_CODES, type Report } from './model.ts';
 import { counted } from './text.ts';
@@ -15,6 +17,7 @@ export interface ReportChange {
 
 export interface Comparison {
   newlyFailing: ReportChange[];
+  newlyWarned: ReportChange[];
   newlyPassing: ReportChange[];
   newlySkipped: ReportChange[];
   appeared: ReportChange[];
@@ -32,6 +35,7 @@ export function compareReports(before: Compared, after: Compared): Comparison {
   const change = (id: string): ReportChange => ({ id, before: earlier.get(id)?.outcome, after: later.get(id)?.outcome, required: Boolean(later.get(id)?.required ?? earlier.get(id)?.required) });
   const both = after.results.filter((r) => earlier.has(r.id)).map((r) => change(r.id));
   const newlyFailing = both.filter((c) => c.after === 'failed' && c.before !== 'failed');
+  const newlyWarned = both.filter((c) => c.after === 'warned' && c.before !== 'warned');
   const newlyPassing = both.filter((c) => c.after === 'passed' && c.before !== 'passed');
   const newlySkipped = both.filter((c) => c.after === 'skipped' && c.before !== 'skipped');
   const appeared = after.results.filter((r) => !earlier.has(r.id)).map((r) => change(r.id));
@@ -43,7 +47,7 @@ export function compareReports(before: Compared, after: Compared): Comparison {
     ...disappeared.filter((c) => c.required && c.before === 'passed').map((c) => `${c.id} passed before and is no longer in the report`),
     ...(before.verdict === 'pass' && after.verdict !== 'pass' ? [`the verdict went from pass to ${after.verdict}`] : []),
   ];
-  return { newlyFailing, newlyPassing, newlySkipped, appeared, disappeared, verdict: { before: before.verdict, after: after.verdict }, regressions };
+  return { newlyFailing, newlyWarned, newlyPassing, newlySkipped, appeared, disappeared, verdict: { before: before.verdict, after: after.verdict }, regressions };
 }
 
 export function describeComparison(comparison: Comparison, names: { before: string; after: string }): string {
@@ -53,11 +57,12 @@ export function describeComparison(comparison: Comparison, names: { before: stri
     lines.push(`${title} (${changes.length}):`, ...changes.map((c) => `  ${c.id}${c.required ? '' : ' [optional]'}: ${show(c)}`));
   };
   section('Newly failing', comparison.newlyFailing, (c) => `${c.before} -> failed`);
+  section('Newly warned (no regression: optional, it does not decide the verdict)', comparison.newlyWarned, (c) => `${c.before} -> warned`);
   section('Newly skipped', comparison.newlySkipped, (c) => `${c.before} -> skipped`);
   section('Newly passing', comparison.newlyPassing, (c) => `${c.before} -> passed`);
   section('Appeared', comparison.appeared, (c) => `new, ${c.after}`);
   section('Disappeared', comparison.disappeared, (c) => `was ${c.before}`);
-  const changed = comparison.newlyFailing.length + comparison.newlySkipped.length + comparison.newlyPassing.length + comparison.appeared.length + comparison.disappeared.length;
+  const changed = comparison.newlyFailing.length + comparison.newlyWarned.length + comparison.newlySkipped.length + comparison.newlyPassing.length + comparison.appeared.length + comparison.disappeared.length;
   if (changed === 0) lines.push('No check changed its outcome.');
   lines.push(comparison.regressions.length ? `REGRESSION: ${counted(comparison.regressions.length, 'regression')}: ${comparison.regressions.join('; ')}` : 'No regression.');
   return `${lines.join('\n')}\n`;
@@ -66,7 +71,8 @@ export function describeComparison(comparison: Comparison, names: { before: stri
 const HELP = (command: string) => `Usage: ${command} compare <before.json> <after.json>
 
 Prints what changed between two reports written by --report-json (of the same kind of
-run): checks that newly fail, newly skipped, newly pass, appeared or disappeared.
+run): checks that newly fail, newly warned, newly skipped, newly pass, appeared or
+disappeared. A newly warned check (an optional one that found a flaw) is no regression.
 
 Exit codes: 0 no regression; 1 a regression: a check newly fails, a required check
 that passed no longer runs or is gone, or the verdict went from pass to fail or

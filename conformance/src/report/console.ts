@@ -13,7 +13,7 @@ export interface ConsoleOptions {
 }
 
 const MARK = CONSOLE_MARKS;
-const COLOR = { passed: 32, failed: 31, skipped: 33, not_applicable: 90 } as const;
+const COLOR = { passed: 32, failed: 31, warned: 35, skipped: 33, not_applicable: 90 } as const;
 
 export function paint(enabled: boolean, code: number, text: string): string {
   return enabled ? `\u001b[${code}m${text}\u001b[0m` : text;
@@ -39,7 +39,7 @@ export function consoleProgress(options: ConsoleOptions): (event: ProgressEvent)
     } else if (event.type === 'check-end') {
       done++;
       stream.write(`${resultLine(event.result, color, `${String(done).padStart(String(total).length)}/${total}`)}\n`);
-      if (event.result.outcome === 'failed' || (verbose && event.result.reason)) stream.write(detail(event.result, color));
+      if (event.result.outcome === 'failed' || event.result.outcome === 'warned' || (verbose && event.result.reason)) stream.write(detail(event.result, color));
       if (event.result.warnings) stream.write(warningLines(event.result, color));
     }
   };
@@ -48,7 +48,7 @@ export function consoleProgress(options: ConsoleOptions): (event: ProgressEvent)
 export function resultLine(result: CheckResult, color: boolean, prefix = ''): string {
   const mark = paint(color, COLOR[result.outcome], MARK[result.outcome]);
   const seconds = result.durationMs >= 100 ? paint(color, 90, ` (${(result.durationMs / 1000).toFixed(1)} s)`) : '';
-  const optional = result.required || result.outcome === 'not_applicable' ? '' : paint(color, 90, ' [optional]');
+  const optional = result.optional && result.outcome !== 'not_applicable' ? paint(color, 90, ' [optional]') : '';
   return `${prefix ? `${prefix} ` : ''}${mark} ${result.id}  ${result.title}${optional}${seconds}`;
 }
 
@@ -57,7 +57,8 @@ export function detail(result: CheckResult, color: boolean): string {
   if (result.reason) lines.push(`${result.outcome === 'skipped' ? 'skipped' : 'not applicable'}: ${result.reason}`);
   const failure = result.failure;
   if (failure) {
-    lines.push(paint(color, 31, `${failure.clause}: ${failure.message}`));
+    // A warning says so before its clause, so that it never reads as the failure that failed the run.
+    lines.push(result.outcome === 'warned' ? paint(color, COLOR.warned, `warning, does not decide the verdict: ${failure.clause}: ${failure.message}`) : paint(color, 31, `${failure.clause}: ${failure.message}`));
     if (failure.expected !== undefined) lines.push(`expected: ${failure.expected}`);
     if (failure.received !== undefined) lines.push(`received: ${failure.received}`);
     if (failure.fix) lines.push(`fix: ${failure.fix}`);
@@ -71,7 +72,11 @@ export function warningLines(result: CheckResult, color: boolean): string {
   return (result.warnings ?? []).map((warning) => `      ${paint(color, 33, `! ${warning}`)}\n`).join('');
 }
 
-/** The closing lines; the very last one is always `N passed, N failed, N skipped`. */
+/**
+ * The closing lines; the very last one is always `N passed, N failed, N skipped`, failed
+ * being the failures that decide the verdict: warnings and not-applicable checks are
+ * counted on the line before.
+ */
 export function summary(report: Report, color: boolean): string {
   const lines: string[] = [''];
   if (report.abort) {
@@ -79,6 +84,8 @@ export function summary(report: Report, color: boolean): string {
   } else {
     const failed = report.results.filter((r) => r.outcome === 'failed');
     if (failed.length > 0) lines.push(paint(color, 31, `Failed: ${failed.map((r) => `${r.id} (${r.failure?.clause ?? r.clauses.join(', ')})`).join(', ')}`));
+    const warned = report.results.filter((r) => r.outcome === 'warned');
+    if (warned.length > 0) lines.push(paint(color, COLOR.warned, `Warnings (optional checks; they do not decide the verdict): ${warned.map((r) => `${r.id} (${r.failure?.clause ?? r.clauses.join(', ')})`).join(', ')}`));
     const notRun = report.results.filter((r) => r.required && r.outcome === 'skipped');
     // One line each: joined, seventeen reasons made one line no terminal could show.
     if (notRun.length > 0) lines.push(paint(color, 33, `Required but not run (the verdict fails): ${counted(notRun.length, 'check')}`), ...notRun.map((r) => paint(color, 33, `  ${r.id}: ${r.reason}`)));
@@ -88,16 +95,17 @@ export function summary(report: Report, color: boolean): string {
     if (spent) lines.push(`Spent: ${describeSpent(spent)}; the run stated ${report.budget!.planned.credits ?? '?'} at most${report.budget!.maxCredits === undefined ? '' : `, --max-credits ${report.budget!.maxCredits}`}.`);
     if (report.bound?.reached) lines.push(paint(color, 33, `The run reached its bound of ${report.bound.seconds} s: the checks it had not finished are reported not run.`));
     if (report.subject === 'proxy' && report.counts.passed + report.counts.failed === 0) lines.push(paint(color, 33, 'No check had traffic to judge: point a client at the proxy and let it create, poll and download (the reasons are above).'));
-    const warned = report.results.filter((r) => r.warnings?.length).length;
+    const noted = report.results.filter((r) => r.warnings?.length).length;
     const what =
       report.subject === 'receiver'
-        ? `receiver ${report.baseUrl}, ${counted(report.deliveries, 'delivery', 'deliveries')} sent${warned ? `, ${counted(warned, 'check')} with warnings` : ''}`
+        ? `receiver ${report.baseUrl}, ${counted(report.deliveries, 'delivery', 'deliveries')} sent${noted ? `, ${counted(noted, 'check')} with warnings` : ''}`
         : report.subject === 'proxy'
           ? `traffic to ${report.baseUrl}, ${counted(report.requests, 'request')} and ${counted(report.deliveries, 'webhook')} seen`
           : `profile ${report.profile}, ${counted(report.requests, 'request')}, ${counted(report.deliveries, 'webhook')} received`;
     lines.push(
       `${report.verdict === 'pass' ? paint(color, 32, 'PASS') : paint(color, 31, 'FAIL')}: ${what}, ${(report.durationMs / 1000).toFixed(1)} s${report.bound ? ` of ${report.bound.seconds} s at most` : ''}` +
-        (report.counts.notApplicable ? `, ${counted(report.counts.notApplicable, 'check')} not applicable to ${report.subject === 'proxy' ? 'the traffic seen' : 'this profile'}` : ''),
+        (report.counts.notApplicable ? `, ${counted(report.counts.notApplicable, 'check')} not applicable to ${report.subject === 'proxy' ? 'the traffic seen' : 'this profile'}` : '') +
+        (report.counts.warned ? `, ${counted(report.counts.warned, 'warning')} (optional checks that do not decide the verdict)` : ''),
     );
   }
   lines.push(`${report.counts.passed} passed, ${report.counts.failed} failed, ${report.counts.skipped} skipped`);

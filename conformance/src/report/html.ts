@@ -6,11 +6,12 @@
 import { describeSpent } from '../budget.ts';
 import type { JobSeen, Observations, RemainingSeen, WebhookAttemptsSeen } from '../observe/timeline.ts';
 import type { CheckResult, Report } from './model.ts';
-import { counted, MARKDOWN_RESULTS } from './text.ts';
+import { counted, MARKDOWN_RESULTS, OPTIONAL_MEANS } from './text.ts';
 
 const COLORS: Record<string, string> = {
   passed: '#2e7d32',
   failed: '#c62828',
+  warned: '#ad1457',
   skipped: '#ef6c00',
   not_applicable: '#9e9e9e',
   uncovered: '#6a1b9a',
@@ -20,6 +21,7 @@ const COLORS: Record<string, string> = {
 const OUTCOME_WORDS: Record<string, string> = {
   passed: 'passed',
   failed: 'failed',
+  warned: 'warning (optional: does not decide the verdict)',
   skipped: 'skipped',
   not_applicable: 'not applicable',
   uncovered: 'no check could see it',
@@ -75,7 +77,8 @@ function summaryHtml(report: Report): string {
   const lines = [
     `<p><span class="verdict ${report.verdict}" data-verdict="${report.verdict}">${report.verdict.toUpperCase()}</span> profile <b>${esc(report.profile)}</b>, implementation profile <b>${esc(report.implementation)}</b></p>`,
     `<p>${esc(report.startedAt)}, ${(report.durationMs / 1000).toFixed(1)} s${report.bound ? ` of at most ${report.bound.seconds} s${report.bound.reached ? ' (bound reached: checks not finished by then are reported not run)' : ''}` : ''}, ${esc(counted(report.requests, 'request'))}, ${esc(counted(report.deliveries, 'webhook'))} received.</p>`,
-    `<p>${report.counts.passed} passed, ${report.counts.failed} failed, ${report.counts.skipped} skipped, ${report.counts.notApplicable} not applicable${report.counts.requiredNotRun ? `; ${report.counts.requiredNotRun} required not run` : ''}.</p>`,
+    `<p>${report.counts.passed} passed, ${report.counts.failed} failed, ${report.counts.skipped} skipped, ${report.counts.notApplicable} not applicable${report.counts.requiredNotRun ? `; ${report.counts.requiredNotRun} required not run` : ''}${report.counts.warned ? `; <span id="warnings" style="color:${COLORS.warned}">${esc(counted(report.counts.warned, 'warning'))}</span> (optional checks that found a flaw: they do not decide the verdict)` : ''}.</p>`,
+    `<p class="muted">[optional]: ${esc(OPTIONAL_MEANS)}.</p>`,
   ];
   if (report.abort) lines.push(`<p><b>${esc(report.abort.kind)}</b>: ${esc(maskSecrets(report.abort.message))}</p>`);
   if (report.budget) {
@@ -106,7 +109,7 @@ function matrixHtml(report: Report): string {
   });
   const unseen = report.clauses.filter((row) => row.outcome === 'uncovered').length;
   return [
-    legend(['passed', 'failed', 'skipped', 'not_applicable', 'uncovered', 'client']),
+    legend(['passed', 'failed', 'warned', 'skipped', 'not_applicable', 'uncovered', 'client']),
     `<p class="muted">Each row a clause of the service interface, each column a check; a coloured cell says the check proves the clause and how it came out. ${Object.entries(MARKDOWN_RESULTS).map(([key, { means }]) => `${esc(OUTCOME_WORDS[key] ?? key)}: ${esc(means)}`).join('; ')}. ${unseen ? `${counted(unseen, 'clause')} a client could see ${unseen === 1 ? 'has' : 'have'} no check.` : ''}</p>`,
     `<div style="overflow-x:auto"><table class="matrix" id="clause-matrix"><thead>${head}</thead><tbody>${rows.join('\n')}</tbody></table></div>`,
   ].join('\n');
@@ -127,7 +130,7 @@ function checksHtml(report: Report): string {
       if (f.exchanges.length) detail.push(`<details open><summary>${counted(f.exchanges.length, 'exchange')} that show it</summary>${f.exchanges.map((ex) => `<pre class="exchange">${esc(maskSecrets(ex))}</pre>`).join('')}</details>`);
     }
     for (const warning of r.warnings ?? []) detail.push(`warning: ${esc(warning)}`);
-    return `<tr data-check="${esc(r.id)}" data-outcome="${r.outcome}"><td><b>${esc(r.id)}</b><br><span class="muted">${esc(r.title)}${r.required ? '' : ' [optional]'}</span></td><td style="color:${COLORS[r.outcome]};font-weight:600">${esc(OUTCOME_WORDS[r.outcome] ?? r.outcome)}</td><td>${esc([...r.clauses, ...r.decisions].join(', '))}</td><td>${seconds}</td><td>${detail.join('<br>')}</td></tr>`;
+    return `<tr data-check="${esc(r.id)}" data-outcome="${r.outcome}"><td><b>${esc(r.id)}</b><br><span class="muted">${esc(r.title)}${r.optional ? ' [optional]' : ''}</span></td><td style="color:${COLORS[r.outcome]};font-weight:600">${esc(OUTCOME_WORDS[r.outcome] ?? r.outcome)}</td><td>${esc([...r.clauses, ...r.decisions].join(', '))}</td><td>${seconds}</td><td>${detail.join('<br>')}</td></tr>`;
   };
   return `<table id="check-results"><thead><tr><th>check</th><th>outcome</th><th>clauses</th><th>time</th><th>why</th></tr></thead><tbody>${report.results.map(row).join('\n')}</tbody></table>`;
 }

@@ -1,9 +1,16 @@
 // JUnit XML, for CI systems that show test results: one testcase per check, grouped by
-// area; a failed check is a <failure>, a skipped or not-applicable one <skipped>.
-import type { Report } from './model.ts';
+// area; a failed check is a <failure>, a skipped or not-applicable one <skipped>. A
+// warning (an optional check's flaw) decides nothing, so it is no <failure> a CI tool
+// would count: the case passes, with a property naming the warning and its detail in
+// <system-out>.
+import type { FailureReport, Report } from './model.ts';
 
 function escape(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD]/g, '');
+}
+
+function failureText(f: FailureReport): string {
+  return [f.message, f.expected && `expected: ${f.expected}`, f.received && `received: ${f.received}`, f.fix && `fix: ${f.fix}`, ...f.exchanges].filter(Boolean).join('\n');
 }
 
 export function toJunit(report: Report): string {
@@ -22,8 +29,13 @@ export function toJunit(report: Report): string {
       if (r.outcome === 'passed') return output ? `${open}>${output}\n    </testcase>` : `${open}/>`;
       if (r.outcome === 'failed') {
         const f = r.failure!;
-        const body = [f.message, f.expected && `expected: ${f.expected}`, f.received && `received: ${f.received}`, f.fix && `fix: ${f.fix}`, ...f.exchanges].filter(Boolean).join('\n');
-        return `${open}>\n      <failure type="${escape(f.clause)}" message="${escape(`${f.clause}: ${f.message}`)}">${escape(body)}</failure>\n    </testcase>`;
+        return `${open}>\n      <failure type="${escape(f.clause)}" message="${escape(`${f.clause}: ${f.message}`)}">${escape(failureText(f))}</failure>\n    </testcase>`;
+      }
+      if (r.outcome === 'warned') {
+        const f = r.failure!;
+        const property = `\n      <properties>\n        <property name="warning" value="${escape(`${f.clause}: ${f.message}`)}"/>\n      </properties>`;
+        const text = [`warning (an optional check; it does not decide the verdict): ${f.clause}: ${failureText(f)}`, ...(r.warnings ?? []).map((w) => `warning: ${w}`)].join('\n');
+        return `${open}>${property}\n      <system-out>${escape(text)}</system-out>\n    </testcase>`;
       }
       const why = `${r.outcome === 'not_applicable' ? 'not applicable' : r.required ? 'required, not run' : 'skipped'}: ${r.reason ?? ''}`;
       return `${open}>\n      <skipped message="${escape(why)}"/>\n    </testcase>`;

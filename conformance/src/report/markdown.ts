@@ -9,10 +9,10 @@ import type { ProxyCheck } from '../proxy/check.ts';
 import { PROXY_CHECKS } from '../proxy/index.ts';
 import type { ReceiverCheck } from '../receiver-checks/check.ts';
 import { RECEIVER_CHECKS } from '../receiver-checks/index.ts';
-import { isRequired } from '../selection.ts';
+import { isOptional, isRequired } from '../selection.ts';
 import { decisionMatrix } from './build.ts';
 import type { Report } from './model.ts';
-import { counted, MARKDOWN_RESULTS, markdownClauseLegend } from './text.ts';
+import { counted, MARKDOWN_RESULTS, markdownClauseLegend, OPTIONAL_MEANS } from './text.ts';
 
 /** The profiles that judge the contract's decisions: only their reports list them. */
 const DECIDING_PROFILES: readonly string[] = ['contract', 'mock'];
@@ -32,7 +32,7 @@ export function toMarkdown(report: Report): string {
       : `Profile **${report.profile}**, implementation profile: ${report.implementation}, ${report.startedAt}, ${(report.durationMs / 1000).toFixed(1)} s, ${counted(report.requests, 'request')}. Verdict: **${report.verdict.toUpperCase()}**.`,
     '',
     ...(report.bound ? [`Bound: ${report.bound.seconds} s, stated before the first request${report.bound.reached ? '; **reached**: the checks not finished by then are reported not run' : ''}.`, ''] : []),
-    `${report.counts.passed} passed, ${report.counts.failed} failed, ${report.counts.skipped} skipped, ${report.counts.notApplicable} not applicable.`,
+    `${report.counts.passed} passed, ${report.counts.failed} failed, ${report.counts.skipped} skipped, ${report.counts.notApplicable} not applicable${report.counts.warned ? `; ${counted(report.counts.warned, 'warning')} (optional checks that found a flaw: they do not decide the verdict)` : ''}.`,
     '',
     ...(report.budget
       ? [`Budget, stated before the first request: ${report.budget.stated}${report.budget.maxCredits === undefined ? '' : ` (--max-credits ${report.budget.maxCredits})`}. Spent: ${report.budget.spent ? describeSpent(report.budget.spent) : 'not known (no balance shown, or no job started)'}.`, '']
@@ -49,21 +49,28 @@ export function toMarkdown(report: Report): string {
     lines.push('', '## Contract decisions', '', "Where the service interface leaves a choice open, this project's contract decides it; the contract profile holds an implementation to each decision through the checks named here, whose results are above and below.", '', '| decision | rule | checks |', '|---|---|---|');
     for (const row of decisionMatrix()) lines.push(`| ${row.id} | ${cell(row.rule)} | ${row.checks.map((id) => `\`${id}\``).join('<br>') || '(not observable in one run)'} |`);
   }
+  const failure = (r: (typeof report.results)[number]) => {
+    const f = r.failure!;
+    lines.push(`### ${r.id} (${f.clause})`, '', f.message, '');
+    if (f.expected) lines.push(`- expected: ${f.expected}`);
+    if (f.received) lines.push(`- received: ${f.received}`);
+    if (f.fix) lines.push(`- fix: ${f.fix}`);
+    for (const ex of f.exchanges) lines.push('', '```', ex, '```');
+    lines.push('');
+  };
   const failed = report.results.filter((r) => r.outcome === 'failed');
   if (failed.length) {
     lines.push('', '## Failures', '');
-    for (const r of failed) {
-      const f = r.failure!;
-      lines.push(`### ${r.id} (${f.clause})`, '', f.message, '');
-      if (f.expected) lines.push(`- expected: ${f.expected}`);
-      if (f.received) lines.push(`- received: ${f.received}`);
-      if (f.fix) lines.push(`- fix: ${f.fix}`);
-      for (const ex of f.exchanges) lines.push('', '```', ex, '```');
-      lines.push('');
-    }
+    failed.forEach(failure);
   }
-  const warned = report.results.filter((r) => r.warnings?.length);
-  if (warned.length) lines.push('', '## Warnings', '', ...warned.flatMap((r) => r.warnings!.map((w) => `- \`${r.id}\`: ${w}`)));
+  const warned = report.results.filter((r) => r.outcome === 'warned');
+  const noted = report.results.filter((r) => r.warnings?.length);
+  if (warned.length || noted.length) lines.push('', '## Warnings', '');
+  if (warned.length) {
+    lines.push(`An optional check ${OPTIONAL_MEANS}. What ${warned.length === 1 ? 'one' : counted(warned.length, 'optional check')} found:`, '');
+    warned.forEach(failure);
+  }
+  if (noted.length) lines.push(...noted.flatMap((r) => r.warnings!.map((w) => `- \`${r.id}\`: ${w}`)));
   const skipped = report.results.filter((r) => r.outcome === 'skipped');
   if (skipped.length) {
     lines.push('', '## Skipped', '', ...skipped.map((r) => `- \`${r.id}\`${r.required ? ' (required)' : ''}: ${r.reason}`));
@@ -114,9 +121,10 @@ export function listMatrix(checks: readonly Check[], receiverChecks: readonly Re
   }
   lines.push('', '| decision | rule | checks |', '|---|---|---|');
   for (const row of decisionMatrix()) lines.push(`| ${row.id} | ${cell(row.rule)} | ${row.checks.join(', ') || '(not observable in one run)'} |`);
+  lines.push('', `In each profile a check is required (it must run and pass), optional (it ${OPTIONAL_MEANS}) or judged if it runs (it needs a sandbox clock: not running fails nothing, a failure fails the verdict).`);
   lines.push('', '| check | phase | clauses | decisions | core | contract | production | mock |', '|---|---|---|---|---|---|---|---|');
   for (const check of checks) {
-    const mark = (profile: 'core' | 'contract' | 'production' | 'mock') => (!check.profiles.includes(profile) ? '' : isRequired(check, { profile }) ? 'required' : 'optional');
+    const mark = (profile: 'core' | 'contract' | 'production' | 'mock') => (!check.profiles.includes(profile) ? '' : isRequired(check, { profile }) ? 'required' : isOptional(check, { profile }) ? 'optional' : 'if it runs');
     lines.push(`| ${check.id} | ${check.phase ?? 'main'} | ${check.clauses.join(', ')} | ${(check.decisions ?? []).join(', ')} | ${mark('core')} | ${mark('contract')} | ${mark('production')} | ${mark('mock')} |`);
   }
   return `${lines.join('\n')}\n`;

@@ -15,6 +15,15 @@ export interface ClauseRow {
   provenBy?: string;
 }
 
+export interface Counts {
+  passed: number;
+  failed: number;
+  warned: number;
+  skipped: number;
+  notApplicable: number;
+  requiredNotRun: number;
+}
+
 export type AbortKind = 'usage' | 'unreachable' | 'rejected-key' | 'not-this-api' | 'internal';
 
 export interface Report {
@@ -38,7 +47,11 @@ export interface Report {
   exitCode: number;
   /** Set when the run could not start: a one-line diagnosis. */
   abort?: { kind: AbortKind; message: string };
-  counts: { passed: number; failed: number; skipped: number; notApplicable: number; requiredNotRun: number };
+  /**
+   * `failed`: the failures that decide the verdict; `warned`: the optional checks that found
+   * a flaw, shown but never deciding it; `requiredNotRun`: required checks among `skipped`.
+   */
+  counts: Counts;
   results: CheckResult[];
   clauses: ClauseRow[];
   requests: number;

@@ -8,11 +8,15 @@ export function counted(count: number, singular: string, plural = `${singular}s`
 }
 
 /** What the console's marks mean; every mark it prints is here. */
-export const CONSOLE_MARKS = { passed: '✓', failed: '✗', skipped: '-', not_applicable: '·' } as const;
+export const CONSOLE_MARKS = { passed: '✓', failed: '✗', warned: '!', skipped: '-', not_applicable: '·' } as const;
+
+/** What `[optional]` means, in every report that marks a check so. */
+export const OPTIONAL_MEANS = 'runs and is shown, but never decides the verdict: a flaw it finds is a warning';
 
 export function consoleLegend(): string {
   return [
-    `${CONSOLE_MARKS.passed} passed  ${CONSOLE_MARKS.failed} failed  ${CONSOLE_MARKS.skipped} skipped (did not run; a required one fails the verdict)  ${CONSOLE_MARKS.not_applicable} not applicable to this profile or implementation  [optional] does not decide the verdict`,
+    `${CONSOLE_MARKS.passed} passed  ${CONSOLE_MARKS.failed} failed  ${CONSOLE_MARKS.warned} warning (an optional check found a flaw)  ${CONSOLE_MARKS.skipped} skipped (did not run; a required one fails the verdict)  ${CONSOLE_MARKS.not_applicable} not applicable to this profile or implementation`,
+    `[optional] ${OPTIONAL_MEANS}; the verdict fails on ${CONSOLE_MARKS.failed} and on a required check that did not run, never on ${CONSOLE_MARKS.warned}`,
     'AV-…, CR-…, RL-…, WH-…: clause IDs of the service interface, and ND-…: this project\'s own decisions; --list prints each one\'s rule and what its checks assert',
   ].join('\n');
 }
@@ -21,7 +25,8 @@ export function consoleLegend(): string {
 export const MARKDOWN_RESULTS: Record<string, { icon: string; means: string }> = {
   passed: { icon: '✅ passed', means: 'every check that proves it passed' },
   failed: { icon: '❌ failed', means: 'a check broke it' },
-  skipped: { icon: '⚠️ skipped', means: 'its checks did not run (the Skipped section says why)' },
+  warned: { icon: '⚠️ warning', means: 'only an optional check saw it broken, which does not decide the verdict (the Warnings section says what it saw)' },
+  skipped: { icon: '⏭️ skipped', means: 'its checks did not run (the Skipped section says why)' },
   not_applicable: { icon: '· n/a', means: 'none of its checks was part of this run (not in this profile, or left out by --only or --skip)' },
   uncovered: { icon: '❗ no check', means: 'a client over HTTP could see it, but no check proves it' },
   client: { icon: '🧩 client', means: 'only clients and receivers can act on it; the test named under checks proves the typed client does' },

@@ -10,7 +10,7 @@ export default defineCheck({
   decisions: ['ND-ME'],
   profiles: STATEFUL,
   needs: ['second-key'],
-  optionalIn: ['core', 'production'],
+  // A source clause: judged wherever /v1/me shows a balance, not applicable where the profile says it shows none.
   async run(ctx) {
     const jobs = await ctx.world.allSettled();
     const main = balances(ctx, 'main', 'before', 'after');

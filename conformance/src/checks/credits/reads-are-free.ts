@@ -9,7 +9,7 @@ export default defineCheck({
   clauses: ['CR-READ-FREE'],
   decisions: ['ND-ME'],
   profiles: STATEFUL,
-  optionalIn: ['core', 'production'],
+  // A source clause: judged wherever /v1/me shows a balance, not applicable where the profile says it shows none.
   async run(ctx) {
     // Measured when no job of the run is moving credits any more.
     const jobs = await ctx.world.allSettled();

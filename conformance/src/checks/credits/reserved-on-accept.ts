@@ -9,8 +9,8 @@ export default defineCheck({
   clauses: ['CR-RESERVE'],
   decisions: ['ND-ME', 'ND-CREDIT-COST'],
   profiles: STATEFUL,
-  // The source does not say what /v1/me shows; without the contract it may show nothing.
-  optionalIn: ['core', 'production'],
+  // The source does not say what /v1/me shows; where the profile says it shows no balance,
+  // this source clause cannot be seen and the check is not applicable.
   async run(ctx) {
     await ctx.world.kickoff();
     const job = ctx.world.job('prompt-avatar');
