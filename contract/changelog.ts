@@ -4,7 +4,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { compareDocuments, type Change } from './compatibility.ts';
-import { ROOT, bundleAt, loadReleases, workingBundle, type Release } from './releases.ts';
+import { ROOT, loadReleases, releasedBundle, workingBundle, type Release } from './releases.ts';
 
 type Json = Record<string, unknown>;
 
@@ -19,18 +19,18 @@ export interface ChangelogSection {
 
 /**
  * One section per release, newest first, and "Unreleased" on top: the working bundle
- * against the last release. `bundleAt` reads the bundle of a release's commit.
+ * against the last release. `bundleOf` reads a release's bundle.
  */
-export function changelogSections(releases: Release[], bundleAt: (commit: string) => Json, working: Json): ChangelogSection[] {
+export function changelogSections(releases: Release[], bundleOf: (release: Release) => Json, working: Json): ChangelogSection[] {
   const last = releases.at(-1);
-  const pending = last ? compareDocuments(bundleAt(last.commit), working) : [];
+  const pending = last ? compareDocuments(bundleOf(last), working) : [];
   const intro = !last ? 'No release is recorded yet (openapi/releases.json).' : pending.length ? `Changes since ${last.version}, not yet released.` : `No changes since ${last.version}.`;
   const unreleased: ChangelogSection = { heading: 'Unreleased', intro, changes: pending };
   const released = releases.map((release, i): ChangelogSection => {
     const previous = releases[i - 1];
     const heading = `${release.version} (${release.date})`;
     if (!previous) return { heading, intro: release.notes || FIRST_RELEASE_NOTES, changes: [] };
-    return { heading, intro: release.notes, changes: compareDocuments(bundleAt(previous.commit), bundleAt(release.commit)) };
+    return { heading, intro: release.notes, changes: compareDocuments(bundleOf(previous), bundleOf(release)) };
   });
   return [unreleased, ...released.reverse()];
 }
@@ -152,7 +152,7 @@ export function escapeHtml(text: string): string {
 /** Writes changelog.md and changelog.html into `dir` from the releases and the working bundle; returns their paths. */
 export async function writeChangelog(dir: string, repo: string = ROOT): Promise<string[]> {
   const working = workingBundle(repo);
-  const sections = changelogSections(loadReleases(repo), (commit) => bundleAt(repo, commit), working);
+  const sections = changelogSections(loadReleases(repo), (release) => releasedBundle(repo, release), working);
   const title = titleOf(working);
   const files: [string, string][] = [
     [join(dir, 'changelog.md'), renderMarkdown(sections, title)],

@@ -1,16 +1,25 @@
-// The releases of the contract and the bundles they point at. Git tags do not travel
-// with every clone (a CI checkout fetches none by default), so a release is recorded in
-// openapi/releases.json: its version (the document's info.version at that commit), a
-// commit on main, a date and notes for client developers. The file lists releases
-// oldest first; a new release is appended.
+// The releases of the contract and the bundles they point at. A release is recorded in
+// openapi/releases.json: its version (the document's info.version at that commit), the
+// commit on main it was made from, a date and notes for client developers; oldest first,
+// a new release appended. Its bundle is kept in the repository, openapi/releases/<version>.json,
+// exactly as that commit holds generated/openapi.json (how it is made, and why it is never
+// edited: openapi/releases/README.md). What compares with a release (the gate,
+// `npm run contract:diff`, the changelog) reads that file, as published specs are compared,
+// and never git: a CI checkout fetches one commit and no tags, and a source tarball or a
+// Docker build context has no .git at all. Git is read only for a ref asked for by name
+// (contract:diff's --base and --head).
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 export const ROOT = resolve(import.meta.dirname, '..');
 /** Where the bundle sits, in the working tree and at every commit. */
 export const BUNDLE_FILE = 'generated/openapi.json';
 export const RELEASES_FILE = 'openapi/releases.json';
+/** The folder of the released bundles, one `<version>.json` each. */
+export const RELEASED_BUNDLES_DIR = 'openapi/releases';
+
+type Json = Record<string, unknown>;
 
 export interface Release {
   version: string;
@@ -20,10 +29,13 @@ export interface Release {
   notes: string;
 }
 
-/** What went wrong reading the history, in one line a person can act on. */
+/** What went wrong reading a release or the history, in one line a person can act on. */
 export class HistoryError extends Error {
   override name = 'HistoryError';
 }
+
+// A version names a file, so it is held to semver's form, which has no path separator.
+const VERSION = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/;
 
 export function loadReleases(repo: string = ROOT): Release[] {
   const file = join(repo, RELEASES_FILE);
@@ -39,18 +51,43 @@ export function loadReleases(repo: string = ROOT): Release[] {
     const release = entry as Partial<Release> | null;
     const valid =
       typeof release?.version === 'string' &&
+      VERSION.test(release.version) &&
       typeof release.commit === 'string' &&
       /^[0-9a-f]{40}$/.test(release.commit) &&
       typeof release.date === 'string' &&
       /^\d{4}-\d{2}-\d{2}$/.test(release.date) &&
       typeof release.notes === 'string';
-    if (!valid) throw new HistoryError(`${RELEASES_FILE}: entry ${i + 1} needs version, commit (a full 40-digit SHA), date (YYYY-MM-DD) and notes`);
+    if (!valid) throw new HistoryError(`${RELEASES_FILE}: entry ${i + 1} needs version (like 1.2.0), commit (a full 40-digit SHA), date (YYYY-MM-DD) and notes`);
     return release as Release;
   });
 }
 
-/** The bundle as committed at `ref`. */
-export function bundleAt(repo: string, ref: string): Record<string, unknown> {
+/** The file that keeps a release's bundle, relative to the repository. */
+export function releasedBundleFile(release: Pick<Release, 'version'>): string {
+  return `${RELEASED_BUNDLES_DIR}/${release.version}.json`;
+}
+
+/** A release's bundle, as kept in the repository; no git is read. */
+export function releasedBundle(repo: string, release: Release): Json {
+  const name = releasedBundleFile(release);
+  const file = join(repo, name);
+  if (!existsSync(file)) {
+    throw new HistoryError(`release ${release.version} has no bundle kept in ${name}: make it from commit ${release.commit} as ${RELEASED_BUNDLES_DIR}/README.md says`);
+  }
+  let bundle: Json;
+  try {
+    bundle = JSON.parse(readFileSync(file, 'utf8')) as Json;
+  } catch (error) {
+    throw new HistoryError(`${name} is not JSON: ${(error as Error).message}`);
+  }
+  // A file copied from the wrong commit or renamed would otherwise pass for the release.
+  const version = (bundle.info as { version?: unknown } | undefined)?.version;
+  if (version !== release.version) throw new HistoryError(`${name} is the bundle of version ${JSON.stringify(version)}, not of release ${release.version}`);
+  return bundle;
+}
+
+/** The bundle as committed at `ref`, read from git: for a ref asked for by name. */
+export function bundleAt(repo: string, ref: string): Json {
   const commit = commitOf(repo, ref);
   let text: string;
   try {
@@ -59,18 +96,18 @@ export function bundleAt(repo: string, ref: string): Record<string, unknown> {
     throw new HistoryError(`${ref} has no ${BUNDLE_FILE}`);
   }
   try {
-    return JSON.parse(text) as Record<string, unknown>;
+    return JSON.parse(text) as Json;
   } catch (error) {
     throw new HistoryError(`${BUNDLE_FILE} at ${ref} is not JSON: ${(error as Error).message}`);
   }
 }
 
 /** The bundle in the working tree. */
-export function workingBundle(repo: string): Record<string, unknown> {
+export function workingBundle(repo: string): Json {
   const file = join(repo, BUNDLE_FILE);
   if (!existsSync(file)) throw new HistoryError(`no ${BUNDLE_FILE} in ${repo}: run npm run generate`);
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    return JSON.parse(readFileSync(file, 'utf8')) as Json;
   } catch (error) {
     throw new HistoryError(`${file} is not JSON: ${(error as Error).message}`);
   }
@@ -81,49 +118,32 @@ export function commitOf(repo: string, ref: string): string {
   try {
     return git(repo, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]).trim();
   } catch {
-    throw new HistoryError(`unknown git ref "${ref}"${shallowHint(repo)}`);
+    const missing = missingHistory(repo);
+    throw new HistoryError(`unknown git ref "${ref}"${missing ? `: ${missing}` : ''}`);
   }
 }
 
 /**
- * What a change is measured against by default: the last release, or, before the first
- * one, the commit that added the bundle.
+ * Why `repo` may lack a commit that exists (it does not exist, is no git repository of
+ * its own, or is a shallow clone), or undefined when its history is whole.
  */
-export function defaultBase(repo: string = ROOT): { ref: string; label: string } {
-  const last = loadReleases(repo).at(-1);
-  if (last) return { ref: last.commit, label: `release ${last.version}` };
-  // In a shallow clone the oldest commit present would pass for the one that added the bundle.
-  const shallow = shallowHint(repo);
-  if (shallow) throw new HistoryError(`cannot find the commit that added ${BUNDLE_FILE}${shallow}`);
-  let first: string | undefined;
+export function missingHistory(repo: string): string | undefined {
+  if (!existsSync(repo)) return `${repo} does not exist`;
+  let top: string;
+  let shallow: string;
   try {
-    first = git(repo, ['log', '--diff-filter=A', '--format=%H', '--', BUNDLE_FILE]).trim().split('\n').filter(Boolean).at(-1);
-  } catch (error) {
-    throw new HistoryError(`cannot read the git history of ${repo}: ${firstLine(error)}`);
-  }
-  if (!first) throw new HistoryError(`no commit adds ${BUNDLE_FILE}`);
-  return { ref: first, label: `the first commit of ${BUNDLE_FILE}` };
-}
-
-function shallowHint(repo: string): string {
-  try {
-    if (!existsSync(repo)) return `: ${repo} does not exist`;
-    if (git(repo, ['rev-parse', '--is-shallow-repository']).trim() === 'true') {
-      return ': this is a shallow clone, fetch the history first (git fetch --unshallow)';
-    }
-    return '';
+    [top = '', shallow = ''] = git(repo, ['rev-parse', '--show-toplevel', '--is-shallow-repository']).trim().split('\n');
   } catch {
-    return `: ${repo} is not a git repository`;
+    return `${repo} is not a git repository`;
   }
+  // A tarball unpacked inside another repository would otherwise be judged by that one's history.
+  if (realpathSync(top) !== realpathSync(repo)) return `${repo} is not a git repository (it lies inside ${top})`;
+  if (shallow === 'true') return 'this is a shallow clone, fetch the history first (git fetch --unshallow)';
+  return undefined;
 }
 
 function git(repo: string, args: string[]): string {
   return execFileSync('git', ['-C', repo, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
-}
-
-function firstLine(error: unknown): string {
-  const { stderr, message } = error as { stderr?: string; message: string };
-  return (stderr || message).trim().split('\n')[0] ?? '';
 }
 
 export const ACCEPTED_BREAKS_FILE = 'openapi/accepted-breaks.json';

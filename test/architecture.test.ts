@@ -3,6 +3,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ignoredByGit } from './support/workingTree.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
@@ -136,12 +137,11 @@ describe('the name generated/', () => {
   // that name would invite a reader to regenerate it, or never to review it.
   it('is taken by the top-level generated/ alone', () => {
     // What git ignores is made by tools (dist/ holds the packages' copies of generated/).
-    const ignored = readFileSync(join(ROOT, '.gitignore'), 'utf8').split('\n').filter((line) => line.endsWith('/')).map((line) => line.slice(0, -1));
-    const skipped = new Set(['.git', ...ignored]);
+    const ignored = ignoredByGit(ROOT);
     const found: string[] = [];
     const walk = (dir: string) => {
       for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
-        if (!entry.isDirectory() || skipped.has(entry.name)) continue;
+        if (!entry.isDirectory() || ignored(entry.name, true)) continue;
         const path = dir ? `${dir}/${entry.name}` : entry.name;
         if (entry.name === 'generated' && path !== 'generated') found.push(path);
         walk(path);

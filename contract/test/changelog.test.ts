@@ -26,32 +26,32 @@ delete avatar.properties.name;
 avatar.required = ['id', 'title', 'status'];
 
 const RELEASES = [release('1.0.0', 'a', 'First release of /v1.'), release('1.1.0', 'b', 'Problems carry a request ID.')];
-const BUNDLES: Record<string, Node> = { ['a'.repeat(40)]: v100, ['b'.repeat(40)]: v110 };
-const bundleAt = (commit: string) => BUNDLES[commit]!;
+const BUNDLES: Record<string, Node> = { '1.0.0': v100, '1.1.0': v110 };
+const bundleOf = (release: Release) => BUNDLES[release.version]!;
 
 describe('changelogSections', () => {
   it('when there are releases, then Unreleased comes first and releases follow newest first', () => {
-    const sections = changelogSections(RELEASES, bundleAt, working);
+    const sections = changelogSections(RELEASES, bundleOf, working);
 
     expect(sections.map((section) => section.heading)).toEqual(['Unreleased', '1.1.0 (2026-12-01)', '1.0.0 (2026-12-01)']);
     expect(sections[2]).toEqual({ heading: '1.0.0 (2026-12-01)', intro: 'First release of /v1.', changes: [] });
   });
 
   it('when the working bundle is the last release, then Unreleased says there is nothing new', () => {
-    const [unreleased] = changelogSections(RELEASES, bundleAt, v110);
+    const [unreleased] = changelogSections(RELEASES, bundleOf, v110);
 
     expect(unreleased).toEqual({ heading: 'Unreleased', intro: 'No changes since 1.1.0.', changes: [] });
   });
 
   it('when no release is recorded, then Unreleased says so', () => {
-    const sections = changelogSections([], bundleAt, working);
+    const sections = changelogSections([], bundleOf, working);
 
     expect(sections).toEqual([{ heading: 'Unreleased', intro: 'No release is recorded yet (openapi/releases.json).', changes: [] }]);
   });
 });
 
 describe('renderMarkdown', () => {
-  const markdown = renderMarkdown(changelogSections(RELEASES, bundleAt, working), 'Changelog: Fixture API');
+  const markdown = renderMarkdown(changelogSections(RELEASES, bundleOf, working), 'Changelog: Fixture API');
 
   it('lists breaking changes before additive ones, and only counts the others', () => {
     const unreleased = between(markdown, '## Unreleased', '## 1.1.0');
@@ -82,7 +82,7 @@ describe('renderHtml', () => {
     const head = fixture();
     head.components.schemas.JobStatus.enum.push('<img src=x onerror=alert(1)>');
 
-    const html = renderHtml(changelogSections(hostile, bundleAt, head), 'Changelog: <Fixture>');
+    const html = renderHtml(changelogSections(hostile, bundleOf, head), 'Changelog: <Fixture>');
 
     expect(html).toContain('<title>Changelog: &lt;Fixture&gt;</title>');
     expect(html).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; friends');
@@ -91,7 +91,7 @@ describe('renderHtml', () => {
   });
 
   it('when rendered, then the page needs no network', () => {
-    const html = renderHtml(changelogSections(RELEASES, bundleAt, working), 'Changelog: Fixture API');
+    const html = renderHtml(changelogSections(RELEASES, bundleOf, working), 'Changelog: Fixture API');
 
     expect(html).not.toMatch(/https?:|src=|<link/);
     expect(html).toContain('<h3>Breaking changes</h3>');

@@ -1,7 +1,8 @@
 // The breaking-change gate (ND-COMPAT: within /v1 only additive changes). In CI: the
-// working bundle breaks nothing of the last release recorded in openapi/releases.json.
-// And `npm run contract:diff`, run as a process against a throwaway git repository,
-// answers with the exit status a CI step or a reviewer acts on.
+// working bundle breaks nothing of the last release recorded in openapi/releases.json,
+// read from its bundle kept in openapi/releases/. And `npm run contract:diff`, run as a
+// process against a throwaway git repository, answers with the exit status a CI step or
+// a reviewer acts on.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { compareDocuments, markAccepted } from '../../contract/compatibility.ts';
-import { bundleAt, loadAcceptedBreaks, loadReleases, workingBundle } from '../../contract/releases.ts';
+import { loadAcceptedBreaks, loadReleases, releasedBundle, workingBundle } from '../../contract/releases.ts';
 import { ROOT } from './support/openapi.ts';
 
 const CLI = join(ROOT, 'scripts', 'contract-diff.ts');
@@ -23,14 +24,8 @@ describe('the working bundle against the last release', () => {
   it('has no breaking change', () => {
     const last = loadReleases(ROOT).at(-1);
     expect(last, 'openapi/releases.json records no release to hold the contract to').toBeDefined();
-    let released: Record<string, unknown>;
-    try {
-      released = bundleAt(ROOT, last!.commit);
-    } catch (error) {
-      throw new Error(`the gate needs the git history of release ${last!.version} (${last!.commit}): ${(error as Error).message}`);
-    }
 
-    const changes = markAccepted(compareDocuments(released, workingBundle(ROOT)), loadAcceptedBreaks(ROOT));
+    const changes = markAccepted(compareDocuments(releasedBundle(ROOT, last!), workingBundle(ROOT)), loadAcceptedBreaks(ROOT));
     const breaking = changes.filter((change) => change.kind === 'breaking' && change.accepted === undefined);
 
     expect(breaking, `breaking changes against release ${last!.version}: make them additive or ship them as /v2`).toEqual([]);
@@ -38,7 +33,7 @@ describe('the working bundle against the last release', () => {
 
   it('accepts no break in openapi/accepted-breaks.json that the comparison does not find, so a stale entry cannot hide a later change', () => {
     const last = loadReleases(ROOT).at(-1)!;
-    const found = compareDocuments(bundleAt(ROOT, last.commit), workingBundle(ROOT)).filter((change) => change.kind === 'breaking');
+    const found = compareDocuments(releasedBundle(ROOT, last), workingBundle(ROOT)).filter((change) => change.kind === 'breaking');
 
     const stale = loadAcceptedBreaks(ROOT).flatMap((a) => a.where.filter((where) => !found.some((c) => c.rule === a.rule && c.where === where)).map((where) => `${where} — ${a.rule}`));
 
@@ -95,18 +90,26 @@ describe('npm run contract:diff', () => {
     expect(run.stdout).toContain('with the working tree');
   });
 
-  it('when no --base is given, then the last release in openapi/releases.json is the base', () => {
-    mkdirSync(join(repo, 'openapi'), { recursive: true });
-    writeFileSync(join(repo, 'openapi', 'releases.json'), JSON.stringify([{ version: '1.0.0', commit: renamed, date: '2026-11-25', notes: 'First release of /v1.' }]));
-    try {
-      const run = cli('--head', added);
+  it('when no --base is given, then the last release in openapi/releases.json is the base, read from its kept bundle', () => {
+    const run = withRelease(renamed, true, () => cli('--head', added));
 
-      expect(run.status).toBe(1);
-      expect(run.stdout).toContain('at release 1.0.0');
-      expect(run.stdout).toContain('display_name — response member removed');
-    } finally {
-      rmSync(join(repo, 'openapi'), { recursive: true, force: true });
-    }
+    expect(run.status).toBe(1);
+    expect(run.stdout).toContain(`Comparing release 1.0.0 (openapi/releases/1.0.0.json, from ${renamed.slice(0, 12)})`);
+    expect(run.stdout).toContain('display_name — response member removed');
+  });
+
+  it('when --base names a recorded release, then its kept bundle is the base', () => {
+    const run = withRelease(renamed, true, () => cli('--base', '1.0.0', '--head', added));
+
+    expect(run.status).toBe(1);
+    expect(run.stdout).toContain('Comparing release 1.0.0');
+  });
+
+  it('when the last release has no kept bundle, then it exits 2 saying how to make it, and reads no git in its stead', () => {
+    const run = withRelease(renamed, false, () => cli('--head', added));
+
+    expect(run.status).toBe(2);
+    expect(run.stderr.trim()).toBe(`contract:diff: release 1.0.0 has no bundle kept in openapi/releases/1.0.0.json: make it from commit ${renamed} as openapi/releases/README.md says`);
   });
 
   it('when a breaking change is recorded in openapi/accepted-breaks.json, then it is printed as accepted with its reason and exits 0', () => {
@@ -154,6 +157,21 @@ describe('npm run contract:diff', () => {
     expect(run.status).toBe(0);
     expect(run.stdout).toContain('openapi/releases.json');
   });
+
+  /**
+   * Runs `act` with release 1.0.0 recorded in the throwaway repository at `commit`, and,
+   * when `kept`, its bundle kept as openapi/releases/README.md says.
+   */
+  function withRelease<T>(commit: string, kept: boolean, act: () => T): T {
+    mkdirSync(join(repo, 'openapi', 'releases'), { recursive: true });
+    writeFileSync(join(repo, 'openapi', 'releases.json'), JSON.stringify([{ version: '1.0.0', commit, date: '2026-11-25', notes: 'First release of /v1.' }]));
+    if (kept) writeFileSync(join(repo, 'openapi', 'releases', '1.0.0.json'), git('show', `${commit}:generated/openapi.json`));
+    try {
+      return act();
+    } finally {
+      rmSync(join(repo, 'openapi'), { recursive: true, force: true });
+    }
+  }
 
   /** Runs `act` with openapi/accepted-breaks.json in the throwaway repository holding `accepted`. */
   function withAccepted<T>(accepted: unknown[], act: () => T): T {

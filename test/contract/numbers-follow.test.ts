@@ -3,13 +3,14 @@
 // retry schedule are changed there only, and the server's rules, the runner's reference
 // profile, defaults and --help, the docs' tables and the benchmark's price all follow.
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parseDocument } from 'yaml';
 import { CREDIT_COSTS, RATE_LIMIT_BUCKETS, WEBHOOK_DELIVERY } from '../../contract/numbers.ts';
+import { workingTreeFiles } from '../support/workingTree.ts';
 import { ROOT } from './support/openapi.ts';
 
 const run = promisify(execFile);
@@ -49,9 +50,8 @@ let help: string;
 
 beforeAll(async () => {
   copy = mkdtempSync(join(tmpdir(), 'numbers-follow-'));
-  // The working tree's files as git sees them (tracked, and new ones not ignored).
-  const { stdout } = await run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
-  for (const file of stdout.split('\0').filter((f) => f && existsSync(join(ROOT, f)))) {
+  // The working tree's own files (tracked, and new ones not ignored), read without git.
+  for (const file of workingTreeFiles(ROOT)) {
     mkdirSync(dirname(join(copy, file)), { recursive: true });
     cpSync(join(ROOT, file), join(copy, file));
   }
