@@ -24,11 +24,16 @@ export interface Check {
   profiles: readonly Profile[];
   /**
    * Profiles in which it runs and is shown but never decides the verdict: a flaw it finds
-   * is a warning, and its absence fails nothing. For what the source does not ask for; a
-   * check of a source clause that an implementation may lack the means to show is
-   * required, and not applicable where the implementation profile says it cannot.
+   * is a warning, and its absence fails nothing.
    */
   optionalIn?: readonly Profile[];
+  /**
+   * Profiles in which it need not run, since what it judges may be absent there (a
+   * decision beyond the source that the implementation may not claim, a balance it may
+   * not show): not running fails nothing, but a flaw it finds fails the verdict as any
+   * other check's does.
+   */
+  notRequiredIn?: readonly Profile[];
   needs?: readonly Need[];
   phase?: Phase;
   /**

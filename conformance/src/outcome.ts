@@ -100,7 +100,8 @@ export interface CheckResult {
   /**
    * Optional in the run's profile: it runs and is shown, but never decides the verdict (a
    * flaw it finds is `warned`). A check neither required nor optional (one that needs a
-   * sandbox clock) need not run, but decides the verdict when it does.
+   * sandbox clock, or judges what the implementation may not have) need not run, but
+   * decides the verdict when it does.
    */
   optional: boolean;
   outcome: Outcome;

@@ -6,16 +6,18 @@ import type { Need } from './outcome.ts';
 /**
  * Required checks fail the verdict when they do not run. A check that needs a sandbox
  * clock never is: the source does not ask for one, so a run without a clock keeps the
- * verdict it had, with those checks reported as not run.
+ * verdict it had, with those checks reported as not run. Nor is one optional or not
+ * required in the profile.
  */
 export function isRequired(check: Check, options: Pick<ResolvedOptions, 'profile'>): boolean {
-  return check.profiles.includes(options.profile) && !(check.optionalIn ?? []).includes(options.profile) && !(check.needs ?? []).includes('clock');
+  const { profile } = options;
+  return check.profiles.includes(profile) && !(check.optionalIn ?? []).includes(profile) && !(check.notRequiredIn ?? []).includes(profile) && !(check.needs ?? []).includes('clock');
 }
 
 /**
  * Optional checks run and are shown, but never decide the verdict: a flaw one finds is a
- * warning. They judge what the source does not ask for (this project's decisions beyond
- * it), so a correct implementation of the source can never fail on one.
+ * warning. A check that is neither required nor optional (one that needs a sandbox clock,
+ * or is not required in the profile) need not run, and decides the verdict when it does.
  */
 export function isOptional(check: Check, options: Pick<ResolvedOptions, 'profile'>): boolean {
   return check.profiles.includes(options.profile) && (check.optionalIn ?? []).includes(options.profile);

@@ -1,9 +1,9 @@
 // Core judges the source, and of this project's decisions only what an implementation
 // claims: the reference fixture sending RateLimit-Policy and RateLimit in an earlier IETF
 // draft's syntax (which the source does not forbid) passes core when its profile claims
-// no structured fields, and fails rate-limits.structured-fields-agree where the fields
-// are claimed: as a warning in core, where the check is optional, and as the verdict
-// under the contract.
+// no structured fields, and fails rate-limits.structured-fields-agree, and the verdict,
+// where they are claimed; in the mock profile, where the check is optional, the same
+// flaw is a warning that leaves the verdict passing.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,23 +39,23 @@ describe('RateLimit-Policy in an earlier IETF draft\'s syntax', () => {
     expect(report.counts).toMatchObject({ failed: 0, warned: 0, notApplicable: 1 });
   }, 60_000);
 
-  it('when the implementation profile claims revision 10, then the same answers fail the check in core, shown as a warning that leaves the verdict passing', async () => {
+  it('when the implementation profile claims revision 10, then the same answers fail the check in core, and the verdict with exit 1', async () => {
     const report = await run(fixture, 'core', { ...ONLY, implementation: parseProfile({ profile: 1, rate_limits: { fields: 'ietf-draft-10' } }) });
 
     const result = resultOf(report.results);
-    expect(result).toMatchObject({ outcome: 'warned', optional: true, failure: { clause: 'ND-RATELIMIT-FIELDS' } });
+    expect(result).toMatchObject({ outcome: 'failed', optional: false, failure: { clause: 'ND-RATELIMIT-FIELDS' } });
     expect(result?.failure?.message).toMatch(/do not read as the draft says/);
     expect(result?.failure?.received).toMatch(/ratelimit-policy: \d+;w=\d+/);
-    expect(report.verdict).toBe('pass');
-    expect(report.exitCode).toBe(0);
-    expect(report.counts).toMatchObject({ failed: 0, warned: 1 });
+    expect(report.verdict).toBe('fail');
+    expect(report.exitCode).toBe(1);
+    expect(report.counts).toMatchObject({ failed: 1, warned: 0 });
   }, 60_000);
 
-  it('when the command runs core with the default profile, which claims revision 10, then it exits 0, its console shows the warning apart from the failures, and its JUnit counts no failure', async () => {
+  it('when the command runs the mock profile, where the check is optional, then it exits 0, its console shows the warning apart from the failures, and its JUnit counts no failure', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'conformance-warning-'));
     // The keys and the fixture's timings as a --config file, as a CI job would give them.
     const config = join(dir, 'config.json');
-    writeFileSync(config, JSON.stringify(optionsFor(fixture, 'core', ONLY)));
+    writeFileSync(config, JSON.stringify(optionsFor(fixture, 'mock', { ...ONLY, receiver: false })));
     const junit = join(dir, 'report.xml');
 
     const { code, stdout } = await new Promise<{ code: number | null; stdout: string }>((resolve) => {

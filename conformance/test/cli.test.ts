@@ -239,7 +239,7 @@ describe('conformance CLI', () => {
       expect(result.code).toBe(2);
       const lines = result.stderr.trim().split('\n');
       expect(lines).toHaveLength(3);
-      expect(lines[0]).toMatch(/^usage: --second-key \(or CONFORMANCE_SECOND_KEY\) is missing: a key of another account, needed by 2 required checks of the core profile \(auth\.other-account-hidden, credits\.account-charged\); --skip second-key leaves them out$/);
+      expect(lines[0]).toMatch(/^usage: --second-key \(or CONFORMANCE_SECOND_KEY\) is missing: a key of another account, needed by 1 required check of the core profile \(auth\.other-account-hidden\); --skip second-key leaves it out$/);
       expect(lines[1]).toMatch(/^usage: --empty-key \(or CONFORMANCE_EMPTY_KEY\) is missing: .*needed by \d+ required checks of the core profile/);
       expect(lines[2]).toMatch(/^usage: --signing-secret \(or CONFORMANCE_SIGNING_SECRET\) is missing: .*webhooks\.signature.*--skip receiver leaves them out$/);
       expect(result.stdout.trim()).toBe('0 passed, 0 failed, 0 skipped');

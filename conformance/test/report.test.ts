@@ -16,7 +16,10 @@ const OPTIONS = { profile: 'core', implementation: { name: 'Some implementation'
 
 const PASSED: CheckResult = { id: 'auth.key-required', title: 'Requests without a valid API key are refused', area: 'auth', clauses: ['AUTH-KEY'], decisions: [], phase: 'main', required: true, optional: false, outcome: 'passed', durationMs: 5 };
 
-/** An optional check of core (lists) that found another account's record in a list. */
+/**
+ * A check optional in the run's profile that found another account's record in a list
+ * (made by hand: which checks are optional where is the registry's, not the report's).
+ */
 const WARNED: CheckResult = {
   id: 'lists.each-record-once',
   title: 'Lists page through the account’s own records, each exactly once',
@@ -76,6 +79,9 @@ describe('a warning in each format', () => {
 
     expect(resultLine(WARNED, false)).toBe('! lists.each-record-once  Lists page through the account’s own records, each exactly once [optional]');
     expect(resultLine(PASSED, false)).not.toContain('[optional]');
+    // A check that need not run says so when it did not, so that a skip is not read as the verdict's.
+    expect(resultLine({ ...PASSED, required: false, outcome: 'skipped', reason: 'needs a sandbox clock' }, false)).toBe('- auth.key-required  Requests without a valid API key are refused [not required]');
+    expect(resultLine({ ...PASSED, outcome: 'skipped', reason: 'needs --second-key' }, false)).toBe('- auth.key-required  Requests without a valid API key are refused');
     expect(consoleLegend()).toMatch(/! warning \(an optional check found a flaw\)/);
     expect(consoleLegend()).toMatch(/\[optional\] runs and is shown, but never decides the verdict: a flaw it finds is a warning/);
     expect(lines.at(-1)).toBe('1 passed, 0 failed, 0 skipped');

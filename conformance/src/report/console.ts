@@ -46,10 +46,12 @@ export function consoleProgress(options: ConsoleOptions): (event: ProgressEvent)
 }
 
 export function resultLine(result: CheckResult, color: boolean, prefix = ''): string {
-  const mark = paint(color, COLOR[result.outcome], MARK[result.outcome]);
+  const outcome = paint(color, COLOR[result.outcome], MARK[result.outcome]);
   const seconds = result.durationMs >= 100 ? paint(color, 90, ` (${(result.durationMs / 1000).toFixed(1)} s)`) : '';
-  const optional = result.optional && result.outcome !== 'not_applicable' ? paint(color, 90, ' [optional]') : '';
-  return `${prefix ? `${prefix} ` : ''}${mark} ${result.id}  ${result.title}${optional}${seconds}`;
+  // A check that did not run says whether that fails the verdict; one that ran, whether its flaw would.
+  const mark = result.optional && result.outcome !== 'not_applicable' ? ' [optional]' : !result.required && result.outcome === 'skipped' ? ' [not required]' : '';
+  const optional = mark ? paint(color, 90, mark) : '';
+  return `${prefix ? `${prefix} ` : ''}${outcome} ${result.id}  ${result.title}${optional}${seconds}`;
 }
 
 export function detail(result: CheckResult, color: boolean): string {

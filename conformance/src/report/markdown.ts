@@ -121,7 +121,7 @@ export function listMatrix(checks: readonly Check[], receiverChecks: readonly Re
   }
   lines.push('', '| decision | rule | checks |', '|---|---|---|');
   for (const row of decisionMatrix()) lines.push(`| ${row.id} | ${cell(row.rule)} | ${row.checks.join(', ') || '(not observable in one run)'} |`);
-  lines.push('', `In each profile a check is required (it must run and pass), optional (it ${OPTIONAL_MEANS}) or judged if it runs (it needs a sandbox clock: not running fails nothing, a failure fails the verdict).`);
+  lines.push('', `In each profile a check is required (it must run and pass), optional (it ${OPTIONAL_MEANS}) or judged if it runs (it needs a sandbox clock, or judges what the implementation may not have: not running fails nothing, a failure fails the verdict).`);
   lines.push('', '| check | phase | clauses | decisions | core | contract | production | mock |', '|---|---|---|---|---|---|---|---|');
   for (const check of checks) {
     const mark = (profile: 'core' | 'contract' | 'production' | 'mock') => (!check.profiles.includes(profile) ? '' : isRequired(check, { profile }) ? 'required' : isOptional(check, { profile }) ? 'optional' : 'if it runs');

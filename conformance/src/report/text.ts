@@ -15,7 +15,7 @@ export const OPTIONAL_MEANS = 'runs and is shown, but never decides the verdict:
 
 export function consoleLegend(): string {
   return [
-    `${CONSOLE_MARKS.passed} passed  ${CONSOLE_MARKS.failed} failed  ${CONSOLE_MARKS.warned} warning (an optional check found a flaw)  ${CONSOLE_MARKS.skipped} skipped (did not run; a required one fails the verdict)  ${CONSOLE_MARKS.not_applicable} not applicable to this profile or implementation`,
+    `${CONSOLE_MARKS.passed} passed  ${CONSOLE_MARKS.failed} failed  ${CONSOLE_MARKS.warned} warning (an optional check found a flaw)  ${CONSOLE_MARKS.skipped} skipped (did not run; a required one fails the verdict, one marked [not required] does not)  ${CONSOLE_MARKS.not_applicable} not applicable to this profile or implementation`,
     `[optional] ${OPTIONAL_MEANS}; the verdict fails on ${CONSOLE_MARKS.failed} and on a required check that did not run, never on ${CONSOLE_MARKS.warned}`,
     'AV-…, CR-…, RL-…, WH-…: clause IDs of the service interface, and ND-…: this project\'s own decisions; --list prints each one\'s rule and what its checks assert',
   ].join('\n');

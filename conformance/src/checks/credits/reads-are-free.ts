@@ -9,7 +9,9 @@ export default defineCheck({
   clauses: ['CR-READ-FREE'],
   decisions: ['ND-ME'],
   profiles: STATEFUL,
-  // A source clause: judged wherever /v1/me shows a balance, not applicable where the profile says it shows none.
+  // A source clause, judged wherever /v1/me shows a balance (not applicable where the
+  // profile says it shows none); the source does not say /v1/me shows one.
+  notRequiredIn: ['core', 'production'],
   async run(ctx) {
     // Measured when no job of the run is moving credits any more.
     const jobs = await ctx.world.allSettled();

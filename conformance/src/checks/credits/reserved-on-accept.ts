@@ -11,6 +11,7 @@ export default defineCheck({
   profiles: STATEFUL,
   // The source does not say what /v1/me shows; where the profile says it shows no balance,
   // this source clause cannot be seen and the check is not applicable.
+  notRequiredIn: ['core', 'production'],
   async run(ctx) {
     await ctx.world.kickoff();
     const job = ctx.world.job('prompt-avatar');

@@ -17,8 +17,9 @@ export default defineCheck({
   clauses: ['CR-ACCOUNT', 'AUTH-ACCOUNT'],
   decisions: ['ND-ME'],
   profiles: STATEFUL,
-  // A source clause: judged wherever the run has a workspace's keys and /v1/me shows a
+  // A source clause, judged wherever the run has a workspace's keys and /v1/me shows a
   // balance; not applicable without them (not every service has workspaces).
+  notRequiredIn: ['core', 'contract', 'production'],
   // One avatar, charged to the workspace, and only when its keys are given.
   creates: (options) => (options.workspaceKey && options.ownerKey ? { avatar: 1 } : {}),
   // After the credit checks of the run's accounts; one avatar of the workspace's own.

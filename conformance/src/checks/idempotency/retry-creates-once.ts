@@ -12,7 +12,7 @@ export default defineCheck({
   decisions: ['ND-IDEMPOTENCY'],
   profiles: STATEFUL,
   // The source has no idempotency keys: an implementation without them is not wrong.
-  optionalIn: ['core', 'production'],
+  notRequiredIn: ['core', 'production'],
   // The first create, the same again, and the key with another body: one job if keys hold.
   creates: () => ({ avatar: 3 }),
   // After the credit checks, so that the jobs it makes on the main key change none of their figures

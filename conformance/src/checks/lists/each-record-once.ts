@@ -18,7 +18,7 @@ export default defineCheck({
   decisions: ['ND-LISTS'],
   profiles: STATEFUL,
   // The source has no lists: an implementation without them is not wrong.
-  optionalIn: ['core', 'production'],
+  notRequiredIn: ['core', 'production'],
   // After the run's jobs and the credit checks, on the main key (it needs no clock).
   phase: 'clock',
   async run(ctx) {

@@ -10,9 +10,10 @@ export default defineCheck({
   clauses: [],
   decisions: ['ND-RATELIMIT-FIELDS'],
   profiles: ALL,
-  // The source's trio is what a service owes; these fields are the draft's, on top of it:
-  // outside the contract, a flaw in them is a warning, never the verdict.
-  optionalIn: ['core', 'production', 'mock'],
+  // The source's trio is what a service owes; these fields are the draft's, on top of it,
+  // judged where an implementation claims them. A mock's examples decide nothing.
+  notRequiredIn: ['core', 'production'],
+  optionalIn: ['mock'],
   phase: 'passive',
   async run(ctx) {
     // The contract and a mock of it claim revision 10's fields; another implementation only where its profile says so.

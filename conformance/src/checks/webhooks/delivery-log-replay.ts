@@ -28,7 +28,7 @@ export default defineCheck({
   decisions: ['ND-WEBHOOK-LOG'],
   profiles: STATEFUL,
   // The source has no delivery log: an implementation without one is not wrong.
-  optionalIn: ['core', 'production'],
+  notRequiredIn: ['core', 'production'],
   needs: ['receiver'],
   creates: () => ({ avatar: 1 }),
   // After the credit checks, so that its job changes none of their figures, and after the

@@ -17,7 +17,7 @@ export default defineCheck({
   decisions: ['ND-STANDARD-WEBHOOKS'],
   profiles: STATEFUL,
   // The source signs with X-Service-* alone; Standard Webhooks is an option the run is told of.
-  optionalIn: ['core', 'production'],
+  notRequiredIn: ['core', 'production'],
   needs: ['receiver'],
   async run(ctx) {
     if (!ctx.options.standardWebhooks) notApplicable('the run was not told that the account receives Standard Webhooks headers (--standard-webhooks)');
