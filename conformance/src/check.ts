@@ -75,9 +75,13 @@ export interface Allowances {
   request: number;
   /** Getting past one full rate-limit window: a move of the clock, or the window waited out. */
   window: number;
-  /** A webhook retry awaited after a failed attempt: the first retry at its latest, then the retry timeout. */
+  /** The longest a job of the kind takes (the implementation profile's timings, or --job-timeout). */
+  job: (kind: JobKind) => number;
+  /** The longest a webhook attempt comes after it is due (the profile's timings, or --webhook-retry-timeout). */
+  delivery: number;
+  /** A webhook retry awaited after a failed attempt: the first retry at its latest, then a delivery. */
   retry: number;
-  /** One more of many requests sent back to back (a day's limit spent): a generous 20 ms each. */
+  /** One more of many requests sent back to back (a day's limit spent). */
   each: number;
 }
 

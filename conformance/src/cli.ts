@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { liveRefusal, overBudget, plannedBudget } from './budget.ts';
 import { CHECKS } from './checks/index.ts';
 import { draftCommand } from './implementation/draft-command.ts';
-import { loadProfile, ProfileError, type ImplementationProfile } from './implementation/profile.ts';
+import { CONTRACT_PROFILE, loadProfile, ProfileError, UNSTATED_TIMINGS, type ImplementationProfile } from './implementation/profile.ts';
 import { Shape } from './implementation/shape.ts';
 import { CONTRACT_FIRST_RETRY_SECONDS, CONTRACT_LIMITS, CONTRACT_WINDOW_SECONDS, resolveOptions, type RunOptions } from './options.ts';
 import { CREDIT_COSTS, WEBHOOK_DELIVERY } from '../../contract/numbers.ts';
@@ -75,12 +75,16 @@ The implementation under test:
                                 profile's failure; "[sandbox:fail]", not in production)
   --no-fail-marker              the implementation has no way to force a failure
   --photo-url <url>             the portrait photo avatars point at
-  --job-timeout <s>             longest a job may take (default 300)
+  --job-timeout <s>             longest a job of either kind may take (default: the
+                                profile's timings, for the contract ${CONTRACT_PROFILE.timings!.jobSeconds.avatar} s an avatar and
+                                ${CONTRACT_PROFILE.timings!.jobSeconds.avatar_video} s a video; ${UNSTATED_TIMINGS.jobSeconds.avatar} s for a profile that states none)
   --expect-generation-limits <n,n>  accepted generation RateLimit-Limit values (default ${CONTRACT_LIMITS.generation.join(',')})
   --expect-read-limits <n,n>    accepted read RateLimit-Limit values (default ${CONTRACT_LIMITS.read.join(',')})
   --expect-windows <s,s>        the window in seconds of each expected limit (default ${CONTRACT_WINDOW_SECONDS.join(',')})
   --webhook-first-retry <s>     the first retry delay the contract promises (default ${CONTRACT_FIRST_RETRY_SECONDS})
-  --webhook-retry-timeout <s>   how long to wait for a webhook (default 60)
+  --webhook-retry-timeout <s>   longest a webhook attempt may come after it is due: after
+                                its job ended, at its retry's moment (default: the profile's
+                                timings, for the contract ${CONTRACT_PROFILE.timings!.deliverySeconds} s; ${UNSTATED_TIMINGS.deliverySeconds} s for a profile that states none)
   --webhook-retries <s,s,...>   the wait before each retry, checked whole with a sandbox
                                 clock (default: the profile's; the contract's ${WEBHOOK_DELIVERY.retryDelaysSeconds.join(',')})
   --webhook-retry-jitter <f>    how far each wait may stray, as a fraction (default ${WEBHOOK_DELIVERY.jitter}
@@ -121,6 +125,16 @@ Comparing two runs:
                         what changed between two --report-json files; exit 0 when nothing
                         regressed, 1 when a check newly fails, a required check no longer
                         passes or disappeared, 2 when a file cannot be read
+
+The bound (the start line's "ends within N s"): what a correct implementation with the
+profile's timings needs, end to end: its shared jobs (an avatar, then its video and the
+first webhook retry), then phase by phase the longest lane: two rate-limit windows (a move
+of the sandbox clock, or the window waited out) and, for each check, a step and the waits
+it declares (the jobs, deliveries and retries it awaits, each at the timings' longest);
+no request at its timeout. It counts on the sandbox clock the profile names; keys without
+one are bound anew, waiting windows out. With the contract's timings a core run against
+this project's server states 108 s and takes 25-27 s. The run stops at its bound: the checks
+not reached are reported not run. Each check has its own limit within it.
 
 Exit codes: 0 pass, 1 fail, 2 usage, 3 unreachable, 4 key refused, 5 not this API, 6 runner bug.
 `;

@@ -43,6 +43,11 @@ export interface Deadline {
    * that nothing still waiting under it outlives the work it bounded.
    */
   dispose(): void;
+  /**
+   * Moves its end to `limitMs` from its start, when that is later: a run bound anew once
+   * it knows it must wait windows out. One already reached stays reached.
+   */
+  extend(limitMs: number, statedSeconds?: number): void;
 }
 
 /**
@@ -52,16 +57,26 @@ export interface Deadline {
  */
 export function deadline(scope: string, limitMs: number, parent?: AbortSignal, statedSeconds?: number): Deadline {
   const controller = new AbortController();
+  const startedAt = Date.now();
   // The run's deadline comes before the bound it keeps (teardown comes after it): its
   // messages name the bound that was stated.
-  const seconds = statedSeconds ?? Math.ceil(limitMs / 1000);
-  const timer = setTimeout(() => controller.abort(new LimitReached(scope, seconds)), Math.max(0, limitMs));
+  let seconds = statedSeconds ?? Math.ceil(limitMs / 1000);
+  let timer = setTimeout(() => controller.abort(new LimitReached(scope, seconds)), Math.max(0, limitMs));
   const onParent = () => controller.abort(parent!.reason);
   if (parent?.aborted) onParent();
   else parent?.addEventListener('abort', onParent, { once: true });
   return {
     signal: controller.signal,
-    limitMs,
+    get limitMs() {
+      return limitMs;
+    },
+    extend(later: number, laterSeconds?: number) {
+      if (controller.signal.aborted || later <= limitMs) return;
+      clearTimeout(timer);
+      limitMs = later;
+      seconds = laterSeconds ?? Math.ceil(later / 1000);
+      timer = setTimeout(() => controller.abort(new LimitReached(scope, seconds)), Math.max(0, startedAt + later - Date.now()));
+    },
     dispose() {
       clearTimeout(timer);
       parent?.removeEventListener('abort', onParent);

@@ -1,7 +1,7 @@
 // What a run is told, with the defaults filled in. The defaults are the contract's
 // numbers (openapi/README.md); tests against small fixture servers pass smaller ones.
 import { RATE_LIMIT_BUCKETS, WEBHOOK_DELIVERY } from '../../contract/numbers.ts';
-import { CONTRACT_PROFILE, type ImplementationProfile } from './implementation/profile.ts';
+import { CONTRACT_PROFILE, type ImplementationProfile, type JobKind, UNSTATED_TIMINGS } from './implementation/profile.ts';
 import type { Profile } from './outcome.ts';
 
 export interface RunOptions {
@@ -50,7 +50,10 @@ export interface RunOptions {
   receiver?: { host?: string; port?: number; publicUrl?: string } | false;
   /** Where photo avatars point; the service may fetch it. */
   photoUrl?: string;
-  /** The longest a job may take to reach ready or failed. */
+  /**
+   * The longest a job of either kind may take to reach ready or failed. Default: the
+   * implementation profile's `timings` for each kind (UNSTATED_TIMINGS without them).
+   */
   jobTimeoutSeconds?: number;
   pollInitialDelayMs?: number;
   pollMaxDelayMs?: number;
@@ -58,7 +61,11 @@ export interface RunOptions {
   terminalObserveSeconds?: number;
   /** The contract's first webhook retry delay (ND-DELIVERY, info.x-webhook-delivery). */
   webhookFirstRetrySeconds?: number;
-  /** How long to wait for a retry after the receiver answered 500. */
+  /**
+   * The longest a webhook attempt may come after it is due (its job's end, its retry's
+   * moment): how long the run waits for one past that moment. Default: the implementation
+   * profile's `timings.delivery` (UNSTATED_TIMINGS without them).
+   */
   webhookRetryTimeoutSeconds?: number;
   /**
    * The whole retry schedule to hold the implementation to, where a sandbox clock lets
@@ -118,8 +125,10 @@ export type ProgressEvent =
   | { type: 'note'; message: string };
 
 export type ResolvedOptions = Required<
-  Omit<RunOptions, 'secondKey' | 'emptyKey' | 'workspaceKey' | 'ownerKey' | 'signingSecret' | 'onProgress' | 'failMarker' | 'receiver' | 'openapiPath' | 'expectedLimits' | 'implementation' | 'webhookRetries' | 'maxRunSeconds' | 'maxCredits'>
+  Omit<RunOptions, 'jobTimeoutSeconds' | 'secondKey' | 'emptyKey' | 'workspaceKey' | 'ownerKey' | 'signingSecret' | 'onProgress' | 'failMarker' | 'receiver' | 'openapiPath' | 'expectedLimits' | 'implementation' | 'webhookRetries' | 'maxRunSeconds' | 'maxCredits'>
 > & {
+  /** The longest a job of each kind may take: --job-timeout for both, else the implementation profile's timings. */
+  jobSeconds: Record<JobKind, number>;
   /** Given for this run; else the bound the run works out holds alone. */
   maxRunSeconds: number | undefined;
   maxCredits: number | undefined;
@@ -158,6 +167,9 @@ export function firstRetryLatestSeconds(options: Pick<ResolvedOptions, 'webhookF
 
 export function resolveOptions(options: RunOptions): ResolvedOptions {
   const profile = options.profile ?? 'core';
+  const implementation = implementationFor(options, profile);
+  const timings = implementation.timings ?? UNSTATED_TIMINGS;
+  const job = options.jobTimeoutSeconds;
   return {
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
     apiKey: options.apiKey,
@@ -170,18 +182,18 @@ export function resolveOptions(options: RunOptions): ResolvedOptions {
     profile,
     only: options.only ?? [],
     skip: options.skip ?? [],
-    implementation: implementationFor(options, profile),
+    implementation,
     receiver:
       options.receiver === false
         ? false
         : { host: options.receiver?.host ?? '127.0.0.1', port: options.receiver?.port ?? 0, publicUrl: options.receiver?.publicUrl },
     photoUrl: options.photoUrl ?? 'https://images.example.com/portraits/conformance-runner.jpg',
-    jobTimeoutSeconds: options.jobTimeoutSeconds ?? 300,
+    jobSeconds: job === undefined ? { ...timings.jobSeconds } : { avatar: job, avatar_video: job },
     pollInitialDelayMs: options.pollInitialDelayMs ?? 500,
     pollMaxDelayMs: options.pollMaxDelayMs ?? 5000,
     terminalObserveSeconds: options.terminalObserveSeconds ?? 3,
     webhookFirstRetrySeconds: options.webhookFirstRetrySeconds ?? CONTRACT_FIRST_RETRY_SECONDS,
-    webhookRetryTimeoutSeconds: options.webhookRetryTimeoutSeconds ?? 60,
+    webhookRetryTimeoutSeconds: options.webhookRetryTimeoutSeconds ?? timings.deliverySeconds,
     webhookRetries: options.webhookRetries,
     expectedLimits: {
       generation: options.expectedLimits?.generation ?? CONTRACT_LIMITS.generation,

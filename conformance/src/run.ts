@@ -60,7 +60,7 @@ export async function runConformance(input: RunOptions): Promise<Report> {
   const selected = selectChecks(CHECKS, options);
   const stateful = startsJobs(selected, options);
   const clockPossible = options.clock && options.profile !== 'mock' && options.profile !== 'production' && shape.clockAdvance(1) !== undefined;
-  const bound = statedBound(selected, options, clockPossible, stateful);
+  let bound = statedBound(selected, options, clockPossible, stateful);
   const planned = plannedBudget(selected, options, shape);
   const budget: NonNullable<Report['budget']> = {
     planned: { avatars: planned.creates.avatar, videos: planned.creates.avatar_video, requests: planned.requests, ...(planned.credits === undefined ? {} : { credits: planned.credits }) },
@@ -144,6 +144,13 @@ export async function runConformance(input: RunOptions): Promise<Report> {
 
     // The limits of the checks as this run will go: with the clock only where every key has it.
     const plan = planBound(selected, options, clockPossible && keys.every((key) => clock.has(key)), stateful);
+    // The bound stated counted on the clock the implementation profile names; keys without
+    // it wait windows out, and the run is bound anew for that, saying so.
+    if (plan.seconds > bound.seconds) {
+      progress({ type: 'note', message: `the implementation profile names a sandbox clock that ${keys.filter((key) => !clock.has(key)).join(', ')} lacks: the run is bound anew, waiting windows out, and ends within ${plan.seconds} s (--no-clock states that bound from the start)` });
+      bound = plan;
+      run.extend(checksEndSeconds(plan) * 1000, plan.seconds);
+    }
     // The shared jobs are settled by then, or given up: a check that awaits them may wait until then.
     const sharedBy = startedAt + (plan.setupSeconds + plan.sharedSeconds) * 1000;
 
@@ -198,8 +205,10 @@ export async function runConformance(input: RunOptions): Promise<Report> {
           if (run.signal.aborted) {
             result = notReached(check, options, reached(run.signal, 'before it could start').message);
           } else {
-            // Its own limit, from its start or from when the shared jobs are settled, whichever is later.
-            const limit = deadline(check.id, Math.max(options.now(), sharedBy) - options.now() + plan.checks[check.id]! * 1000, run.signal);
+            // Its own limit, from its start or from when the shared jobs are settled, whichever
+            // is later; never past the moment the run's checks must end (it says so then).
+            const untilRunEnds = startedAt + checksEndSeconds(bound) * 1000 - options.now();
+            const limit = deadline(check.id, Math.min(Math.max(options.now(), sharedBy) - options.now() + plan.checks[check.id]! * 1000, untilRunEnds + HARD_STOP_GRACE_MS), run.signal);
             const checkStalls = new CheckStalls(stalls);
             const from = options.now();
             try {

@@ -70,8 +70,13 @@ export function sharedCreates(canFail: boolean): { avatar: number; avatar_video:
   return { avatar: 3 + (canFail ? 1 : 0), avatar_video: 2 + (canFail ? 2 : 0) };
 }
 
-/** The longest a check listens for the webhook of a job a refused request might wrongly have started. */
-export const SETTLE_GRACE_MAX_SECONDS = 30;
+/**
+ * The longest a check listens for the webhook of a job a refused request might wrongly
+ * have started (as long as the run's longest job took, and a second): above the
+ * contract's longest job (8 s) and short enough that the checks that listen, one after
+ * another, do not take the run's bound.
+ */
+export const SETTLE_GRACE_MAX_SECONDS = 10;
 
 const SCRIPT = 'Hi! This short clip was made by the conformance runner to check the avatar video flow.';
 
@@ -253,7 +258,7 @@ export class World {
   /**
    * How much longer to listen for the webhook of a job that a request refused at
    * `since` might wrongly have started: as long as the run's longest job took, plus a
-   * second for delivery, counted from `since`; at most 30 s.
+   * second for delivery, counted from `since`; at most SETTLE_GRACE_MAX_SECONDS.
    */
   settleGraceMs(since: number): number {
     const longest = Math.max(0, ...this.jobs.map((job) => (job.terminalAt ?? 0) - job.create.startedAt).filter((ms) => ms > 0));
@@ -347,7 +352,7 @@ export class World {
   async #poll(job: TrackedJob, id: string): Promise<Json> {
     const { options, shape, now } = this.#deps;
     const path = `${job.kind === 'avatar' ? '/v1/avatars' : '/v1/avatar-videos'}/${id}`;
-    const deadline = now() + options.jobTimeoutSeconds * 1000;
+    const deadline = now() + options.jobSeconds[job.kind] * 1000;
     let delay = options.pollInitialDelayMs;
     for (;;) {
       const sentAt = now();
@@ -364,7 +369,7 @@ export class World {
       }
       if (now() + delay > deadline) {
         const seen = [...new Set(job.polls.map((poll) => poll.status || '(no state)'))].join(' → ') || 'nothing';
-        throw new PrerequisiteError(`the ${job.label} ${id} did not reach ${shape.nameOf('ready')} or ${shape.nameOf('failed')} within ${options.jobTimeoutSeconds} s (states seen: ${seen})`);
+        throw new PrerequisiteError(`the ${job.label} ${id} did not reach ${shape.nameOf('ready')} or ${shape.nameOf('failed')} within ${options.jobSeconds[job.kind]} s (states seen: ${seen})`);
       }
       await this.#pause(job, delay, attemptsSeen);
       delay = Math.min(options.pollMaxDelayMs, Math.round(delay * 1.5));

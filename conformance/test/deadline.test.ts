@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planBound, statedBound } from '../src/bound.ts';
 import { CHECKS } from '../src/checks/index.ts';
 import { ContractValidator } from '../src/contract.ts';
-import { deadline, LimitReached, sleepWithin } from '../src/deadline.ts';
+import { deadline, LimitReached, RUN_SCOPE, sleepWithin } from '../src/deadline.ts';
 import { Http } from '../src/http.ts';
 import { resolveOptions, type RunOptions } from '../src/options.ts';
 import { WebhookReceiver } from '../src/receiver/server.ts';
@@ -98,6 +98,17 @@ describe('deadlines', () => {
     }
   });
 
+  it('when a deadline is extended, then it ends at its new limit from its start, naming the bound stated anew', async () => {
+    const startedAt = Date.now();
+    const run = deadline(RUN_SCOPE, 20, undefined, 1);
+    run.extend(60, 2);
+    await new Promise<void>((resolve) => run.signal.addEventListener('abort', () => resolve(), { once: true }));
+    // Timers may fire a millisecond early, never 20 ms.
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(55);
+    expect((run.signal.reason as LimitReached).message).toContain('bound of 2 s');
+    run.dispose();
+  });
+
   it("when the run's deadline ends, then a check's deadline under it ends with the run's reason", async () => {
     const run = deadline('the run', 50);
     const check = deadline('some-check', 60_000, run.signal);
@@ -123,11 +134,11 @@ describe('the bound', () => {
     expect(seconds({ ...base, webhookRetryTimeoutSeconds: 120 }, true)).toBeGreaterThan(bound + 60);
   });
 
-  it('when windows are waited out instead of moved over, then the bound is longer, and the stated one is the longer of the two', () => {
+  it('when windows are waited out instead of moved over, then the bound is longer; the stated one counts on the clock the profile names', () => {
     const options = resolveOptions(base);
     const selected = checks(base);
     expect(seconds(base, false)).toBeGreaterThan(seconds(base, true));
-    expect(statedBound(selected, options, true, true).seconds).toBe(Math.max(seconds(base, false), seconds(base, true)));
+    expect(statedBound(selected, options, true, true).seconds).toBe(seconds(base, true));
     expect(statedBound(selected, options, false, true).seconds).toBe(seconds(base, false));
   });
 

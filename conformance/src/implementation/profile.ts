@@ -78,6 +78,14 @@ export interface ImplementationProfile {
    */
   rateLimits: { window: RateLimitWindow | null; fields: RateLimitFields | null };
   /**
+   * How long the implementation takes, in seconds, where it states it: a job of each kind
+   * at most, from its create answer to ready or failed, and a webhook attempt at most
+   * after it is due (its job's end, its retry's moment, an accepted replay). The run's
+   * bound and the waits of its checks are made from them; null: not stated, and the
+   * runner allows what any service might take (UNSTATED_TIMINGS).
+   */
+  timings: Timings | null;
+  /**
    * Idempotency keys on the creates, if the implementation has them: the request header,
    * the response header that marks a replay (null: none), and the statuses that refuse a
    * key sent again with another body.
@@ -115,6 +123,18 @@ export interface ImplementationProfile {
     envelope: Json | null;
   };
 }
+
+export interface Timings {
+  jobSeconds: Record<JobKind, number>;
+  deliverySeconds: number;
+}
+
+/**
+ * What the runner allows an implementation whose profile states no timings: five minutes
+ * a job and a minute a delivery, long enough for a slow service, so that the bound
+ * promises little (a profile's `timings` is what makes it one worth planning on).
+ */
+export const UNSTATED_TIMINGS: Timings = { jobSeconds: { avatar: 300, avatar_video: 300 }, deliverySeconds: 60 };
 
 /** The placeholders each template may use; a request fills them with its own values. */
 export const PLACEHOLDERS = {
@@ -158,6 +178,13 @@ export const CONTRACT_PROFILE: ImplementationProfile = {
   retries: { delaysSeconds: [...WEBHOOK_DELIVERY.retryDelaysSeconds], jitter: WEBHOOK_DELIVERY.jitter },
   // Fixed windows aligned on UTC minutes and days, and the draft's fields (ND-RATELIMIT-FIELDS).
   rateLimits: { window: 'fixed', fields: 'ietf-draft-10' },
+  // This project's server: its engine's avatar takes 1.5 s and its video 3 s with the
+  // render beside it (ENGINE_AVATAR_MS, ENGINE_VIDEO_MS), measured at 1.5-2.4 s and
+  // 3.0-4.5 s from create answer to the read that saw them end; its dispatcher looks for
+  // due deliveries every second (WEBHOOK_POLL_MS), and retries came 0.9 s after the clock
+  // made them due. Each is allowed about twice the longest seen, for a busy machine (the
+  // jobs' times are timers, which a busy machine barely stretches; the render is not).
+  timings: { jobSeconds: { avatar: 4, avatar_video: 8 }, deliverySeconds: 2 },
   idempotency: { header: 'Idempotency-Key', replayedHeader: 'Idempotent-Replayed', reused: [409] },
   lists: { limit: 'limit', cursor: 'cursor', data: '/data', next: '/next_cursor' },
   webhookLog: {
@@ -261,6 +288,8 @@ export function parseProfile(value: unknown, file = 'the profile'): Implementati
     retries: raw.webhook_retries ? { delaysSeconds: raw.webhook_retries.delays_seconds, jitter: raw.webhook_retries.jitter ?? 0 } : null,
     // Nothing of the contract's: another implementation claims a window kind or fields only by saying so.
     rateLimits: { window: raw.rate_limits?.window ?? null, fields: raw.rate_limits?.fields ?? null },
+    // Not the contract's: another implementation's speed is its own to state.
+    timings: raw.timings ? { jobSeconds: { avatar: raw.timings.avatar, avatar_video: raw.timings.avatar_video }, deliverySeconds: raw.timings.delivery } : null,
     idempotency: raw.idempotency ? { header: raw.idempotency.header, replayedHeader: raw.idempotency.replayed_header ?? null, reused: raw.idempotency.reused ?? [400, 409, 422] } : null,
     lists: raw.lists ? { limit: raw.lists.limit ?? 'limit', cursor: raw.lists.cursor ?? 'cursor', data: raw.lists.data ?? '/data', next: raw.lists.next } : null,
     webhookLog: raw.webhook_log ? webhookLogOf(raw.webhook_log) : null,
@@ -309,6 +338,7 @@ interface RawProfile {
   clock?: { advance: { method?: 'POST' | 'PUT' | 'PATCH'; path: string; body: Json } } | null;
   webhook_retries?: { delays_seconds: number[]; jitter?: number } | null;
   rate_limits?: { window?: RateLimitWindow | null; fields?: RateLimitFields | null };
+  timings?: { avatar: number; avatar_video: number; delivery: number } | null;
   idempotency?: { header: string; replayed_header?: string | null; reused?: number[] } | null;
   lists?: { limit?: string; cursor?: string; data?: string; next: string } | null;
   webhook_log?: RawWebhookLog | null;

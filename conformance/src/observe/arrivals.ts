@@ -1,5 +1,10 @@
-// Waiting for the webhooks of the run's jobs, shared by the webhook checks so that a
-// service that sends nothing costs the run one timeout, not one per check.
+// Waiting for the webhooks of the run's jobs, shared by the webhook checks. Each attempt
+// is awaited until the latest moment a correct sender makes it, by the implementation's
+// timings: its first attempt a delivery after the job was seen to end, its first retry
+// the schedule's latest first retry and a delivery after that attempt. The moment is the
+// same for every check that awaits it, so a service that sends nothing costs the run one
+// delivery's wait, not one per check; and a retry is not awaited at all once its first
+// attempt is known never to have come.
 import type { CheckContext } from '../context.ts';
 import type { Delivery } from '../receiver/server.ts';
 import type { TrackedJob } from '../world.ts';
@@ -15,8 +20,7 @@ export interface Arrival {
 export async function arrivals(ctx: CheckContext): Promise<Arrival[]> {
   return ctx.once('webhook-arrivals', async () => {
     const jobs = (await ctx.world.allSettled()).filter((job) => job.webhookUrl && job.terminal);
-    const timeout = ctx.options.webhookRetryTimeoutSeconds * 1000;
-    return Promise.all(jobs.map(async (job) => ({ job, deliveries: await ctx.receiver!.waitFor(job.label, 1, timeout) })));
+    return Promise.all(jobs.map(async (job) => ({ job, deliveries: await attemptsDue(ctx, job, 1) })));
   });
 }
 
@@ -26,9 +30,23 @@ export async function retried(ctx: CheckContext): Promise<Arrival> {
     const job = await ctx.world.kickoffJob('prompt-avatar');
     await job.settled;
     if (!job.webhookUrl) skip('the prompt avatar was made without a webhook');
-    const timeout = (firstRetryLatestSeconds(ctx.options) + 1) * 1000 + ctx.options.webhookRetryTimeoutSeconds * 1000;
-    return { job, deliveries: await ctx.receiver!.waitFor(job.label, 2, timeout) };
+    return { job, deliveries: await attemptsDue(ctx, job, 2) };
   });
+}
+
+/**
+ * The attempts of a settled job's webhook once it has `count` of them (1, or 2 for the
+ * first retry), or once the latest moment a correct sender makes the last of them has
+ * passed: each attempt a delivery after it is due (--webhook-retry-timeout, else the
+ * profile's timings). Without a first attempt by its moment no retry is awaited.
+ */
+export async function attemptsDue(ctx: CheckContext, job: TrackedJob, count: 1 | 2): Promise<Delivery[]> {
+  const receiver = ctx.receiver!;
+  const deliveryMs = ctx.options.webhookRetryTimeoutSeconds * 1000;
+  const until = (moment: number) => Math.max(0, moment - ctx.now());
+  const first = await receiver.waitFor(job.label, 1, until((job.terminalAt ?? ctx.now()) + deliveryMs));
+  if (count === 1 || first.length === 0) return first;
+  return receiver.waitFor(job.label, 2, until(first[0]!.receivedAt + (firstRetryLatestSeconds(ctx.options) + 1) * 1000 + deliveryMs));
 }
 
 export function bodyOf(delivery: Delivery): Record<string, unknown> | undefined {

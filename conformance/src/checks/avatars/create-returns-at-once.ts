@@ -19,7 +19,7 @@ export default defineCheck({
   id: 'avatars.create-returns-at-once',
   title: 'Creating an avatar (or video) answers with its ID before generation finishes',
   asserts:
-    'Each create answer is a success the implementation declares, with the new ID where its profile says; and it comes before the job ends: for avatars and for videos, some job is still pending when read right after its create answer. When every job of a kind in the run was already ready or failed at that first read (a slow path can deliver an answer later than a short job takes), up to 3 more of that kind are created one at a time, each read the moment its answer arrives; a job of the kind seen pending passes, and all of them done at their first read means generation ran inside the request, whatever the answer said.',
+    'Each create answer is a success the implementation declares, with the new ID where its profile says; and it comes before the job ends: for avatars and for videos, some job is still pending when read right after its create answer. When every job of a kind in the run was already ready or failed at that first read and every one of their answers took longer than a job of the kind takes at most (the implementation profile\'s timings), generation ran inside the request. When they were done but their answers were quicker (a slow path can deliver an answer later than a short job takes), up to 3 more of that kind are created one at a time, each read the moment its answer arrives; a job of the kind seen pending passes, and all of them done at their first read means generation ran inside the request, whatever the answer said.',
   clauses: ['AV-ASYNC'],
   decisions: ['ND-CREATE-RESPONSE'],
   profiles: ALL,
@@ -29,7 +29,7 @@ export default defineCheck({
   // the request timeout (an answer that waits for generation is as slow as a job; the two
   // kinds' go on at once), and the one seen pending awaited to its end and its last poll,
   // so that the credit checks after this one see it settled.
-  waits: (a) => EXTRA_CREATES * a.request + a.options.jobTimeoutSeconds + a.options.pollMaxDelayMs / 1000,
+  waits: (a) => EXTRA_CREATES * a.request + Math.max(a.job('avatar'), a.job('avatar_video')) + a.options.pollMaxDelayMs / 1000,
   async run(ctx) {
     if (ctx.profile === 'mock') {
       const avatar = await ctx.http.send({ key: 'main', method: 'POST', path: '/v1/avatars', json: { type: 'prompt', name: 'Mock', prompt: 'A presenter.' } });
@@ -106,6 +106,19 @@ function judgeAnswer(ctx: CheckContext, kind: JobKind, exchange: Exchange): void
 async function judgeTiming(ctx: CheckContext, kind: JobKind, jobs: TrackedJob[]): Promise<void> {
   if (jobs.length === 0 || jobs.some(pendingAtFirstRead)) return;
   const path = kind === 'avatar' ? '/v1/avatars' : '/v1/avatar-videos';
+  // Every answer slower than a whole job of the kind takes (the implementation's own
+  // timings): no slow moment of the path, whose next answer could tell otherwise.
+  const longest = ctx.options.jobSeconds[kind];
+  if (jobs.every((job) => job.create.durationMs > longest * 1000)) {
+    fail({
+      clause: 'AV-ASYNC',
+      message: `every ${kind} was already ${[...new Set(jobs.map((job) => job.polls[0]!.status))].join(' or ')} when read right after its POST ${path} was answered, and every answer took longer than the ${longest} s a ${kind} takes at most: generation ran before the answer`,
+      expected: `answers within the ${longest} s a job takes at most (the implementation profile's timings, or --job-timeout), and a state other than ${ctx.shape.nameOf('ready')} or ${ctx.shape.nameOf('failed')} on the first read after one of them`,
+      received: jobs.map((job) => `${job.label}: answered after ${job.create.durationMs} ms; read ${job.polls[0]!.sentAt - job.answeredAt} ms later: ${job.polls[0]!.status}`).join('; '),
+      fix: FIX,
+      exchanges: [jobs[0]!.create],
+    });
+  }
   const extra: TrackedJob[] = [];
   for (let i = 1; i <= EXTRA_CREATES; i++) {
     const made = await ctx.world.extraJob(kind, `extra-${kind === 'avatar' ? 'avatar' : 'video'}-${i}`);

@@ -1,7 +1,6 @@
 import { defineCheck, STATEFUL } from '../../check.ts';
 import { changed, show } from '../../observe/ledger.ts';
 import { fail, skip } from '../../outcome.ts';
-import { SETTLE_GRACE_MAX_SECONDS } from '../../world.ts';
 
 export default defineCheck({
   id: 'credits.402-starts-nothing',
@@ -9,8 +8,10 @@ export default defineCheck({
   asserts: 'After a 402, no Location points at a new record, no webhook for the refused request ever arrives, and (where /v1/me shows credits) nothing was reserved or charged.',
   clauses: ['CR-402-NO-JOB'],
   profiles: STATEFUL,
-  // Listening for the webhook of a job the refused request might have started.
-  waits: () => SETTLE_GRACE_MAX_SECONDS,
+  // No waits of its own: it listens for the webhook of a job the refused request might
+  // have started until SETTLE_GRACE_MAX_SECONDS after that request, which was sent as the
+  // run's jobs started; the shared jobs take longer than that to settle, and its limit
+  // counts from then.
   needs: ['empty-key'],
   async run(ctx) {
     const exchange = await ctx.world.insufficientAttempt();

@@ -1,4 +1,4 @@
-import { firstRetryLatestSeconds } from '../../options.ts';
+import { attemptsDue } from '../../observe/arrivals.ts';
 import { defineCheck, STATEFUL } from '../../check.ts';
 import { chargedFor, show } from '../../observe/ledger.ts';
 import { fail, PrerequisiteError, skip } from '../../outcome.ts';
@@ -11,15 +11,16 @@ export default defineCheck({
   decisions: ['ND-ME'],
   profiles: STATEFUL,
   needs: ['receiver'],
-  // The second attempt of the failing delivery, as long as it waits for it.
-  waits: (a) => firstRetryLatestSeconds(a.options) + 2,
+  // The second attempt of the failing delivery, due by a moment the run's shared jobs
+  // allow for (its avatar ends with theirs): a delivery more for its lateness.
+  waits: (a) => a.delivery,
   async run(ctx) {
     const job = await ctx.world.kickoffJob('photo-avatar');
     const record = await job.settled;
     if (!job.webhookUrl) throw new PrerequisiteError('the photo avatar has no webhook');
     // Its receiver answers 500 to every attempt; wait for a first one and, if it comes
     // in time, a retry.
-    const attempts = await ctx.receiver!.waitFor(job.label, 2, (firstRetryLatestSeconds(ctx.options) + 2) * 1000);
+    const attempts = await attemptsDue(ctx, job, 2);
     if (attempts.length === 0) skip('no delivery attempt arrived for the photo avatar (see webhooks.event-type-matches-state)');
     const exchange = await ctx.http.send({ key: 'main', method: 'GET', path: `/v1/avatars/${job.id}`, note: 'state after failed deliveries' });
     const ended = ctx.shape.state(record);

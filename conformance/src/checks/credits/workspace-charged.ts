@@ -24,7 +24,10 @@ export default defineCheck({
   creates: (options) => (options.workspaceKey && options.ownerKey ? { avatar: 1 } : {}),
   // After the credit checks of the run's accounts; one avatar of the workspace's own.
   phase: 'clock',
-  waits: (allow) => allow.options.jobTimeoutSeconds,
+  // Beside the main key's clock checks, not after them: it sends with neither the main key
+  // nor a key whose clock the other lane moves.
+  lane: 'requests',
+  waits: (allow) => allow.job('avatar') + allow.options.pollMaxDelayMs / 1000,
   async run(ctx) {
     if (!ctx.options.workspaceKey || !ctx.options.ownerKey) notApplicable('needs --workspace-key and --owner-key (a key of a workspace and one of its owner account)');
     needShown(ctx.shape, ['available', 'reserved', 'used'], 'needs a credit balance to see who paid', { any: true });

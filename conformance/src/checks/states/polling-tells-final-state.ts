@@ -16,10 +16,10 @@ export default defineCheck({
       if (outcome.status === 'rejected') {
         fail({
           clause: 'ST-POLL-TRUTH',
-          message: `polling ${job.label} ${job.id} never showed ready or failed within ${ctx.options.jobTimeoutSeconds} s (webhook: ${job.webhookMode ?? 'none'})`,
+          message: `polling ${job.label} ${job.id} never showed ready or failed within ${ctx.options.jobSeconds[job.kind]} s (webhook: ${job.webhookMode ?? 'none'})`,
           expected: `status ${ctx.shape.nameOf('ready')} or ${ctx.shape.nameOf('failed')}`,
           received: `statuses seen: ${[...new Set(job.polls.map((p) => p.status))].join(' → ') || 'none'}`,
-          fix: 'Finish every job and report its final state on GET; raise --job-timeout if jobs are just slow.',
+          fix: 'Finish every job and report its final state on GET; if jobs are just slow, state how long they take in the implementation profile\'s timings (or raise --job-timeout).',
         });
       }
     });

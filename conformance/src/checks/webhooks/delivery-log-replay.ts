@@ -1,4 +1,4 @@
-import { firstRetryLatestSeconds } from '../../options.ts';
+import { firstRetryLatestSeconds, type ResolvedOptions } from '../../options.ts';
 import { WEBHOOK_EVENT_ID_HEADER, WEBHOOK_TIMESTAMP_HEADER } from '../../../../contract/webhookSignature.ts';
 import { defineCheck, STATEFUL } from '../../check.ts';
 import { REACTION_MS } from '../../clock.ts';
@@ -10,8 +10,6 @@ import { describeDelivery } from '../../observe/arrivals.ts';
 import { fail, notApplicable, skip } from '../../outcome.ts';
 import type { Delivery } from '../../receiver/server.ts';
 
-/** How long the log may take to show an attempt the receiver already has (the sender records it after the answer). */
-const LOG_SETTLE_MS = 5000;
 /** Between two reads of the log. */
 const LOG_POLL_MS = 200;
 /** How long after the retry the replay is asked for: over a second, so that its timestamp is another. */
@@ -36,10 +34,8 @@ export default defineCheck({
   phase: 'clock',
   // Its avatar's end, the first attempt after it, the retry, the log's settling twice, the
   // second between the retry and the replay, and the replay's delivery.
-  waits: (a) => {
-    const { jobTimeoutSeconds, pollMaxDelayMs, webhookRetryTimeoutSeconds } = a.options;
-    return jobTimeoutSeconds + pollMaxDelayMs / 1000 + webhookRetryTimeoutSeconds + REACTION_MS / 1000 + a.retry + (2 * LOG_SETTLE_MS + REPLAY_AFTER_MS) / 1000 + webhookRetryTimeoutSeconds;
-  },
+  // The log settles within a delivery (the sender records an attempt as it ends it).
+  waits: (a) => a.job('avatar') + a.delivery + retryWaitSeconds(a.options, a.clock) + 2 * a.delivery + REPLAY_AFTER_MS / 1000 + a.delivery,
   async run(ctx) {
     const log = ctx.shape.profile.webhookLog;
     if (!log) notApplicable('the implementation profile names no webhook delivery log (webhook_log)');
@@ -51,22 +47,25 @@ export default defineCheck({
     const jobId = ctx.shape.isCreated('avatar', create.status) ? ctx.shape.createdId('avatar', create.json) : undefined;
     if (!jobId) fail({ clause: 'ND-WEBHOOK-LOG', message: `the avatar for the delivery log was not accepted: ${describe(create)}`, expected: 'the create accepted', received: describe(create), exchanges: [create] });
 
-    // The first attempt, answered 500. It is due once the avatar has ended, so it is awaited
-    // from then: a service that sends nothing costs the retry timeout, not the job's too.
-    if (!(await ended(ctx, jobId))) skip(`the avatar for the delivery log did not reach ${ctx.shape.nameOf('ready')} or ${ctx.shape.nameOf('failed')} within ${ctx.options.jobTimeoutSeconds} s`);
-    const [failed] = await receiver.waitFor(LABEL, 1, ctx.options.webhookRetryTimeoutSeconds * 1000);
-    if (!failed) skip(`no delivery of the ${LABEL} event arrived within ${ctx.options.webhookRetryTimeoutSeconds} s of its avatar's end (see webhooks.event-type-matches-state)`);
+    // The first attempt, answered 500: due when the avatar ends, so awaited for as long as
+    // an avatar takes and a delivery. Only when it does not come is the avatar read, to
+    // say which of the two was missing.
+    const [failed] = await receiver.waitFor(LABEL, 1, (ctx.options.jobSeconds.avatar + ctx.options.webhookRetryTimeoutSeconds) * 1000);
+    if (!failed) {
+      if (!(await ended(ctx, jobId))) skip(`the avatar for the delivery log did not reach ${ctx.shape.nameOf('ready')} or ${ctx.shape.nameOf('failed')} within ${ctx.options.jobSeconds.avatar} s`);
+      skip(`no delivery of the ${LABEL} event arrived within ${ctx.options.webhookRetryTimeoutSeconds} s of its avatar's end (see webhooks.event-type-matches-state)`);
+    }
     const eventId = failed.headers[WEBHOOK_EVENT_ID_HEADER.toLowerCase()];
     if (!eventId) skip(`the delivery carries no ${WEBHOOK_EVENT_ID_HEADER} (see webhooks.event-id-stable)`);
     const eventPath = log.event.replace('{id}', encodeURIComponent(eventId));
 
     // Its retry, sooner with a sandbox clock; then the event is at rest (delivered).
-    if (ctx.clock.has('main')) {
+    const moved = ctx.clock.has('main');
+    if (moved) {
       await ctx.sleep(Math.max(0, failed.receivedAt + REACTION_MS - ctx.now())); // the sender schedules it once it has the failure
       await ctx.clock.advance('main', Math.ceil(firstRetryLatestSeconds(ctx.options)) + 1);
     }
-    const waitRetry = (firstRetryLatestSeconds(ctx.options) + 1 + ctx.options.webhookRetryTimeoutSeconds) * 1000;
-    const retried = (await receiver.waitFor(LABEL, 2, waitRetry))[1];
+    const retried = (await receiver.waitFor(LABEL, 2, retryWaitSeconds(ctx.options, moved) * 1000))[1];
     if (!retried) skip(`the ${LABEL} event was not retried after the 500 (see webhooks.retried-after-failure)`);
     // What the scheduled attempts get wrong is their own checks' to report: a replay is judged against attempts that hold.
     for (const d of [failed, retried]) if (!d.verification.ok) skip(`a scheduled delivery of the event does not verify (${d.verification.message}; see webhooks.signature and webhooks.timestamp)`);
@@ -159,26 +158,30 @@ const attemptsOf = (event: unknown, pointer: string): unknown[] => {
 /** Whether the event still has an attempt due, where it says so as the contract does (`status: pending`); otherwise its attempts tell. */
 const pending = (event: unknown): boolean => at(event, '/status') === 'pending';
 
-/** Reads the avatar until it has ended, for the job timeout at most; whether it did. */
+/** Whether the avatar has ended, by one read: asked once it has had as long as an avatar takes. */
 async function ended(ctx: CheckContext, id: string): Promise<boolean> {
-  const until = ctx.now() + ctx.options.jobTimeoutSeconds * 1000;
-  for (let delay = ctx.options.pollInitialDelayMs; ; delay = Math.min(ctx.options.pollMaxDelayMs, Math.round(delay * 1.5))) {
-    const read = await ctx.http.send({ key: 'main', method: 'GET', path: `/v1/avatars/${encodeURIComponent(id)}`, note: 'is the delivery-log avatar done?' });
-    if (read.status === 200 && ctx.shape.terminal(ctx.shape.state(read.json) ?? '')) return true;
-    if (ctx.now() + delay > until) return false;
-    await ctx.sleep(delay);
-  }
+  const read = await ctx.http.send({ key: 'main', method: 'GET', path: `/v1/avatars/${encodeURIComponent(id)}`, note: 'is the delivery-log avatar done?' });
+  return read.status === 200 && ctx.shape.terminal(ctx.shape.state(read.json) ?? '') !== undefined;
 }
 
 /**
- * Reads the event until `done` holds of it, or for LOG_SETTLE_MS of the runner being
- * awake (its own stalls lengthen it, stalls.ts); the last answer either way.
+ * How long the retry is awaited from the failed attempt: with the clock moved past its
+ * latest moment, the sender's reaction and a delivery; otherwise that moment in real time
+ * and a delivery.
+ */
+function retryWaitSeconds(options: ResolvedOptions, moved: boolean): number {
+  return (moved ? REACTION_MS / 1000 : firstRetryLatestSeconds(options) + 1) + options.webhookRetryTimeoutSeconds;
+}
+
+/**
+ * Reads the event until `done` holds of it, or for a delivery's lateness of the runner
+ * being awake (its own stalls lengthen it, stalls.ts); the last answer either way.
  */
 async function readUntil(ctx: CheckContext, path: string, done: (event: unknown) => boolean): Promise<Exchange> {
   const started = ctx.now();
   for (;;) {
     const read = await ctx.http.send({ key: 'main', method: 'GET', path, note: 'the event in the delivery log' });
-    if ((read.status === 200 && done(read.json)) || ctx.now() >= started + LOG_SETTLE_MS + ctx.stalls.within(started, ctx.now())) return read;
+    if ((read.status === 200 && done(read.json)) || ctx.now() >= started + ctx.options.webhookRetryTimeoutSeconds * 1000 + ctx.stalls.within(started, ctx.now())) return read;
     await ctx.sleep(LOG_POLL_MS);
   }
 }

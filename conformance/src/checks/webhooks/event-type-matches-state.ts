@@ -19,7 +19,7 @@ export default defineCheck({
       if (deliveries.length === 0) {
         fail({
           clause: 'WH-TERMINAL',
-          message: `${job.label} ${job.id} reached ${ended} but no ${expected} event arrived within ${ctx.options.webhookRetryTimeoutSeconds} s`,
+          message: `${job.label} ${job.id} reached ${ended} but no ${expected} event arrived within ${ctx.options.webhookRetryTimeoutSeconds} s of the read that saw it end`,
           expected: `a POST to its webhook_url with type ${expected}`,
           received: 'nothing',
           fix: 'Send one event when a job with webhook_url reaches ready or failed.',

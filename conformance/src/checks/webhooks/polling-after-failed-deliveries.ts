@@ -1,5 +1,5 @@
-import { firstRetryLatestSeconds } from '../../options.ts';
 import { defineCheck, STATEFUL } from '../../check.ts';
+import { attemptsDue } from '../../observe/arrivals.ts';
 import { fail, PrerequisiteError, skip } from '../../outcome.ts';
 
 export default defineCheck({
@@ -9,13 +9,14 @@ export default defineCheck({
   clauses: ['WH-GIVE-UP'],
   profiles: STATEFUL,
   needs: ['receiver'],
-  // The always-failing receiver's second attempt.
-  waits: (a) => a.retry,
+  // The always-failing receiver's second attempt, due by a moment the run's shared jobs
+  // allow for (its avatar ends with theirs): a delivery more for its lateness.
+  waits: (a) => a.delivery,
   async run(ctx) {
     const job = await ctx.world.kickoffJob('photo-avatar');
     const record = await job.settled;
     if (!job.webhookUrl) throw new PrerequisiteError('the photo avatar has no webhook');
-    const attempts = await ctx.receiver!.waitFor(job.label, 2, (firstRetryLatestSeconds(ctx.options) + 1) * 1000 + ctx.options.webhookRetryTimeoutSeconds * 1000);
+    const attempts = await attemptsDue(ctx, job, 2);
     if (attempts.length < 2) skip(`only ${attempts.length} delivery attempt(s) arrived for the always-failing receiver (see webhooks.retried-after-failure)`);
     const exchange = await ctx.http.send({ key: 'main', method: 'GET', path: `/v1/avatars/${job.id}`, note: 'polling after failed deliveries' });
     const status = ctx.shape.state(exchange.json);
