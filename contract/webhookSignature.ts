@@ -53,32 +53,67 @@ export const STANDARD_WEBHOOK_SIGNATURE_PREFIX = 'v1,';
 /** The scheme's secrets are `whsec_` + the key's bytes in base64. */
 export const STANDARD_WEBHOOK_SECRET_PREFIX = 'whsec_';
 
-/** Base64 in either alphabet (the service writes its secrets in the URL-safe one), padding optional. */
+/**
+ * How many random bytes a signing secret carries: 192 bits, and a multiple of three, so
+ * its base64 has no padding to lose when a secret is pasted.
+ */
+export const SIGNING_SECRET_BYTES = 24;
+
+/** Base64 in either alphabet, padding optional: secrets made before the standard alphabet are URL-safe. */
 const BASE64_KEY = /^[A-Za-z0-9+/_-]+={0,2}$/;
 
 /**
+ * Standard base64 exactly as the scheme's libraries decode it (standardwebhooks and svix on
+ * npm, through @stablelib/base64): only `A-Z a-z 0-9 + /`, padded to a multiple of four.
+ * Their constructors throw on anything else, so a secret of another form fails before a
+ * single delivery is verified.
+ */
+const LIBRARY_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{4}|[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)$/;
+
+/**
+ * A signing secret for the key bytes, as the service makes every new one: `whsec_` and
+ * the key in standard base64, which the Standard Webhooks libraries take as printed
+ * and the service's own scheme uses as text.
+ */
+export function signingSecretOf(key: Uint8Array): string {
+  return STANDARD_WEBHOOK_SECRET_PREFIX + Buffer.from(key).toString('base64');
+}
+
+/**
+ * Whether the Standard Webhooks libraries take the secret exactly as written. A secret
+ * made before secrets were standard base64 is URL-safe, and one with `-` or `_` in it
+ * is refused by them; standardWebhookSecret writes its key in the form they take.
+ */
+export function librariesTakeSecret(secret: string): boolean {
+  return secret.startsWith(STANDARD_WEBHOOK_SECRET_PREFIX) && LIBRARY_BASE64.test(secret.slice(STANDARD_WEBHOOK_SECRET_PREFIX.length));
+}
+
+/**
  * The HMAC key of a secret under Standard Webhooks: the bytes that the base64 after
- * `whsec_` encodes, as the scheme's libraries derive it. The service's secrets are
- * `whsec_` + 24 random bytes in URL-safe base64, which Node decodes as it decodes the
- * standard alphabet. A secret that is not of that form (no prefix, or not base64 after
- * it) is used as its UTF-8 bytes, so every secret signs under both schemes.
+ * `whsec_` encodes, as the scheme's libraries derive it. New secrets are standard
+ * base64; those made before are URL-safe, whose `-` and `_` stand for `+` and `/`, so
+ * an old secret's key is the bytes it always encoded and what its receivers verify never
+ * changes. A secret that is not of that form (no prefix, or not base64 after it) is used
+ * as its UTF-8 bytes, so every secret signs under both schemes.
  */
 export function standardWebhookKey(secret: string): Uint8Array {
   const encoded = secret.startsWith(STANDARD_WEBHOOK_SECRET_PREFIX) ? secret.slice(STANDARD_WEBHOOK_SECRET_PREFIX.length) : undefined;
   if (encoded !== undefined && BASE64_KEY.test(encoded) && encoded.replace(/=+$/, '').length % 4 !== 1) {
-    const key = Buffer.from(encoded, 'base64');
+    // Spelled out rather than left to Node's lenient decoder, so a decoder that reads
+    // the standard alphabet alone (a page's atob) derives the same key.
+    const key = Buffer.from(encoded.replaceAll('-', '+').replaceAll('_', '/'), 'base64');
     if (key.length > 0) return key;
   }
   return Buffer.from(secret, 'utf8');
 }
 
 /**
- * The same secret written as Standard Webhooks libraries read it (`whsec_` + standard
- * base64 of the key), for receivers that hand it to one of them: the service's URL-safe
- * `-` and `_` become `+` and `/`, which some strict decoders require.
+ * The same key written as Standard Webhooks libraries read it (`whsec_` + standard
+ * base64), for a secret made before the service wrote secrets so; a newer secret comes
+ * back as it is.
  */
 export function standardWebhookSecret(secret: string): string {
-  return STANDARD_WEBHOOK_SECRET_PREFIX + Buffer.from(standardWebhookKey(secret)).toString('base64');
+  return signingSecretOf(standardWebhookKey(secret));
 }
 
 /**

@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { signStandardWebhook, signWebhook, standardWebhookKey, standardWebhookSecret } from '../webhookSignature.ts';
+import { Webhook } from 'standardwebhooks';
+import { librariesTakeSecret, signStandardWebhook, signWebhook, signingSecretOf, standardWebhookKey, standardWebhookSecret } from '../webhookSignature.ts';
 
 interface Vector {
   name: string;
@@ -70,13 +71,37 @@ describe('signStandardWebhook (ND-STANDARD-WEBHOOKS)', () => {
     expect(signStandardWebhook(secret, 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, '{"test": 2432232314}')).toBe('v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
   });
 
-  it('when the secret is the service\'s URL-safe base64, then the key is the bytes it encodes, the same as its standard-alphabet form gives', () => {
+  it('when the secret is URL-safe base64, as the service made them before, then the key is the bytes it encodes, the same as its standard-alphabet form gives', () => {
     const urlSafe = 'whsec_q1Xw-8nT3vYk_Rb2Lp9sZf0HcUe4Mj7A';
     const standard = standardWebhookSecret(urlSafe);
 
     expect(standard).toBe('whsec_q1Xw+8nT3vYk/Rb2Lp9sZf0HcUe4Mj7A');
+    expect(Buffer.from(standardWebhookKey(urlSafe))).toEqual(Buffer.from('q1Xw-8nT3vYk_Rb2Lp9sZf0HcUe4Mj7A', 'base64url'));
     expect(Buffer.from(standardWebhookKey(urlSafe))).toEqual(Buffer.from('q1Xw+8nT3vYk/Rb2Lp9sZf0HcUe4Mj7A', 'base64'));
     expect(signStandardWebhook(urlSafe, 'evt_1', 1, '{}')).toBe(signStandardWebhook(standard, 'evt_1', 1, '{}'));
+    // The source's scheme keys with the text, so an old secret's X-Service-Signature is what it always was.
+    expect(signWebhook(urlSafe, 1, '{}')).not.toBe(signWebhook(standard, 1, '{}'));
+  });
+
+  it('when a secret is made from key bytes, then it is whsec_ and standard base64, which the standardwebhooks library takes as written and keys with the same bytes', () => {
+    const key = Buffer.from('ab7fc0fbf8e6a3f8a7fd2aaa09a3e07a0bb1b9dcf3e0fefe', 'hex');
+    const secret = signingSecretOf(key);
+
+    expect(secret).toBe('whsec_q3/A+/jmo/in/SqqCaPgeguxudzz4P7+');
+    expect(librariesTakeSecret(secret)).toBe(true);
+    expect(standardWebhookSecret(secret)).toBe(secret);
+    expect(Buffer.from(standardWebhookKey(secret))).toEqual(key);
+    expect(new Webhook(secret).sign('evt_1', new Date(1000), '{}')).toBe(signStandardWebhook(secret, 'evt_1', 1, '{}'));
+  });
+
+  it.each([
+    ['URL-safe, with - or _', 'whsec_q1Xw-8nT3vYk_Rb2Lp9sZf0HcUe4Mj7A'],
+    ['without the prefix', 'q1Xw+8nT3vYk/Rb2Lp9sZf0HcUe4Mj7A'],
+    ['not base64 after it', 'whsec_test_5f3a9c1e7b2d4f6a8c0e2b4d6f8a0c2e'],
+    ['unpadded', 'whsec_q1Xw+8nT3vYk/Rb2Lp9sZf0HcUe4Mj7'],
+  ])('when the secret is %s, then librariesTakeSecret says no, as the standardwebhooks library refuses or misreads it', (_, secret) => {
+    expect(librariesTakeSecret(secret)).toBe(false);
+    if (secret.startsWith('whsec_') && /[-_]/.test(secret.slice(6))) expect(() => new Webhook(secret)).toThrow(/incorrect characters/);
   });
 
   it('when the secret is not whsec_ and base64, then its UTF-8 bytes are the key, so every secret signs', () => {
@@ -97,12 +122,13 @@ describe('the Standard Webhooks worked example the docs publish', () => {
     const secret = field('signing secret');
     const [id, timestamp, body] = [field('webhook-id'), Number(field('webhook-timestamp')), field('raw body')];
 
-    expect(standardWebhookSecret(secret)).toBe(field('as libraries read it'));
+    expect(librariesTakeSecret(secret)).toBe(true);
+    expect(new Webhook(secret).sign(id, new Date(timestamp * 1000), body)).toBe(field('webhook-signature'));
     expect(signStandardWebhook(secret, id, timestamp, body)).toBe(field('webhook-signature'));
     expect(signWebhook(secret, timestamp, body)).toBe(field('X-Service-Signature'));
     expect(opensslSignature(secret, timestamp, body)).toBe(field('X-Service-Signature'));
     // An independent implementation of the Standard Webhooks signature: OpenSSL keyed with the decoded bytes.
-    const key = Buffer.from(field('as libraries read it').slice('whsec_'.length), 'base64').toString('hex');
+    const key = Buffer.from(secret.slice('whsec_'.length), 'base64').toString('hex');
     const mac = execFileSync('openssl', ['dgst', '-sha256', '-mac', 'HMAC', '-macopt', `hexkey:${key}`, '-binary'], { input: Buffer.from(`${id}.${timestamp}.${body}`, 'utf8') });
     expect(`v1,${mac.toString('base64')}`).toBe(field('webhook-signature'));
   });

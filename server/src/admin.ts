@@ -1,5 +1,6 @@
 // `npm run admin -- <command> [flags]`: operator commands against the same store the
-// server uses (DATA_DIR). Keys and signing secrets are printed once, on creation.
+// server uses (DATA_DIR). Keys and signing secrets are printed on creation, and a signing
+// secret again when its account is opted in to Standard Webhooks, in the form receivers paste.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -10,6 +11,16 @@ import { systemClock } from './domain/clock.ts';
 import { periodOf } from './domain/credits.ts';
 import { accountNow } from './domain/sandboxClock.ts';
 import { generateSigningSecret } from './domain/keys.ts';
+import {
+  STANDARD_WEBHOOK_ID_HEADER,
+  STANDARD_WEBHOOK_SIGNATURE_HEADER,
+  STANDARD_WEBHOOK_TIMESTAMP_HEADER,
+  WEBHOOK_EVENT_ID_HEADER,
+  WEBHOOK_SIGNATURE_HEADER,
+  WEBHOOK_TIMESTAMP_HEADER,
+  librariesTakeSecret,
+  standardWebhookSecret,
+} from '../../contract/webhookSignature.ts';
 import type { Account, KeyMode, RatePlan } from './domain/model.ts';
 import { EMBEDDED_FILE, openStore } from './runtime.ts';
 import { StoreUnavailableError, type Store } from './domain/ports.ts';
@@ -30,7 +41,8 @@ const USAGE = `Usage: npm run admin -- <command> [flags]
   rotate-signing-secret --account ID [--json]
   set-standard-webhooks --account ID --on|--off [--json]
                                  webhooks also carry webhook-id, webhook-timestamp and
-                                 webhook-signature (Standard Webhooks), or stop; X-Service-* stay
+                                 webhook-signature (Standard Webhooks), or stop; X-Service-* stay;
+                                 --on prints the signing secret as receivers paste it
   list-accounts [--json]
   list-workspaces --owner ID [--json]          an owner account and its workspaces, with this month's credits
 
@@ -143,6 +155,24 @@ function printRows(rows: Awaited<ReturnType<typeof listed>>[]): void {
   }
 }
 
+const HEADER_SETS = `${STANDARD_WEBHOOK_ID_HEADER}, ${STANDARD_WEBHOOK_TIMESTAMP_HEADER} and ${STANDARD_WEBHOOK_SIGNATURE_HEADER} (Standard Webhooks) now come beside ${WEBHOOK_EVENT_ID_HEADER}, ${WEBHOOK_TIMESTAMP_HEADER} and ${WEBHOOK_SIGNATURE_HEADER}`;
+
+/**
+ * The secret as a receiver pastes it once an account gets both header sets. A secret made
+ * before secrets were standard base64 may hold `-` or `_`, which the Standard Webhooks
+ * libraries refuse; X-Service-Signature stays keyed with its text, so its receivers keep
+ * it, and the libraries get the same key in their alphabet until the operator rotates.
+ */
+function standardWebhooksSecret(account: Account): Record<string, string> {
+  const secret = account.signingSecret;
+  if (librariesTakeSecret(secret)) return { signing_secret: secret, note: `${HEADER_SETS}; this signing_secret, as printed, verifies both` };
+  return {
+    signing_secret: secret,
+    standard_webhooks_secret: standardWebhookSecret(secret),
+    note: `${HEADER_SETS}; this account's signing_secret predates secrets in standard base64, so X-Service-Signature verifies with signing_secret and Standard Webhooks libraries take the same key as standard_webhooks_secret; rotate-signing-secret --account ${account.id} makes one secret that verifies both as printed (every receiver then needs it)`,
+  };
+}
+
 async function run(store: Store, command: string | undefined): Promise<void> {
   switch (command) {
     case 'create-account':
@@ -196,9 +226,9 @@ async function run(store: Store, command: string | undefined): Promise<void> {
     }
     case 'set-standard-webhooks': {
       if (values.on === values.off) throw new UsageError('give exactly one of --on and --off');
-      await mustExist(store, text('account'));
-      await store.accounts.setStandardWebhooks(text('account'), values.on);
-      print({ account_id: text('account'), standard_webhooks: values.on });
+      const account = await mustExist(store, text('account'));
+      await store.accounts.setStandardWebhooks(account.id, values.on);
+      print({ account_id: account.id, standard_webhooks: values.on, ...(values.on ? standardWebhooksSecret(account) : {}) });
       return;
     }
     case 'list-accounts': {

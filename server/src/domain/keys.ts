@@ -1,4 +1,5 @@
 import { hash, randomBytes } from 'node:crypto';
+import { SIGNING_SECRET_BYTES, signingSecretOf } from '../../../contract/webhookSignature.ts';
 import type { KeyMode } from './model.ts';
 
 const KEY_PREFIX: Record<KeyMode, string> = { sandbox: 'sk_test_', live: 'sk_live_' };
@@ -18,6 +19,10 @@ export function hashApiKey(key: string): string {
   return hash('sha256', key, 'hex');
 }
 
+/**
+ * In standard base64, as Standard Webhooks writes secrets, so that its libraries take it
+ * exactly as printed; the service's own scheme keys with the text, whichever alphabet.
+ */
 export function generateSigningSecret(): string {
-  return `whsec_${randomBytes(24).toString('base64url')}`;
+  return signingSecretOf(randomBytes(SIGNING_SECRET_BYTES));
 }
