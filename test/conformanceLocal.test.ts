@@ -9,8 +9,8 @@ import { describe, expect, it } from 'vitest';
 const ROOT = resolve(import.meta.dirname, '..');
 const SCRIPT = resolve(ROOT, 'scripts', 'conformance-local.ts');
 const INTRO = /^conformance:local: this checkout's server on (http:\/\/127\.0\.0\.1:\d+), on a new store in (\S+) with the accounts a run needs/m;
-/** A key or a signing secret as the server makes them. */
-const SECRET_SHAPE = /sk_(test|live)_\w{8,}|whsec_\w{8,}/;
+/** A key or a signing secret as the server makes them: secrets in standard base64 (+ and /), older ones URL-safe (- and _). */
+const SECRET_SHAPE = /sk_(test|live)_\w{8,}|whsec_[\w+/-]{8,}/;
 
 function conformanceLocal(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [SCRIPT, ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
