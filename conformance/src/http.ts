@@ -4,6 +4,7 @@
 // the contract states for its operation (x-rate-limit-bucket). A client made `within` a
 // deadline's signal ends every wait and request with LimitReached when it aborts.
 import { retryAfterSeconds } from '../../client/src/index.ts';
+import { redact } from '../../contract/secrets.ts';
 import { failedConnection, watchConnections } from './connections.ts';
 import { reached, sleepWithin } from './deadline.ts';
 import { type Bucket, Pacer, type WindowFor } from './pacer.ts';
@@ -328,16 +329,9 @@ function redactCredential(headers: Record<string, string>, name: string | undefi
   return out;
 }
 
-/** Replaces every occurrence of a secret with its mode prefix and "…(redacted)". */
-export function redact(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) {
-    if (secret.length < 6) continue;
-    const prefix = /^(sk_(?:test|live)_|whsec_)/.exec(secret)?.[1] ?? '';
-    out = out.split(secret).join(`${prefix}…(redacted)`);
-  }
-  return out;
-}
+// Replaces every occurrence of a secret with its mode prefix and "…(redacted)": the one
+// redaction the service's logs use too, in the contract's neutral ground.
+export { redact };
 
 /** A few lines that show an exchange in a failure message, with the given secrets redacted. */
 export function excerpt(exchange: Exchange, secrets: readonly string[] = [], maxBody = 600): string {

@@ -8,7 +8,9 @@ import { ConfigError, STORE_UNAVAILABLE_ADVICE, loadConfig, type Config } from '
 import { DomainError } from './domain/errors.ts';
 import { createAccount, createWorkspace, issueKey } from './domain/accounts.ts';
 import { systemClock } from './domain/clock.ts';
-import { periodOf } from './domain/credits.ts';
+import { MAX_CREDITS, periodOf } from './domain/credits.ts';
+import { MAX_RATE_LIMIT } from './domain/rateLimits.ts';
+import { nameProblem } from './domain/text.ts';
 import { accountNow } from './domain/sandboxClock.ts';
 import { generateSigningSecret } from './domain/keys.ts';
 import {
@@ -23,7 +25,7 @@ import {
 } from '../../contract/webhookSignature.ts';
 import type { Account, KeyMode, RatePlan } from './domain/model.ts';
 import { EMBEDDED_FILE, openStore } from './runtime.ts';
-import { StoreUnavailableError, type Store } from './domain/ports.ts';
+import { StoreUnavailableError, type CreditsChanged, type Store } from './domain/ports.ts';
 import { SchemaMissingError } from './storage/postgres-redis/database.ts';
 
 const USAGE = `Usage: npm run admin -- <command> [flags]
@@ -47,10 +49,16 @@ const USAGE = `Usage: npm run admin -- <command> [flags]
   list-workspaces --owner ID [--json]          an owner account and its workspaces, with this month's credits
 
 --account takes an owner account or a workspace alike: each has its own keys, credits and plan.
+Numbers are plain decimal digits: --credits from 0 to ${MAX_CREDITS} (an account's month, its
+monthly credits and grants together, holds at most ${MAX_CREDITS}), the rate limits from 0 to
+${MAX_RATE_LIMIT}. A name is printable text of 1 to 200 characters.
 
 The store is the one the server uses: DATABASE_URL + REDIS_URL when set, else DATA_DIR (default ./data).`;
 
 class UsageError extends Error {}
+
+/** A flag's value refused: one line naming the flag, the value and what it takes, before anything is written (exit code 2). */
+class ValueError extends Error {}
 
 /** The store the settings name is not there: a setting to fix, but not a matter of usage. */
 class StoreMissingError extends Error {}
@@ -82,10 +90,42 @@ const OPTIONS = {
   'generation-per-day': { type: 'string' },
 } as const;
 
+/** The flags that take a number, and the most each takes. */
+const NUMBERS = {
+  credits: MAX_CREDITS,
+  'read-per-minute': MAX_RATE_LIMIT,
+  'read-per-day': MAX_RATE_LIMIT,
+  'generation-per-minute': MAX_RATE_LIMIT,
+  'generation-per-day': MAX_RATE_LIMIT,
+} as const;
+type NumberFlag = keyof typeof NUMBERS;
+const isNumberFlag = (flag: string): flag is NumberFlag => Object.hasOwn(NUMBERS, flag);
+
+/**
+ * The arguments with a number flag's value joined to it (`--credits=-5`): parseArgs takes
+ * a value that begins with a dash for another flag and refuses it as ambiguous, where the
+ * operator meant a (refused) number and should be told so, in the one line every bad
+ * number gets.
+ */
+function joinNumberValues(args: readonly string[]): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const next = args[i + 1];
+    if (arg.startsWith('--') && isNumberFlag(arg.slice(2)) && next?.startsWith('-')) {
+      joined.push(`${arg}=${next}`);
+      i++;
+    } else {
+      joined.push(arg);
+    }
+  }
+  return joined;
+}
+
 /** The command line, or the one-line reason it cannot be read (exit code 2, with the usage). */
 function parseCommandLine() {
   try {
-    return parseArgs({ allowPositionals: true, options: OPTIONS, args: process.argv.slice(2) });
+    return parseArgs({ allowPositionals: true, options: OPTIONS, args: joinNumberValues(process.argv.slice(2)) });
   } catch (error) {
     console.error(`admin: ${(error as Error).message.replaceAll('\n', ' ')}\n\n${USAGE}`);
     process.exit(2);
@@ -94,15 +134,48 @@ function parseCommandLine() {
 
 const { positionals, values } = parseCommandLine();
 
-function count(flag: keyof typeof values, required: boolean): number | undefined {
+/**
+ * A value as a refusal shows it: quoted, escaped (no control character reaches the
+ * operator's terminal) and cut short, so that a hostile value cannot forge or flood the line.
+ */
+function shown(value: string): string {
+  const characters = [...value];
+  const cut = characters.length > 40 ? `${characters.slice(0, 40).join('')}…` : value;
+  return JSON.stringify(cut).replace(/[\p{Cc}\p{Zl}\p{Zp}\p{Cf}]/gu, (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}`);
+}
+
+/**
+ * A number flag's value: plain decimal digits within the flag's range, or a ValueError.
+ * Number() alone would take hex, binary, octal, exponents, signs, blanks and "" (as 0),
+ * and round what lies past 2^53.
+ */
+function count(flag: NumberFlag, required: boolean): number | undefined {
   const raw = values[flag];
   if (raw === undefined) {
     if (required) throw new UsageError(`--${flag} is required`);
     return undefined;
   }
-  const n = Number(raw);
-  if (typeof raw !== 'string' || !Number.isInteger(n) || n < 0) throw new UsageError(`--${flag} must be a whole number of at least 0 (got "${String(raw)}")`);
+  const max = NUMBERS[flag];
+  // Digits only, and no more of them than the bound has (leading zeros aside), so Number() reads them exactly.
+  const digits = /^[0-9]+$/.test(raw) ? raw.replace(/^0+(?=.)/, '') : undefined;
+  const n = digits !== undefined && digits.length <= String(max).length ? Number(digits) : undefined;
+  if (n === undefined || n > max) throw new ValueError(`--${flag} takes a whole number from 0 to ${max} in plain decimal digits; got ${shown(raw)}`);
   return n;
+}
+
+/** The --name given, checked as the service checks a name (domain/text.ts), or undefined. */
+function name(): string | undefined {
+  const raw = values.name;
+  if (raw === undefined) return undefined;
+  const problem = nameProblem(raw);
+  if (problem) throw new ValueError(`--name ${problem}; got ${shown(raw)}`);
+  return raw;
+}
+
+/** Every value the command line gives, checked before the store is opened, so that a refused one writes nothing. */
+function checkValues(): void {
+  for (const flag of Object.keys(NUMBERS) as NumberFlag[]) count(flag, false);
+  name();
 }
 
 function text(flag: 'account' | 'key' | 'owner'): string {
@@ -141,8 +214,23 @@ function kind(account: Account): { account_type: 'owner' | 'workspace'; owner_ac
 
 /** One account as list-accounts and list-workspaces show it. */
 async function listed(store: Store, account: Account, period: string) {
-  const balance = await store.jobs.creditBalance(account.id, period);
-  return { account_id: account.id, ...kind(account), name: account.name, monthly_credits: account.monthlyCredits, available: balance.available, plan: account.plan, standard_webhooks: account.standardWebhooks };
+  const row = { account_id: account.id, ...kind(account), name: account.name, monthly_credits: account.monthlyCredits, plan: account.plan, standard_webhooks: account.standardWebhooks };
+  // One account whose credits cannot be read, or are held past the bound, is reported on
+  // stderr (exit code 1) and the others are listed all the same.
+  try {
+    const balance = await store.jobs.creditBalance(account.id, period);
+    if (balance.held !== undefined) report(`account ${account.id} holds ${balance.held} credits in ${period}, past the most a month holds (${MAX_CREDITS}); they are read as ${balance.quota} until brought within it`);
+    return { ...row, available: balance.available as number | null };
+  } catch (error) {
+    if (error instanceof StoreUnavailableError) throw error;
+    report(`account ${account.id}: its credits in ${period} could not be read (${(error as Error).message.split('\n')[0]})`);
+    return { ...row, available: null };
+  }
+}
+
+function report(line: string): void {
+  console.error(`admin: ${line}`);
+  process.exitCode = 1;
 }
 
 function printRows(rows: Awaited<ReturnType<typeof listed>>[]): void {
@@ -150,7 +238,9 @@ function printRows(rows: Awaited<ReturnType<typeof listed>>[]): void {
   else {
     for (const r of rows) {
       const owner = r.owner_account_id ? ` of ${r.owner_account_id}` : '';
-      console.log(`${r.account_id}  ${r.account_type}${owner}  ${r.name}  credits/month=${r.monthly_credits}  available=${r.available}  plan=${JSON.stringify(r.plan)}${r.standard_webhooks ? '  standard-webhooks' : ''}`);
+      // A name stored before names were checked is shown escaped, never as it would act on a terminal.
+      const shownName = nameProblem(r.name) ? shown(r.name) : r.name;
+      console.log(`${r.account_id}  ${r.account_type}${owner}  ${shownName}  credits/month=${r.monthly_credits}  available=${r.available ?? 'unknown'}  plan=${JSON.stringify(r.plan)}${r.standard_webhooks ? '  standard-webhooks' : ''}`);
     }
   }
 }
@@ -173,14 +263,27 @@ function standardWebhooksSecret(account: Account): Record<string, string> {
   };
 }
 
+/**
+ * A change to credits the store refused: one line, as a bad value gets, with the month it
+ * would take past the bound. `change` is what the month would hold with it, from the
+ * month's monthly credits and grants as they stand.
+ */
+function changedCredits(outcome: CreditsChanged, change: (monthly: number, granted: number) => string): void {
+  if (outcome.ok) return;
+  if (outcome.reason === 'not_found') throw new UsageError(`no account ${text('account')}`);
+  throw new ValueError(
+    `--credits takes at most what keeps a month within ${MAX_CREDITS} credits; got ${count('credits', true)}, with which account ${text('account')} would hold ${change(outcome.monthly, outcome.granted)} in ${outcome.period}; nothing was changed`,
+  );
+}
+
 async function run(store: Store, command: string | undefined): Promise<void> {
   switch (command) {
     case 'create-account':
-      print({ ...(await createAccount(store, systemClock, { name: values.name, monthlyCredits: count('credits', false), mode: mode() })) });
+      print({ ...(await createAccount(store, systemClock, { name: name(), monthlyCredits: count('credits', false), mode: mode() })) });
       return;
     case 'create-workspace': {
       const owner = await mustBeOwner(store);
-      print({ ...(await createWorkspace(store, systemClock, owner.id, { name: values.name, monthlyCredits: count('credits', false), mode: mode() })) });
+      print({ ...(await createWorkspace(store, systemClock, owner.id, { name: name(), monthlyCredits: count('credits', false), mode: mode() })) });
       return;
     }
     case 'issue-key':
@@ -195,13 +298,13 @@ async function run(store: Store, command: string | undefined): Promise<void> {
       // The account's month, which its credits are spent in: a sandbox clock moved into
       // another month would never see credits granted to the service's.
       const period = periodOf(accountNow({ clock: systemClock }, await mustExist(store, text('account'))));
-      await store.accounts.grantCredits(text('account'), period, count('credits', true)!);
+      changedCredits(await store.accounts.grantCredits(text('account'), period, count('credits', true)!), (monthly, granted) => `${monthly} a month + ${granted} granted + ${count('credits', true)} = ${monthly + granted + count('credits', true)!}`);
       print({ account_id: text('account'), period, credits: await store.jobs.creditBalance(text('account'), period) });
       return;
     }
     case 'set-credits':
       await mustExist(store, text('account'));
-      await store.accounts.setMonthlyCredits(text('account'), count('credits', true)!);
+      changedCredits(await store.accounts.setMonthlyCredits(text('account'), count('credits', true)!), (_monthly, granted) => `${count('credits', true)} a month + ${granted} granted = ${count('credits', true)! + granted}`);
       print({ account_id: text('account'), monthly_credits: count('credits', true) });
       return;
     case 'set-plan': {
@@ -252,6 +355,7 @@ if (values.help) {
 } else {
   let store: Store | undefined;
   try {
+    checkValues();
     const config = loadConfig();
     requireEmbeddedStore(config);
     store = await openStore(config, { serving: false });
@@ -260,7 +364,7 @@ if (values.help) {
     if (error instanceof UsageError || error instanceof ConfigError || error instanceof DomainError) {
       console.error(`admin: ${error.message}\n\n${USAGE}`);
       process.exitCode = 2;
-    } else if (error instanceof StoreMissingError) {
+    } else if (error instanceof StoreMissingError || error instanceof ValueError) {
       console.error(`admin: ${error.message}`);
       process.exitCode = 2;
     } else if (error instanceof SchemaMissingError) {

@@ -13,6 +13,7 @@ import type { DomainDeps } from './domain/deps.ts';
 import { createBuiltinEngine } from './engine/builtin.ts';
 import type { GenerationEngine } from './domain/engine.ts';
 import { createLogger } from './logger.ts';
+import { redactSecretShapes } from '../../contract/secrets.ts';
 import { createMetrics } from './metrics.ts';
 import type { BulkLoader } from './storage/bulk.ts';
 import { openEmbeddedBulkLoader } from './storage/embedded/bulk.ts';
@@ -91,7 +92,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
 }
 
 async function serve(config: Config, overrides: ServiceOverrides, store: Store): Promise<Service> {
-  const log = overrides.log ?? createLogger(config.logLevel);
+  const log = overrides.log ?? createLogger(config.logLevel, redactSecretShapes);
   const clock = overrides.clock ?? systemClock;
   const timer = createAccountTimer(store, clock, config.worker.pollMs);
   const engine = overrides.engine ?? createBuiltinEngine({ ...config.engine, wait: (job, ms, signal) => timer.wait(job.accountId, ms, signal) });
@@ -104,6 +105,7 @@ async function serve(config: Config, overrides: ServiceOverrides, store: Store):
     metrics,
   );
   let runner: JobRunner | undefined;
+  const creditsReported = new Set<string>();
   const domain: DomainDeps = {
     store,
     keys: createKeyCache(),
@@ -116,6 +118,17 @@ async function serve(config: Config, overrides: ServiceOverrides, store: Store):
     onClockAdvanced: (accountId) => {
       timer.advanced(accountId);
       dispatcher.wake();
+    },
+    onCreditsOutOfRange: (accountId, balance) => {
+      // Once per account, month and amount in a process: every read of it would say the same.
+      const reported = `${accountId} ${balance.period} ${balance.held}`;
+      if (creditsReported.has(reported)) return;
+      if (creditsReported.size >= 1000) creditsReported.clear();
+      creditsReported.add(reported);
+      log.warn(
+        { accountId, period: balance.period, held: balance.held, readAs: balance.quota },
+        'account holds credits past the most a month holds (MAX_CREDITS); read as the bound until an operator brings them within it',
+      );
     },
   };
   runner = createJobRunner(domain, engine, config.worker, log, metrics);

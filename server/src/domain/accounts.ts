@@ -3,11 +3,12 @@
 import { DomainError } from './errors.ts';
 import type { Store } from './ports.ts';
 import type { Clock } from './clock.ts';
-import { DEFAULT_MONTHLY_CREDITS } from './credits.ts';
+import { DEFAULT_MONTHLY_CREDITS, MAX_CREDITS, isCreditAmount } from './credits.ts';
 import { newAccountId, newKeyId } from './ids.ts';
 import { KEY_DISPLAY_LENGTH, generateApiKey, generateSigningSecret, hashApiKey } from './keys.ts';
 import type { KeyMode, RatePlan } from './model.ts';
 import { DEFAULT_PLAN } from './rateLimits.ts';
+import { nameProblem } from './text.ts';
 
 export interface IssuedKey {
   key_id: string;
@@ -56,12 +57,21 @@ export async function createWorkspace(store: Store, clock: Clock, ownerId: strin
 }
 
 async function create(store: Store, clock: Clock, ownerId: string | null, options: NewAccountOptions): Promise<CreatedAccount> {
+  // The operator command says the same of its flags, before it opens the store; this is for every other caller.
+  const name = options.name ?? 'Workspace';
+  const monthlyCredits = options.monthlyCredits ?? DEFAULT_MONTHLY_CREDITS;
+  const problem = nameProblem(name);
+  if (problem) throw new DomainError('validation_failed', `an account's name ${problem}`, [{ field: 'name', rule: 'name', message: problem }]);
+  if (!isCreditAmount(monthlyCredits)) {
+    const message = `must be a whole number from 0 to ${MAX_CREDITS}`;
+    throw new DomainError('validation_failed', `an account's monthly credits ${message}`, [{ field: 'monthly_credits', rule: 'credits', message }]);
+  }
   const id = newAccountId();
   const signingSecret = generateSigningSecret();
   const outcome = await store.accounts.createAccount({
     id,
-    name: options.name ?? 'Workspace',
-    monthlyCredits: options.monthlyCredits ?? DEFAULT_MONTHLY_CREDITS,
+    name,
+    monthlyCredits,
     plan: options.plan ?? DEFAULT_PLAN,
     signingSecret,
     createdAt: clock.now(),

@@ -2,7 +2,7 @@ import type { FinishedRecords } from './finishedRecords.ts';
 import type { KeyCache } from './keyCache.ts';
 import type { Store } from './ports.ts';
 import type { Clock } from './clock.ts';
-import type { Account, ApiKey } from './model.ts';
+import type { Account, ApiKey, CreditBalance } from './model.ts';
 import type { ServiceMode } from './webhookUrl.ts';
 
 /** What every use case needs: the store, the time, and how the service is deployed. */
@@ -22,6 +22,8 @@ export interface DomainDeps {
   onWebhookRecorded?: () => void;
   /** Called after an account's sandbox clock moved, so waits on its time end early. */
   onClockAdvanced?: (accountId: string) => void;
+  /** Called when an account's credits were read held past MAX_CREDITS (credits.ts), read as the bound: for the operator's log. */
+  onCreditsOutOfRange?: (accountId: string, balance: CreditBalance) => void;
 }
 
 /** The authenticated caller: the key of the request and the account it belongs to. */

@@ -64,6 +64,7 @@ async function queueJob<T>(
   const outcome = await deps.store.jobs.createJobReservingCredits(queued, serviceNow, idempotency && claimFor(idempotency, record, now));
   if (!outcome.ok && 'kept' in outcome) return replayOf<T>(idempotency!, outcome.kept);
   if (!outcome.ok) {
+    if (outcome.balance.held !== undefined) deps.onCreditsOutOfRange?.(caller.account.id, outcome.balance);
     const renews = new Date(periodBounds(outcome.balance.period).end).toISOString();
     throw new DomainError(
       'insufficient_credits',

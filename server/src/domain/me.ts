@@ -30,6 +30,7 @@ export async function getMe(deps: DomainDeps, { caller, decision: read }: Admiss
     deps.store.jobs.creditBalance(caller.account.id, period),
     deps.store.rateLimits.peek({ keyId: caller.key.id, accountId: caller.account.id }, 'generation', caller.account.plan.generation, now),
   ]);
+  if (balance.held !== undefined) deps.onCreditsOutOfRange?.(caller.account.id, balance);
   return {
     object: 'account',
     account_id: caller.account.id,

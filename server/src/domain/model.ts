@@ -101,10 +101,13 @@ export interface ApiKey {
 
 export interface CreditBalance {
   period: string;
+  /** At most MAX_CREDITS (credits.ts): a store holding more is read as the bound, with `held`. */
   quota: number;
   used: number;
   reserved: number;
   available: number;
+  /** The quota as the store holds it, when that is out of the bound (readCredits): for the report that names the account. */
+  held?: string;
 }
 
 export type Bucket = keyof RatePlan;

@@ -43,6 +43,16 @@ export function errorForLog(error: unknown): unknown {
 
 export type NewAccount = Omit<Account, 'clockOffsetMs' | 'standardWebhooks'>;
 
+/**
+ * A change of an account's credits: made; refused for an account that does not exist; or
+ * refused, writing nothing, because a month would then hold more than MAX_CREDITS
+ * (credits.ts): `period`, whose monthly credits and grants stood at `monthly` and `granted`.
+ */
+export type CreditsChanged =
+  | { ok: true }
+  | { ok: false; reason: 'not_found' }
+  | { ok: false; reason: 'beyond_bound'; period: string; monthly: number; granted: number };
+
 /** Why a workspace was not created: its owner is missing, or is itself a workspace (workspaces hold no workspaces). */
 export type WorkspaceRefused = 'owner_not_found' | 'owner_is_workspace';
 
@@ -99,8 +109,10 @@ export interface AccountStore {
   findKeyByHash(hash: string): Promise<KeyRecord | null>;
   revokeKey(keyId: string, at: number): Promise<boolean>;
   setPlan(accountId: string, plan: RatePlan): Promise<boolean>;
-  setMonthlyCredits(accountId: string, credits: number): Promise<boolean>;
-  grantCredits(accountId: string, period: string, credits: number): Promise<boolean>;
+  /** Refused, writing nothing, when a month with grants would then hold more than MAX_CREDITS. */
+  setMonthlyCredits(accountId: string, credits: number): Promise<CreditsChanged>;
+  /** Adds to the account's grants of `period`; refused, writing nothing, when the month would then hold more than MAX_CREDITS. */
+  grantCredits(accountId: string, period: string, credits: number): Promise<CreditsChanged>;
   setSigningSecret(accountId: string, secret: string): Promise<boolean>;
   /** Turns the Standard Webhooks headers on or off for the account's deliveries (ND-STANDARD-WEBHOOKS). */
   setStandardWebhooks(accountId: string, on: boolean): Promise<boolean>;

@@ -26,6 +26,12 @@ export const WINDOW_MS: Record<WindowName, number> = Object.fromEntries(
   WINDOWS.map((name) => [name, bucketWindows('read').find((w) => w.name === name)!.windowSeconds * 1000]),
 ) as Record<WindowName, number>;
 
+/**
+ * The most requests an operator's plan lets a window admit: far past any real plan, and
+ * exact in a JS number, in Redis's Lua numbers (doubles) and in either store's counters.
+ */
+export const MAX_RATE_LIMIT = 1_000_000_000;
+
 /** The contract's numbers: the default plan of every account (RL-BUCKETS). */
 export const DEFAULT_PLAN: RatePlan = {
   read: contractLimits('read'),

@@ -35,6 +35,23 @@ export function textErrors(body: unknown): FieldError[] {
   return errors;
 }
 
+/** The most characters an account's name has: as many as an avatar's (the contract's AvatarName). */
+export const NAME_MAX_CHARACTERS = 200;
+// Beyond the text rule, a name is printable: it is shown on one line of the operator's
+// listings and terminals, where a control character (an escape sequence) or a line break
+// would forge or hide what is shown. U+FFFD is what a command line's invalid UTF-8 arrives
+// as: the bytes meant are lost, so the name is refused rather than stored garbled.
+const UNPRINTABLE = /[\p{Cc}\p{Zl}\p{Zp}\uFFFD]/u;
+
+/** Why `name` cannot name an account, or null when it can: the text rule, printable, 1 to NAME_MAX_CHARACTERS characters. */
+export function nameProblem(name: string): string | null {
+  if (!isStorableText(name)) return TEXT_MESSAGE;
+  if (UNPRINTABLE.test(name)) return 'must be printable: no control characters, line breaks or invalid UTF-8';
+  const characters = [...name].length;
+  if (characters < 1 || characters > NAME_MAX_CHARACTERS) return `must be 1 to ${NAME_MAX_CHARACTERS} characters`;
+  return null;
+}
+
 function isStorableText(s: string): boolean {
   return STORABLE.test(s);
 }

@@ -1,15 +1,18 @@
 // One line per answered request (method, path, status, duration, request ID) from
 // pino's own HTTP logger, on the service's logger, so it is redacted like every other
-// line. The path is logged without its query, and no header is.
+// line. The path is logged without its query, and no header is; a key or signing secret
+// a client put in the path is redacted (contract/secrets.ts), as the runner's reports
+// redact it.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
+import { redactSecretShapes } from '../../../contract/secrets.ts';
 import type { Middleware } from './state.ts';
 
 const REQUEST_ID = Symbol('requestId');
 type Tagged = IncomingMessage & { [REQUEST_ID]?: string };
 
-const pathOf = (req: IncomingMessage) => (req.url ?? '').split('?')[0]!;
+const pathOf = (req: IncomingMessage) => redactSecretShapes((req.url ?? '').split('?')[0]!);
 
 /** The access log's layer, or null when the logger's level leaves its lines out. */
 export function accessLog(log: Logger): Middleware | null {

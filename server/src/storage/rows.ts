@@ -3,7 +3,8 @@
 // 0/1; PostgreSQL as parsed JSON and booleans, and big numbers as text: the readers
 // below accept either, so the mapping is written once and no adapter keeps its own.
 import type { Account, ApiKey, AttemptTrigger, ClaimedEvent, CreditBalance, Job, LoggedAttempt, OutboxEvent, RatePlan } from '../domain/model.ts';
-import type { IdempotentRequest } from '../domain/ports.ts';
+import type { CreditsChanged, IdempotentRequest } from '../domain/ports.ts';
+import { readCredits } from '../domain/credits.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -18,7 +19,7 @@ export function rowToAccount(row: Row, id: unknown = row.id): Account {
   return {
     id: String(id),
     name: String(row.name),
-    monthlyCredits: num(row.monthly_credits),
+    monthlyCredits: readCredits(row.monthly_credits).credits,
     plan: jsonOrNull<RatePlan>(row.plan)!,
     signingSecret: String(row.signing_secret),
     createdAt: num(row.created_at),
@@ -42,10 +43,15 @@ export function rowToKey(row: Row): ApiKey {
 
 /** An account's credits in `period` from its `quota`, `reserved` and `used` (no row: an account that does not exist has none). */
 export function rowToBalance(period: string, row: Row | undefined): CreditBalance {
-  const quota = row ? num(row.quota) : 0;
+  const { credits: quota, held } = readCredits(row ? row.quota : 0);
   const reserved = row ? num(row.reserved) : 0;
   const used = row ? num(row.used) : 0;
-  return { period, quota, reserved, used, available: Math.max(0, quota - reserved - used) };
+  return { period, quota, reserved, used, available: Math.max(0, quota - reserved - used), ...(held === undefined ? {} : { held }) };
+}
+
+/** A change to credits refused, from the row of the month it would take past the bound: its `period`, `monthly_credits` and `granted`. */
+export function rowToCreditsRefusal(row: Row): CreditsChanged {
+  return { ok: false, reason: 'beyond_bound', period: String(row.period), monthly: readCredits(row.monthly_credits).credits, granted: readCredits(row.granted).credits };
 }
 
 export function rowToJob(row: Row): Job {

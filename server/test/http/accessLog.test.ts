@@ -46,6 +46,27 @@ describe('the access log', () => {
     expect(JSON.stringify(lines)).not.toContain('secret-query');
   });
 
+  it('never holds a key or a signing secret, wherever the client put it: the path (percent-encoded too), the query or a header', async () => {
+    const other = (await createAccount(svc.store, systemClock, {})).api_key;
+    const secret = 'whsec_aCwsFU2VXibt/0J5ufMfOFCMRx+obFBG==';
+    const from = lines.length;
+
+    const answers = await Promise.all([
+      fetch(`${svc.url}/v1/avatars/${other}`, { headers: { Authorization: `Bearer ${key}` } }),
+      fetch(`${svc.url}/v1/avatars/av_${other.replaceAll('_', '%5F')}`, { headers: { Authorization: `Bearer ${key}` } }),
+      fetch(`${svc.url}/v1/avatars/${encodeURIComponent(secret)}`, { headers: { Authorization: `Bearer ${key}` } }),
+      fetch(`${svc.url}/v1/avatars?cursor=${other}`, { headers: { Authorization: `Bearer ${key}` } }),
+      fetch(`${svc.url}/v1/me`, { headers: { Authorization: `Bearer ${other}`, 'X-Api-Key': key } }),
+    ]);
+    await Promise.all(answers.map((a) => a.text()));
+
+    const written = JSON.stringify(lines.slice(from));
+    expect(accessLines().slice(-5)).toHaveLength(5);
+    for (const leaked of [key, other, secret, encodeURIComponent(secret), other.slice('sk_test_'.length)]) expect(written).not.toContain(leaked);
+    expect(accessLines().filter((l) => l.req.path === '/v1/avatars/sk_test_…(redacted)')).toHaveLength(1);
+    expect(accessLines().filter((l) => l.req.path === '/v1/avatars/whsec_…(redacted)')).toHaveLength(1);
+  });
+
   it('labels the operational routes in /metrics by their path', async () => {
     await fetch(`${svc.url}/healthz`);
 

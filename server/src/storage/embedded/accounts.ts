@@ -1,13 +1,26 @@
-import type { AccountStore, ClockMoved, NewAccount, NewApiKey } from '../../domain/ports.ts';
+import { withinCreditBound } from '../../domain/credits.ts';
+import type { AccountStore, ClockMoved, CreditsChanged, NewAccount, NewApiKey } from '../../domain/ports.ts';
 import type { AccountVersions } from './accountVersions.ts';
-import { rowToAccount, rowToKey } from '../rows.ts';
+import { rowToAccount, rowToCreditsRefusal, rowToKey } from '../rows.ts';
 import { transaction, type Db, type Row } from './database.ts';
+
+/**
+ * Has a statement that reads an account's credits hand its integers over as BigInt: a store
+ * may hold an amount past 2^53 (written before the bound held, or by hand), which
+ * node:sqlite refuses to read as a number, failing every request of that account. The
+ * reader (rows.ts) reads it within the bound instead.
+ */
+export function readExactly<S extends { setReadBigInts(on: boolean): void }>(statement: S): S {
+  statement.setReadBigInts(true);
+  return statement;
+}
 
 export function embeddedAccounts(db: Db, versions: AccountVersions): AccountStore {
   const byHash = db.prepare(`
     SELECT k.id AS key_id, k.mode, k.prefix, k.created_at AS key_created_at, k.revoked_at, a.*, a.id AS account_id
     FROM api_keys k JOIN accounts a ON a.id = k.account_id
     WHERE k.hash = ? AND k.revoked_at IS NULL`);
+  readExactly(byHash);
   const changed = (r: { changes: number | bigint }) => Number(r.changes) > 0;
   /** A change to an account or a key: the records kept of it are read again, in every process, from the next request on. */
   const changing = async (r: { changes: number | bigint }) => {
@@ -31,14 +44,14 @@ export function embeddedAccounts(db: Db, versions: AccountVersions): AccountStor
       });
     },
     async getAccount(id) {
-      const row = db.prepare('SELECT * FROM accounts WHERE id = ?').get(id) as Row | undefined;
+      const row = readExactly(db.prepare('SELECT * FROM accounts WHERE id = ?')).get(id) as Row | undefined;
       return row ? rowToAccount(row) : null;
     },
     async listAccounts() {
-      return (db.prepare('SELECT * FROM accounts ORDER BY created_at').all() as Row[]).map((row) => rowToAccount(row));
+      return (readExactly(db.prepare('SELECT * FROM accounts ORDER BY created_at')).all() as Row[]).map((row) => rowToAccount(row));
     },
     async listWorkspaces(ownerId) {
-      return (db.prepare('SELECT * FROM accounts WHERE owner_id = ? ORDER BY created_at, id').all(ownerId) as Row[]).map((row) => rowToAccount(row));
+      return (readExactly(db.prepare('SELECT * FROM accounts WHERE owner_id = ? ORDER BY created_at, id')).all(ownerId) as Row[]).map((row) => rowToAccount(row));
     },
     async countAccounts() {
       return Number((db.prepare('SELECT COUNT(*) AS n FROM accounts').get() as Row).n);
@@ -67,15 +80,36 @@ export function embeddedAccounts(db: Db, versions: AccountVersions): AccountStor
       return changing(db.prepare('UPDATE accounts SET plan = ? WHERE id = ?').run(JSON.stringify(plan), accountId));
     },
     async setMonthlyCredits(accountId, credits) {
-      return changing(db.prepare('UPDATE accounts SET monthly_credits = ? WHERE id = ?').run(credits, accountId));
+      // Transactions here run one at a time: what is read is what the write is judged on.
+      const outcome = transaction(db, (): CreditsChanged => {
+        // The month with the most granted is the one the new monthly credits would take furthest.
+        const row = readExactly(db.prepare(`
+          SELECT a.monthly_credits, l.period, COALESCE(l.granted, 0) AS granted
+          FROM accounts a LEFT JOIN credit_ledger l ON l.account_id = a.id
+          WHERE a.id = ? ORDER BY l.granted DESC LIMIT 1`)).get(accountId) as Row | undefined;
+        if (!row) return { ok: false, reason: 'not_found' };
+        if (!withinCreditBound(credits, row.granted)) return rowToCreditsRefusal(row);
+        db.prepare('UPDATE accounts SET monthly_credits = ? WHERE id = ?').run(credits, accountId);
+        return { ok: true };
+      });
+      if (outcome.ok) {
+        versions.bump();
+        await versions.settled();
+      }
+      return outcome;
     },
     async grantCredits(accountId, period, credits) {
-      return transaction(db, () => {
-        if (!db.prepare('SELECT 1 FROM accounts WHERE id = ?').get(accountId)) return false;
+      return transaction(db, (): CreditsChanged => {
+        const row = readExactly(db.prepare(`
+          SELECT a.monthly_credits, ? AS period, COALESCE(l.granted, 0) AS granted
+          FROM accounts a LEFT JOIN credit_ledger l ON l.account_id = a.id AND l.period = ?
+          WHERE a.id = ?`)).get(period, period, accountId) as Row | undefined;
+        if (!row) return { ok: false, reason: 'not_found' };
+        if (!withinCreditBound(row.monthly_credits, row.granted, credits)) return rowToCreditsRefusal(row);
         db.prepare(`
           INSERT INTO credit_ledger (account_id, period, granted) VALUES (?, ?, ?)
           ON CONFLICT (account_id, period) DO UPDATE SET granted = granted + excluded.granted`).run(accountId, period, credits);
-        return true;
+        return { ok: true };
       });
     },
     async setSigningSecret(accountId, secret) {

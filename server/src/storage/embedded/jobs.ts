@@ -3,6 +3,7 @@ import type { Completion, JobStore, ReserveOutcome } from '../../domain/ports.ts
 import { newestFirstPage, type CommitGroup, type Db, type PageCondition } from './database.ts';
 import { rowToBalance, rowToIdempotentRequest, rowToJob, type Row } from '../rows.ts';
 import { claimEach } from '../claims.ts';
+import { readExactly } from './accounts.ts';
 
 export function insertEvent(db: Db, e: OutboxEvent): void {
   db.prepare(`
@@ -18,10 +19,10 @@ export function embeddedJobs(db: Db, grouped: CommitGroup): JobStore {
   const keptKey = db.prepare('SELECT * FROM idempotency_keys WHERE account_id = ? AND key = ? AND expires_at > ?');
 
   function balance(accountId: string, period: string): CreditBalance {
-    const row = db.prepare(`
+    const row = readExactly(db.prepare(`
       SELECT a.monthly_credits + COALESCE(l.granted, 0) AS quota, COALESCE(l.reserved, 0) AS reserved, COALESCE(l.used, 0) AS used
       FROM accounts a LEFT JOIN credit_ledger l ON l.account_id = a.id AND l.period = ?
-      WHERE a.id = ?`).get(period, accountId) as Row | undefined;
+      WHERE a.id = ?`)).get(period, accountId) as Row | undefined;
     return rowToBalance(period, row);
   }
 

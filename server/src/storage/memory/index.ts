@@ -3,10 +3,12 @@
 // unit test). Nothing here is awaited between a read and its write, so each method is
 // atomic on the event loop as the other stores' transactions are. Nothing survives the
 // process: it is a sandbox's store, never a service's.
+import { withinCreditBound } from '../../domain/credits.ts';
 import type { Account, ApiKey, AttemptLog, CreditBalance, Job, LoggedAttempt, OutboxEvent, WindowName } from '../../domain/model.ts';
 import type {
   AccountStore,
   ClockMoved,
+  CreditsChanged,
   FileStore,
   IdempotentRequest,
   JobStore,
@@ -153,15 +155,26 @@ export function createMemoryStore(): MemoryStore {
       if (account) account.plan = copy(plan);
       return changing(account !== undefined);
     },
-    async setMonthlyCredits(accountId, credits) {
+    async setMonthlyCredits(accountId, credits): Promise<CreditsChanged> {
       const account = accounts.get(accountId);
-      if (account) account.monthlyCredits = credits;
-      return changing(account !== undefined);
+      if (!account) return { ok: false, reason: 'not_found' };
+      // The month with the most granted is the one the new monthly credits would take furthest.
+      let most = { period: '', granted: 0 };
+      for (const [id, ledger] of ledgers) {
+        if (id.startsWith(`${accountId}\u0000`) && ledger.granted > most.granted) most = { period: id.slice(accountId.length + 1), granted: ledger.granted };
+      }
+      if (!withinCreditBound(credits, most.granted)) return { ok: false, reason: 'beyond_bound', period: most.period, monthly: account.monthlyCredits, granted: most.granted };
+      account.monthlyCredits = credits;
+      changing(true);
+      return { ok: true };
     },
-    async grantCredits(accountId, period, credits) {
-      if (!accounts.has(accountId)) return false;
+    async grantCredits(accountId, period, credits): Promise<CreditsChanged> {
+      const account = accounts.get(accountId);
+      if (!account) return { ok: false, reason: 'not_found' };
+      const granted = ledgers.get(`${accountId}\u0000${period}`)?.granted ?? 0;
+      if (!withinCreditBound(account.monthlyCredits, granted, credits)) return { ok: false, reason: 'beyond_bound', period, monthly: account.monthlyCredits, granted };
       ledgerOf(accountId, period).granted += credits;
-      return true;
+      return { ok: true };
     },
     async setSigningSecret(accountId, secret) {
       const account = accounts.get(accountId);

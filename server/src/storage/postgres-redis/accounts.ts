@@ -1,7 +1,8 @@
 import type pg from 'pg';
-import type { AccountStore, ClockMoved } from '../../domain/ports.ts';
+import { withinCreditBound } from '../../domain/credits.ts';
+import type { AccountStore, ClockMoved, CreditsChanged } from '../../domain/ports.ts';
 import type { AccountVersions } from './redis/accountVersions.ts';
-import { num, rowToAccount, rowToKey } from '../rows.ts';
+import { num, rowToAccount, rowToCreditsRefusal, rowToKey } from '../rows.ts';
 import { guarded, transaction, type Row } from './database.ts';
 import { createStatementGroup } from './statementGroup.ts';
 import type { Account } from '../../domain/model.ts';
@@ -99,15 +100,32 @@ export function postgresAccounts(pool: pg.Pool, versions: AccountVersions): Acco
       return versions.changing(accountId, async () => changed(await q('UPDATE accounts SET plan = $1 WHERE id = $2', [JSON.stringify(plan), accountId])));
     },
     async setMonthlyCredits(accountId, credits) {
-      return versions.changing(accountId, async () => changed(await q('UPDATE accounts SET monthly_credits = $1 WHERE id = $2', [credits, accountId])));
+      return versions.changing(accountId, () => transaction(pool, async (client): Promise<CreditsChanged> => {
+        // The account row's lock orders this against another change of its credits, which
+        // would otherwise be judged on what this one is about to change. NO KEY UPDATE:
+        // a create's reference to the account (KEY SHARE) does not wait for it.
+        const account = await client.query('SELECT monthly_credits FROM accounts WHERE id = $1 FOR NO KEY UPDATE', [accountId]);
+        if (!account.rows[0]) return { ok: false, reason: 'not_found' };
+        // The month with the most granted is the one the new monthly credits would take furthest.
+        const month = (await client.query('SELECT period, granted FROM credit_ledger WHERE account_id = $1 ORDER BY granted DESC LIMIT 1', [accountId])).rows[0] as Row | undefined;
+        if (!withinCreditBound(credits, month?.granted ?? 0)) return rowToCreditsRefusal({ ...account.rows[0], period: month?.period ?? null, granted: month?.granted ?? 0 });
+        await client.query('UPDATE accounts SET monthly_credits = $1 WHERE id = $2', [credits, accountId]);
+        return { ok: true };
+      }));
     },
     async grantCredits(accountId, period, credits) {
-      const r = await q(
-        `INSERT INTO credit_ledger (account_id, period, granted) SELECT id, $2, $3 FROM accounts WHERE id = $1
-         ON CONFLICT (account_id, period) DO UPDATE SET granted = credit_ledger.granted + EXCLUDED.granted`,
-        [accountId, period, credits],
-      );
-      return changed(r);
+      return transaction(pool, async (client): Promise<CreditsChanged> => {
+        const account = await client.query('SELECT monthly_credits FROM accounts WHERE id = $1 FOR NO KEY UPDATE', [accountId]);
+        if (!account.rows[0]) return { ok: false, reason: 'not_found' };
+        const granted = (await client.query('SELECT granted FROM credit_ledger WHERE account_id = $1 AND period = $2', [accountId, period])).rows[0]?.granted ?? 0;
+        if (!withinCreditBound(account.rows[0].monthly_credits, granted, credits)) return rowToCreditsRefusal({ ...account.rows[0], period, granted });
+        await client.query(
+          `INSERT INTO credit_ledger (account_id, period, granted) VALUES ($1, $2, $3)
+           ON CONFLICT (account_id, period) DO UPDATE SET granted = credit_ledger.granted + EXCLUDED.granted`,
+          [accountId, period, credits],
+        );
+        return { ok: true };
+      });
     },
     async setSigningSecret(accountId, secret) {
       return versions.changing(accountId, async () => changed(await q('UPDATE accounts SET signing_secret = $1 WHERE id = $2', [secret, accountId])));

@@ -8,7 +8,7 @@ import { guarded, newestFirstPage, transaction, type PageCondition } from './dat
 import { num, rowToBalance, rowToIdempotentRequest, rowToJob, type Row } from '../rows.ts';
 
 const BALANCE = `
-  SELECT a.monthly_credits + COALESCE(l.granted, 0) AS quota, COALESCE(l.reserved, 0) AS reserved, COALESCE(l.used, 0) AS used
+  SELECT a.monthly_credits::bigint + COALESCE(l.granted, 0) AS quota, COALESCE(l.reserved, 0) AS reserved, COALESCE(l.used, 0) AS used
   FROM accounts a LEFT JOIN credit_ledger l ON l.account_id = a.id AND l.period = $2
   WHERE a.id = $1`;
 
@@ -67,7 +67,7 @@ export function postgresJobs(pool: pg.Pool, groups: { creates: StatementGroup<Cr
             `UPDATE credit_ledger l SET reserved = l.reserved + $3
              FROM accounts a
              WHERE l.account_id = $1 AND l.period = $2 AND a.id = l.account_id
-               AND a.monthly_credits + l.granted - l.reserved - l.used >= $3`,
+               AND a.monthly_credits::bigint + l.granted - l.reserved - l.used >= $3`,
             [job.accountId, job.period, job.credits],
           );
           if (reserved.rowCount === 0) {

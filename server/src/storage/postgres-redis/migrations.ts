@@ -369,4 +369,55 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     $fn$;
     `,
   },
+  {
+    version: 15,
+    name: 'credits summed in bigint',
+    // An account's monthly credits and a month's grants are each an INTEGER, and their sum
+    // was one too: a store that holds more than 2^31 - 1 of them together (written before
+    // the operator command bounded a month's credits, MAX_CREDITS in domain/credits.ts)
+    // failed every create of that account. Summed in bigint, the sum is read (within the
+    // bound, rows.ts) instead. Only the two sums change; the columns keep their type, so
+    // the statements servers have prepared keep their result types.
+    sql: `
+    CREATE OR REPLACE FUNCTION create_jobs_reserving(p_jobs jsonb)
+    RETURNS TABLE (n bigint, accepted boolean, quota bigint, reserved bigint, used bigint)
+    LANGUAGE plpgsql AS $fn$
+    #variable_conflict use_column
+    DECLARE
+      j record;
+    BEGIN
+      FOR j IN
+        SELECT * FROM ROWS FROM (jsonb_to_recordset(p_jobs) AS (
+          id text, kind text, account_id text, key_id text, sandbox boolean, status text, input jsonb, webhook_url text,
+          credits integer, period text, created_at bigint, updated_at bigint, queued_at bigint
+        )) WITH ORDINALITY AS x(id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, created_at, updated_at, queued_at, n)
+        ORDER BY x.account_id, x.period, x.n
+      LOOP
+        INSERT INTO credit_ledger AS l (account_id, period, reserved)
+        SELECT a.id, j.period, j.credits FROM accounts a
+        WHERE a.id = j.account_id
+          AND (a.monthly_credits >= j.credits OR EXISTS (SELECT 1 FROM credit_ledger c WHERE c.account_id = j.account_id AND c.period = j.period))
+        ON CONFLICT (account_id, period) DO UPDATE SET reserved = l.reserved + excluded.reserved
+        WHERE (SELECT a.monthly_credits::bigint FROM accounts a WHERE a.id = l.account_id) + l.granted - l.reserved - l.used >= excluded.reserved;
+        n := j.n;
+        IF FOUND THEN
+          INSERT INTO jobs (id, kind, account_id, key_id, sandbox, status, input, webhook_url, credits, period, created_at, updated_at, attempts, queued_at)
+          VALUES (j.id, j.kind, j.account_id, j.key_id, j.sandbox, j.status, j.input, j.webhook_url, j.credits, j.period, j.created_at, j.updated_at, 0, j.queued_at);
+          accepted := true;
+          quota := NULL;
+          reserved := NULL;
+          used := NULL;
+        ELSE
+          accepted := false;
+          SELECT COALESCE(MAX(a.monthly_credits::bigint + COALESCE(l.granted, 0)), 0), COALESCE(MAX(l.reserved), 0), COALESCE(MAX(l.used), 0)
+          INTO quota, reserved, used
+          FROM accounts a LEFT JOIN credit_ledger l ON l.account_id = a.id AND l.period = j.period
+          WHERE a.id = j.account_id;
+        END IF;
+        RETURN NEXT;
+      END LOOP;
+    END
+    $fn$;
+    `,
+  },
 ];
