@@ -32,6 +32,7 @@ const READINGS: readonly Reading[] = [
   { name: 'a sliding log (the requests admitted in the last window)', config: counted('sliding-log') },
   { name: 'a sliding log its profile states', config: counted('sliding-log'), profile: independentProfileWith({ name: 'Independent avatars, sliding windows', rate_limits: { window: 'sliding' } }) },
   { name: 'a sliding-window counter (the last window weighted, and the current one)', config: counted('sliding-counter') },
+  { name: 'a token bucket refilled evenly over the window', config: counted('token-bucket') },
   // Windows that outlast the run's first phase: the key taken over its limit still holds
   // the requests of that phase, which leave one at a time while the checks observe it.
   { name: 'a sliding log of long windows', config: counted('sliding-log', { generation: 10, read: 120, windowMs: 12_000 }) },
