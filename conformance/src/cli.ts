@@ -133,7 +133,7 @@ of the sandbox clock, or the window waited out) and, for each check, a step and 
 it declares (the jobs, deliveries and retries it awaits, each at the timings' longest);
 no request at its timeout. It counts on the sandbox clock the profile names; keys without
 one are bound anew, waiting windows out. With the contract's timings a core run against
-this project's server states 108 s and takes 25-27 s. The run stops at its bound: the checks
+this project's server states 117 s and takes 25-26 s. The run stops at its bound: the checks
 not reached are reported not run. Each check has its own limit within it.
 
 Exit codes: 0 pass, 1 fail, 2 usage, 3 unreachable, 4 key refused, 5 not this API, 6 runner bug.

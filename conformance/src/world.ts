@@ -72,11 +72,11 @@ export function sharedCreates(canFail: boolean): { avatar: number; avatar_video:
 
 /**
  * The longest a check listens for the webhook of a job a refused request might wrongly
- * have started (as long as the run's longest job took, and a second): above the
- * contract's longest job (8 s) and short enough that the checks that listen, one after
- * another, do not take the run's bound.
+ * have started (as long as the run's longest job took, and a second). The refused
+ * requests are avatars: the contract's longest avatar (4 s) and a delivery (2 s), short
+ * enough that the checks that listen, one after another, do not take the run's bound.
  */
-export const SETTLE_GRACE_MAX_SECONDS = 10;
+export const SETTLE_GRACE_MAX_SECONDS = 6;
 
 const SCRIPT = 'Hi! This short clip was made by the conformance runner to check the avatar video flow.';
 

@@ -216,15 +216,15 @@ describe("the bound's arithmetic, from the implementation profile's timings", ()
   });
 
   it("when a profile states slower jobs or deliveries, then the bound grows by what the run's course waits on them, and --job-timeout and --webhook-retry-timeout override them", () => {
-    const fast = withTimings({ avatar: 4, avatar_video: 8, delivery: 2 });
-    const slowVideos = withTimings({ avatar: 4, avatar_video: 48, delivery: 2 });
-    const slowDeliveries = withTimings({ avatar: 4, avatar_video: 8, delivery: 12 });
+    const fast = withTimings({ avatar: 4, avatar_video: 20, delivery: 2 });
+    const slowVideos = withTimings({ avatar: 4, avatar_video: 60, delivery: 2 });
+    const slowDeliveries = withTimings({ avatar: 4, avatar_video: 20, delivery: 12 });
     const bound = plan({ ...base, implementation: fast });
-    // The shared video is awaited once, and the checks' own waits on a video's end once more at most.
+    // The run's video is awaited with the shared jobs.
     expect(plan({ ...base, implementation: slowVideos }).seconds).toBeGreaterThanOrEqual(bound.seconds + 40);
     expect(plan({ ...base, implementation: slowDeliveries }).seconds).toBeGreaterThan(bound.seconds + 10);
     // The flags are the profile's timings given on the command line.
-    expect(resolveOptions({ ...base, implementation: slowVideos, jobTimeoutSeconds: 8 }).jobSeconds).toEqual({ avatar: 8, avatar_video: 8 });
+    expect(resolveOptions({ ...base, implementation: slowVideos, jobTimeoutSeconds: 20 }).jobSeconds).toEqual({ avatar: 20, avatar_video: 20 });
     expect(plan({ ...base, implementation: slowDeliveries, webhookRetryTimeoutSeconds: 2 }).seconds).toBe(bound.seconds);
   });
 
