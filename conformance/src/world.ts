@@ -73,10 +73,14 @@ export function sharedCreates(canFail: boolean): { avatar: number; avatar_video:
 /**
  * The longest a check listens for the webhook of a job a refused request might wrongly
  * have started (as long as the run's longest job took, and a second). The refused
- * requests are avatars: the contract's longest avatar (4 s) and a delivery (2 s), short
- * enough that the checks that listen, one after another, do not take the run's bound.
+ * requests are avatars: the longest an avatar takes and a delivery's lateness, by the
+ * implementation profile's timings (the contract's 4 s and 2 s), short enough that the
+ * checks that listen, one after another, do not take the run's bound, and long enough
+ * for a slower implementation's wrongly started job to be heard.
  */
-export const SETTLE_GRACE_MAX_SECONDS = 6;
+export function settleGraceMaxSeconds(options: Pick<ResolvedOptions, 'jobSeconds' | 'webhookRetryTimeoutSeconds'>): number {
+  return options.jobSeconds.avatar + options.webhookRetryTimeoutSeconds;
+}
 
 const SCRIPT = 'Hi! This short clip was made by the conformance runner to check the avatar video flow.';
 
@@ -258,11 +262,11 @@ export class World {
   /**
    * How much longer to listen for the webhook of a job that a request refused at
    * `since` might wrongly have started: as long as the run's longest job took, plus a
-   * second for delivery, counted from `since`; at most SETTLE_GRACE_MAX_SECONDS.
+   * second for delivery, counted from `since`; at most settleGraceMaxSeconds.
    */
   settleGraceMs(since: number): number {
     const longest = Math.max(0, ...this.jobs.map((job) => (job.terminalAt ?? 0) - job.create.startedAt).filter((ms) => ms > 0));
-    return Math.max(0, Math.min(SETTLE_GRACE_MAX_SECONDS * 1000, since + longest + 1000 - this.#deps.now()));
+    return Math.max(0, Math.min(settleGraceMaxSeconds(this.#deps.options) * 1000, since + longest + 1000 - this.#deps.now()));
   }
 
   /** The URL for a job's webhook, or undefined when webhooks cannot reach the runner. */

@@ -9,7 +9,7 @@ export default defineCheck({
   clauses: ['CR-402-NO-JOB'],
   profiles: STATEFUL,
   // No waits of its own: it listens for the webhook of a job the refused request might
-  // have started until SETTLE_GRACE_MAX_SECONDS after that request, which was sent as the
+  // have started until settleGraceMaxSeconds after that request, which was sent as the
   // run's jobs started; the shared jobs take longer than that to settle, and its limit
   // counts from then.
   needs: ['empty-key'],

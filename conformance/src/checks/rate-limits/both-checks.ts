@@ -4,7 +4,7 @@ import type { Exchange } from '../../http.ts';
 import { exhaust, type Held, REFUSAL_TRIES, refusalCreates, surelyRefusedUntil, whileRefused } from '../../observe/exhaustion.ts';
 import { advertised } from '../../observe/rate-limit-headers.ts';
 import { fail, skip } from '../../outcome.ts';
-import { SETTLE_GRACE_MAX_SECONDS } from '../../world.ts';
+import { settleGraceMaxSeconds } from '../../world.ts';
 
 export default defineCheck({
   id: 'rate-limits.both-checks',
@@ -16,7 +16,7 @@ export default defineCheck({
   // Its own refusal and a valid request over the limit, on each try.
   creates: (options) => ({ avatar: REFUSAL_TRIES * (refusalCreates(options).avatar + 1) }),
   // A fresh window awaited between tries; listening for the webhook of a job the refused request might have started.
-  waits: (a) => (REFUSAL_TRIES - 1) * a.window + SETTLE_GRACE_MAX_SECONDS,
+  waits: (a) => (REFUSAL_TRIES - 1) * a.window + settleGraceMaxSeconds(a.options),
   phase: 'exhaust',
   async run(ctx) {
     if (!(await exhaust(ctx)).refused) skip('no key could be taken over its limit (see rate-limits.over-limit-429)');
