@@ -252,7 +252,8 @@ describe('the operator command beside a running server', () => {
 
     expect(before).toBe(false);
     expect(on.code).toBe(0);
-    expect(JSON.parse(on.stdout)).toEqual({ account_id: created.account_id, standard_webhooks: true });
+    // The secret as receivers paste it: a new account's verifies both header sets as printed.
+    expect(JSON.parse(on.stdout)).toEqual({ account_id: created.account_id, standard_webhooks: true, signing_secret: created.signing_secret, note: expect.stringContaining('as printed, verifies both') });
     expect(afterOn).toBe(true);
     expect(listed.find((a) => a.account_id === created.account_id)?.standard_webhooks).toBe(true);
     expect(off.code).toBe(0);
@@ -301,9 +302,19 @@ describe('the operator command beside a running server', () => {
     expect(existsSync(mistyped)).toBe(false);
   });
 
+  // A value refused for what it is, however it is written: one line naming the flag, the value and the range.
   it.each([
-    [['grant-credits', '--account', 'acct_x', '--credits', '-5'], /^admin: Option '--credits' argument is ambiguous\..*'--credits=-XYZ'\.$/],
-    [['grant-credits', '--account', 'acct_x', '--credits=-5'], /^admin: no account acct_x$/],
+    [['grant-credits', '--account', 'acct_x', '--credits', '-5']],
+    [['grant-credits', '--account', 'acct_x', '--credits=-5']],
+  ])('answers %j with the one line of the value, exit code 2', async (args) => {
+    const exit = await run(ADMIN, args, storeEnv.env);
+
+    expect(exit.code).toBe(2);
+    expect(exit.stderr.trimEnd().split('\n')).toEqual(['admin: --credits takes a whole number from 0 to 1000000000 in plain decimal digits; got "-5"']);
+  });
+
+  it.each([
+    [['grant-credits', '--account', 'acct_x', '--credits=5'], /^admin: no account acct_x$/],
     [['list-accounts', '--bogus'], /^admin: Unknown option '--bogus'\./],
     [['frobnicate'], /^admin: unknown command "frobnicate"$/],
     [['issue-key'], /^admin: --account is required$/],
