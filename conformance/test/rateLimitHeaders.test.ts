@@ -59,6 +59,20 @@ describe('remainingRegressions', () => {
     expect(remainingRegressions(rising, undefined, THREE_SECONDS, 'fixed').map((r) => r.why)).toEqual(['Remaining went up from 10 to 11 within one window']);
     expect(remainingRegressions(stuck, undefined, THREE_SECONDS, 'sliding').map((r) => r.why)).toEqual(['Remaining stayed 10 after 3 counted requests within one window (at most 2 freed meanwhile by a sliding window)']);
   });
+
+  it('when a sliding log announces the moment it is whole again, then what the key sent a window earlier may leave before it, and nothing more', () => {
+    // Limit 10 in 60 s: five requests in the first half second, then two answers a window
+    // on, 1.5 s apart, each announcing 60 s (until its own request leaves); by the second
+    // the five have left.
+    const early = [0, 100, 200, 300, 400].map((at) => answer(at, 5, 0, 60));
+    const before = answer(59_000, 5, 4, 60);
+    const after = answer(60_500, 5, 8, 60);
+    const sixtySeconds = () => 60_000;
+
+    expect(remainingRegressions([before, after], undefined, sixtySeconds, null, [...early, before, after])).toEqual([]);
+    // Without those early requests nothing could have left: the rise is named.
+    expect(remainingRegressions([before, after], undefined, sixtySeconds, null).map((r) => r.why)).toEqual(['Remaining went up from 4 to 8 within one window']);
+  });
 });
 
 describe('judgeStructuredFields (ND-RATELIMIT-FIELDS)', () => {

@@ -31,6 +31,8 @@ const READINGS: readonly Reading[] = [
   { name: 'fixed windows aligned on the clock', config: counted('clock') },
   { name: 'a sliding log (the requests admitted in the last window)', config: counted('sliding-log') },
   { name: 'a sliding log its profile states', config: counted('sliding-log'), profile: independentProfileWith({ name: 'Independent avatars, sliding windows', rate_limits: { window: 'sliding' } }) },
+  // RateLimit-Reset read as the seconds until the window holds nothing of the key's.
+  { name: 'a sliding log whose Reset is until the window is empty', config: counted('sliding-log-until-empty', { generation: 10, read: 120, windowMs: 12_000 }) },
   { name: 'a sliding-window counter (the last window weighted, and the current one)', config: counted('sliding-counter') },
   { name: 'a token bucket refilled evenly over the window', config: counted('token-bucket') },
   // Windows that outlast the run's first phase: the key taken over its limit still holds

@@ -15,7 +15,6 @@ import type { CheckContext } from '../context.ts';
 import { validPromptAvatar, without } from '../expect.ts';
 import type { Exchange, KeyName } from '../http.ts';
 import { CONTRACT_LIMITS, type ResolvedOptions } from '../options.ts';
-import { windowFor } from './rate-limit-headers.ts';
 
 export interface Refusal {
   key: KeyName;
@@ -87,7 +86,7 @@ export function exhaust(ctx: CheckContext): Promise<Refusal> {
 }
 
 /** Whether the key is still over its limit now (a window may have ended meanwhile). */
-export async function stillRefused(ctx: CheckContext, key: KeyName): Promise<Exchange> {
+async function stillRefused(ctx: CheckContext, key: KeyName): Promise<Exchange> {
   return ctx.http.send({ key, method: 'POST', path: '/v1/avatars', json: without(validPromptAvatar(), 'prompt'), on429: 'return', pace: false, note: 'is the key still over its limit?' });
 }
 
@@ -124,12 +123,14 @@ export function surelyRefusedUntil(refused: Exchange): number | undefined {
   return seconds === undefined ? undefined : refused.startedAt + (seconds - 1) * 1000;
 }
 
-export type WhileRefused<T> = { held: Held; result: T; confirm: Exchange } | { held: undefined; reason: string };
+export type WhileRefused<T> = { held: Held; result: T } | { held: undefined; reason: string };
 
 /**
  * Makes `observe` while the exhausted key is refused and keeps only an observation the
  * key was still refused right after. `costly`: the observation may be charged (a valid
- * request), so it is made only on a refusal announced to last, except on the last try.
+ * request), so the first try makes it only on a refusal announced to last; the later
+ * ones make it whatever was announced, since some windows (a token bucket, a sliding
+ * counter under steady use) only ever refuse for a moment.
  * `conclusive` says why a result proves nothing (undefined: it does).
  * Between tries the key waits for a fresh window, by the sandbox clock where it has one.
  * Ends with the reason when no try could conclude.
@@ -146,11 +147,11 @@ export async function whileRefused<T>(
     const held = refusal as Held;
     const until = surelyRefusedUntil(held.refused);
     const short = until !== undefined && until - ctx.now() < HOLD_MS;
-    if (!(options.costly && short && attempt < REFUSAL_TRIES)) {
+    if (!(options.costly && short && attempt === 1)) {
       const result = await observe(held, attempt);
       const confirm = await stillRefused(ctx, held.key);
       const doubt = confirm.status === 429 ? options.conclusive?.(result, held) : `the window reopened during the observation (confirmed with ${confirm.status})`;
-      if (doubt === undefined) return { held, result, confirm };
+      if (doubt === undefined) return { held, result };
       tries.push(`try ${attempt}: ${doubt}`);
     } else {
       tries.push(`try ${attempt}: the refusal announced ${announcedWaitSeconds(held.refused)} s, too short to observe under`);
@@ -168,7 +169,9 @@ export async function whileRefused<T>(
  * of any kind counts none of the key's earlier requests.
  */
 async function freshWindow(ctx: CheckContext, held: Held, attempt: number): Promise<void> {
-  const window = windowFor(ctx.options, 'generation', held.limit);
+  // The shortest window: a refusal the day's window makes is not waited out (a try that
+  // could not conclude says so), and a limit outside the expected ones is not read as a day's.
+  const window = Math.min(...ctx.options.windowSeconds);
   const announced = announcedWaitSeconds(held.refused) ?? window;
   const seconds = attempt === 1 ? Math.min(announced, window) : window + 1;
   ctx.note(`waiting ${seconds} s for a fresh window on the ${held.key} key (try ${attempt + 1} of ${REFUSAL_TRIES})`);

@@ -77,11 +77,14 @@ const COMPARED_BACK = 12;
  * reset moment an answer announced: a sliding log's oldest request leaving.
  *
  * `window` is how the implementation says it counts. Under a fixed window nothing frees
- * room before the reset. Under a sliding counter (the last fixed window's count weighted
- * by how much of it the sliding window still covers) room comes back as time passes, at
- * most the limit over a window's length, and whole numbers round it by one; so where the
- * window is sliding or not stated, that much is allowed, and a count that does not go
- * down shows over several successes rather than one.
+ * room before the reset. Under a sliding window room comes back as time passes: a
+ * sliding counter's weight (or a token bucket's refill) frees at most the limit over a
+ * window's length, and whole numbers round it by one; a sliding log frees what the key
+ * sent a window earlier, whatever its Reset says (the oldest request leaving, or the
+ * whole window emptying). So where the window is sliding or not stated, the larger of
+ * the two is allowed (the key's requests are `sent`, every answer of it, refusals and
+ * invalid requests too), and a count that does not go down shows over several
+ * successes rather than one.
  *
  * Pairs across a move of the key's sandbox clock are not compared: the move may have
  * ended the window, and reset moments no longer line up in the runner's time.
@@ -91,8 +94,18 @@ export function remainingRegressions(
   moved: MovedBetween = () => false,
   windowMsOf: WindowMsOf = () => Number.POSITIVE_INFINITY,
   window: RateLimitWindow | null = 'fixed',
+  sent: readonly Exchange[] = answers,
 ): Regression[] {
   const found: Regression[] = [];
+  // Each stream's requests by the time they were sent, for what may leave a sliding log.
+  const sentAt = new Map<string, number[]>();
+  for (const exchange of sent) {
+    const name = `${exchange.key}:${exchange.bucket}`;
+    const times = sentAt.get(name);
+    if (times) times.push(exchange.startedAt);
+    else sentAt.set(name, [exchange.startedAt]);
+  }
+  for (const times of sentAt.values()) times.sort((x, y) => x - y);
   const streams = new Map<string, Exchange[]>();
   for (const exchange of answers) {
     const name = `${exchange.key}:${exchange.bucket}`;
@@ -136,7 +149,7 @@ export function remainingRegressions(
           if (succeeded(between) && between.startedAt >= earlier.startedAt + earlier.durationMs && between.startedAt + between.durationMs <= later.startedAt) counted++;
         }
         const elapsedMs = later.startedAt + later.durationMs - earlier.startedAt;
-        const freed = window === 'fixed' ? 0 : Math.ceil((b.limit * elapsedMs) / windowMs) + 1;
+        const freed = window === 'fixed' ? 0 : Math.max(Math.ceil((b.limit * elapsedMs) / windowMs) + 1, leaving(sentAt.get(`${later.key}:${later.bucket}`) ?? [], earlier, later, windowMs) + 1);
         const most = Math.max(0, a.remaining - counted + freed);
         if (b.remaining <= most) continue;
         if (b.remaining > a.remaining) found.push({ earlier, later, why: `Remaining went up from ${a.remaining} to ${b.remaining} within one window` });
@@ -147,6 +160,33 @@ export function remainingRegressions(
     }
   }
   return found;
+}
+
+/** Whole-second rounding of the windows' edges, on either side. */
+const EDGE_MS = 1000;
+
+/**
+ * How many of the key's requests a sliding log may have let go between two answers: those
+ * counted a window before the span from the earlier request's sending to the later one's
+ * answer. `times` is sorted.
+ */
+function leaving(times: readonly number[], earlier: Exchange, later: Exchange, windowMs: number): number {
+  if (!Number.isFinite(windowMs)) return 0;
+  const from = earlier.startedAt - windowMs - EDGE_MS;
+  const to = later.startedAt + later.durationMs - windowMs + EDGE_MS;
+  return firstAtOrAfter(times, to + 1) - firstAtOrAfter(times, from);
+}
+
+/** The index of the first time at or after `t` in sorted `times`. */
+function firstAtOrAfter(times: readonly number[], t: number): number {
+  let low = 0;
+  let high = times.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (times[middle]! < t) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }
 
 /** Each RateLimit-* header and the X-RateLimit-* one that repeats it (RL-HEADERS-COMPAT). */

@@ -40,6 +40,7 @@ export default defineCheck({
       (key, from, to) => ctx.clock.movedBetween(key as KeyName, from, to),
       (exchange, limit) => windowFor(ctx.options, exchange.bucket!, limit) * 1000,
       ctx.options.implementation.rateLimits.window,
+      ctx.http.log.filter((exchange) => exchange.bucket !== undefined),
     );
     if (regressions.length > 0) {
       const { earlier, later, why } = regressions[0]!;

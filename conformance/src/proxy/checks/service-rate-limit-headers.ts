@@ -36,7 +36,9 @@ export default defineProxyCheck({
     for (const key of new Set(answers.map((seen) => seen.key!))) {
       const own = answers.filter((seen) => seen.key === key);
       const byExchange = new Map(own.map((seen) => [seen.seq, seen]));
-      const regressions = remainingRegressions(own.map(asExchange), () => false, (exchange, limit) => windowFor(exchange.bucket!, limit) * 1000, shape.profile.rateLimits.window);
+      // Every request of the key counts toward what a sliding log may let go, refusals and invalid requests too.
+      const sent = fromService(traffic).filter((seen) => seen.key === key && seen.bucket !== undefined).map(asExchange);
+      const regressions = remainingRegressions(own.map(asExchange), () => false, (exchange, limit) => windowFor(exchange.bucket!, limit) * 1000, shape.profile.rateLimits.window, sent);
       if (regressions.length === 0) continue;
       const { earlier, later, why } = regressions[0]!;
       fail({
