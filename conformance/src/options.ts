@@ -168,7 +168,9 @@ export function firstRetryLatestSeconds(options: Pick<ResolvedOptions, 'webhookF
 export function resolveOptions(options: RunOptions): ResolvedOptions {
   const profile = options.profile ?? 'core';
   const implementation = implementationFor(options, profile);
-  const timings = implementation.timings ?? UNSTATED_TIMINGS;
+  // The contract's timings are its sandbox engine's; a production deployment's jobs are
+  // real renders that no document here times, so they get what an unstated profile gets.
+  const timings = (implementation.isContract && profile === 'production' ? null : implementation.timings) ?? UNSTATED_TIMINGS;
   const job = options.jobTimeoutSeconds;
   return {
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
