@@ -4,8 +4,8 @@
 //   node conformance/src/cli.ts --base-url http://localhost:3000 --api-key sk_test_… \
 //     --signing-secret whsec_… [--second-key …] [--empty-key …] [--profile core]
 //
-// Exit codes: 0 every required check passed; 1 a check failed or a required one did not
-// run; 2 bad usage; 3 base URL unreachable; 4 a key was refused; 5 not this API;
+// Exit codes: 0 no check failed and every required check ran (an optional one may have
+// warned); 1 a check failed or a required one did not run; 2 bad usage; 3 base URL unreachable; 4 a key was refused; 5 not this API;
 // 6 a bug in the runner; compare exits 0 without a regression, 1 with one, 2 on bad usage.
 // Diagnoses are one line, never a stack trace. Once the reports are written the process
 // exits with its code, whatever sockets or timers are still open.

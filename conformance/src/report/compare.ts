@@ -50,11 +50,17 @@ export function compareReports(before: Compared, after: Compared): Comparison {
   return { newlyFailing, newlyWarned, newlyPassing, newlySkipped, appeared, disappeared, verdict: { before: before.verdict, after: after.verdict }, regressions };
 }
 
+/** A warned check is an optional one; any other that the verdict does not require need not run. */
+function label(change: ReportChange): string {
+  if (change.after === 'warned') return ' [optional]';
+  return change.required ? '' : ' [not required]';
+}
+
 export function describeComparison(comparison: Comparison, names: { before: string; after: string }): string {
   const lines = [`Comparing ${names.before} (verdict ${comparison.verdict.before}) with ${names.after} (verdict ${comparison.verdict.after})`];
   const section = (title: string, changes: ReportChange[], show: (c: ReportChange) => string) => {
     if (changes.length === 0) return;
-    lines.push(`${title} (${changes.length}):`, ...changes.map((c) => `  ${c.id}${c.required ? '' : ' [optional]'}: ${show(c)}`));
+    lines.push(`${title} (${changes.length}):`, ...changes.map((c) => `  ${c.id}${label(c)}: ${show(c)}`));
   };
   section('Newly failing', comparison.newlyFailing, (c) => `${c.before} -> failed`);
   section('Newly warned (no regression: optional, it does not decide the verdict)', comparison.newlyWarned, (c) => `${c.before} -> warned`);

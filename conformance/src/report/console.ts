@@ -71,7 +71,9 @@ export function detail(result: CheckResult, color: boolean): string {
 
 /** What held but is worth knowing (a slow receiver), under the check's line. */
 export function warningLines(result: CheckResult, color: boolean): string {
-  return (result.warnings ?? []).map((warning) => `      ${paint(color, 33, `! ${warning}`)}\n`).join('');
+  // Notes on a check that held (a slow answer, time judged with the runner busy): not the
+  // ! of an optional check's flaw.
+  return (result.warnings ?? []).map((warning) => `      ${paint(color, 33, `note: ${warning}`)}\n`).join('');
 }
 
 /**
@@ -100,7 +102,7 @@ export function summary(report: Report, color: boolean): string {
     const noted = report.results.filter((r) => r.warnings?.length).length;
     const what =
       report.subject === 'receiver'
-        ? `receiver ${report.baseUrl}, ${counted(report.deliveries, 'delivery', 'deliveries')} sent${noted ? `, ${counted(noted, 'check')} with warnings` : ''}`
+        ? `receiver ${report.baseUrl}, ${counted(report.deliveries, 'delivery', 'deliveries')} sent${noted ? `, ${counted(noted, 'check')} with notes` : ''}`
         : report.subject === 'proxy'
           ? `traffic to ${report.baseUrl}, ${counted(report.requests, 'request')} and ${counted(report.deliveries, 'webhook')} seen`
           : `profile ${report.profile}, ${counted(report.requests, 'request')}, ${counted(report.deliveries, 'webhook')} received`;

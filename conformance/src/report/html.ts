@@ -129,7 +129,7 @@ function checksHtml(report: Report): string {
       if (f.fix) detail.push(`fix: ${esc(f.fix)}`);
       if (f.exchanges.length) detail.push(`<details open><summary>${counted(f.exchanges.length, 'exchange')} that show it</summary>${f.exchanges.map((ex) => `<pre class="exchange">${esc(maskSecrets(ex))}</pre>`).join('')}</details>`);
     }
-    for (const warning of r.warnings ?? []) detail.push(`warning: ${esc(warning)}`);
+    for (const warning of r.warnings ?? []) detail.push(`note: ${esc(warning)}`);
     return `<tr data-check="${esc(r.id)}" data-outcome="${r.outcome}"><td><b>${esc(r.id)}</b><br><span class="muted">${esc(r.title)}${r.optional ? ' [optional]' : ''}</span></td><td style="color:${COLORS[r.outcome]};font-weight:600">${esc(OUTCOME_WORDS[r.outcome] ?? r.outcome)}</td><td>${esc([...r.clauses, ...r.decisions].join(', '))}</td><td>${seconds}</td><td>${detail.join('<br>')}</td></tr>`;
   };
   return `<table id="check-results"><thead><tr><th>check</th><th>outcome</th><th>clauses</th><th>time</th><th>why</th></tr></thead><tbody>${report.results.map(row).join('\n')}</tbody></table>`;

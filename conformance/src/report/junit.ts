@@ -25,7 +25,7 @@ export function toJunit(report: Report): string {
       const name = `${r.id} [${[...r.clauses, ...r.decisions].join(', ')}] ${r.title}`;
       const open = `    <testcase classname="conformance.${escape(area)}" name="${escape(name)}" time="${(r.durationMs / 1000).toFixed(3)}"`;
       // A warning (a slow receiver) does not fail the case; CI shows it as the case's output.
-      const output = r.warnings?.length ? `\n      <system-out>${escape(r.warnings.map((w) => `warning: ${w}`).join('\n'))}</system-out>` : '';
+      const output = r.warnings?.length ? `\n      <system-out>${escape(r.warnings.map((w) => `note: ${w}`).join('\n'))}</system-out>` : '';
       if (r.outcome === 'passed') return output ? `${open}>${output}\n    </testcase>` : `${open}/>`;
       if (r.outcome === 'failed') {
         const f = r.failure!;
@@ -34,7 +34,7 @@ export function toJunit(report: Report): string {
       if (r.outcome === 'warned') {
         const f = r.failure!;
         const property = `\n      <properties>\n        <property name="warning" value="${escape(`${f.clause}: ${f.message}`)}"/>\n      </properties>`;
-        const text = [`warning (an optional check; it does not decide the verdict): ${f.clause}: ${failureText(f)}`, ...(r.warnings ?? []).map((w) => `warning: ${w}`)].join('\n');
+        const text = [`warning (an optional check; it does not decide the verdict): ${f.clause}: ${failureText(f)}`, ...(r.warnings ?? []).map((w) => `note: ${w}`)].join('\n');
         return `${open}>${property}\n      <system-out>${escape(text)}</system-out>\n    </testcase>`;
       }
       const why = `${r.outcome === 'not_applicable' ? 'not applicable' : r.required ? 'required, not run' : 'skipped'}: ${r.reason ?? ''}`;
