@@ -275,7 +275,7 @@ function print(figures: Figures, total: number): void {
   if (figures.problem) lines.push(`  ${figures.problem}`);
   lines.push(figures.failures.length === 0 ? '  failed checks: none' : `  failed checks (${figures.failures.length}):`, ...figures.failures.map((f) => `    ${f}`));
   if (figures.warned.length > 0) lines.push(`  optional checks that found a flaw (${figures.warned.length}, not deciding the verdict):`, ...figures.warned.map((w) => `    ${w}`));
-  lines.push(figures.underLoad.length === 0 ? '  judged under load: none' : `  judged under load (${figures.underLoad.length} checks):`, ...figures.underLoad.map((u) => `    ${u}`));
+  lines.push(figures.underLoad.length === 0 ? '  judged under load: none' : `  judged under load (${figures.underLoad.length} check${figures.underLoad.length === 1 ? '' : 's'}):`, ...figures.underLoad.map((u) => `    ${u}`));
   if (!figures.passed) lines.push('  its output ended with:', ...figures.output.split('\n').map((line) => `    | ${line}`));
   process.stdout.write(`${lines.join('\n')}\n`);
 }
