@@ -202,13 +202,17 @@ export async function runConformance(input: RunOptions): Promise<Report> {
         for (const check of lane) {
           progress({ type: 'check-start', id: check.id, title: check.title });
           let result: CheckResult;
-          if (run.signal.aborted) {
-            result = notReached(check, options, reached(run.signal, 'before it could start').message);
+          // Its own limit, from its start or from when the shared jobs are settled, whichever
+          // is later; never past the moment the run's checks must end, and then it is the
+          // run's bound that ends it, and says so (the run's own timer may fire late on a
+          // loaded machine, after a check started in the last moments).
+          const own = Math.max(options.now(), sharedBy) - options.now() + plan.checks[check.id]! * 1000;
+          const untilRunEnds = startedAt + checksEndSeconds(bound) * 1000 - options.now() + HARD_STOP_GRACE_MS;
+          if (run.signal.aborted || untilRunEnds <= 0) {
+            const why = run.signal.aborted ? reached(run.signal, 'before it could start') : new LimitReached(RUN_SCOPE, bound.seconds, 'before it could start');
+            result = notReached(check, options, why.message);
           } else {
-            // Its own limit, from its start or from when the shared jobs are settled, whichever
-            // is later; never past the moment the run's checks must end (it says so then).
-            const untilRunEnds = startedAt + checksEndSeconds(bound) * 1000 - options.now();
-            const limit = deadline(check.id, Math.min(Math.max(options.now(), sharedBy) - options.now() + plan.checks[check.id]! * 1000, untilRunEnds + HARD_STOP_GRACE_MS), run.signal);
+            const limit = own <= untilRunEnds ? deadline(check.id, own, run.signal) : deadline(RUN_SCOPE, untilRunEnds, run.signal, bound.seconds);
             const checkStalls = new CheckStalls(stalls);
             const from = options.now();
             try {
