@@ -3,16 +3,15 @@
 // against real deliveries of a local server: the secrets of fresh accounts and of
 // rotations verify as printed, and an account whose secret was made URL-safe, before
 // secrets were standard base64, keeps what its receivers verify under both schemes.
-import { spawn } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../client/src/verify.ts';
+import { adminCommand } from './support/adminCommand.ts';
 import { promptAvatar, startTestService, type TestService } from './support/harness.ts';
 
-const ADMIN = new URL('../src/admin.ts', import.meta.url).pathname;
 /** What the libraries' base64 decoder takes: the standard alphabet, no `-` or `_`. */
 const LIBRARY_SECRET = /^whsec_[A-Za-z0-9+/]{32}$/;
 /** Enough accounts that, in the URL-safe alphabet, some secrets would have held `-` or `_` (each about 64% of the time). */
@@ -21,12 +20,6 @@ const FRESH_ACCOUNTS = 4;
 interface Delivery {
   headers: Record<string, string>;
   rawBody: string;
-}
-
-interface Exit {
-  code: number | null;
-  stdout: string;
-  stderr: string;
 }
 
 let svc: TestService;
@@ -58,21 +51,7 @@ function headersOf(raw: IncomingHttpHeaders): Record<string, string> {
   return Object.fromEntries(Object.entries(raw).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : (value ?? '')]));
 }
 
-function admin(...args: string[]): Promise<Exit> {
-  const child = spawn(process.execPath, [ADMIN, ...args], { env: { ...process.env, LOG_LEVEL: 'warn', ...svc.storeEnv.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c) => (stdout += c));
-  child.stderr.on('data', (c) => (stderr += c));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
-}
-
-async function json(...args: string[]) {
-  const exit = await admin(...args, '--json');
-  expect(exit.stderr).toBe('');
-  expect(exit.code).toBe(0);
-  return JSON.parse(exit.stdout);
-}
+const { admin, json } = adminCommand(() => svc.storeEnv.env);
 
 /** Creates an avatar whose job ends with a webhook to `path`, and resolves with that delivery. */
 async function deliveryOf(key: string, path: string): Promise<Delivery> {

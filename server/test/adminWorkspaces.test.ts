@@ -1,17 +1,10 @@
 // The operator commands for owner accounts and their workspaces, run as an operator runs
 // them (`npm run admin`) beside a serving server on the same store: a workspace made under
 // an owner, keys and credits for either, an owner listed with its workspaces.
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminCommand } from './support/adminCommand.ts';
 import { startTestService, type TestService } from './support/harness.ts';
 
-const ADMIN = new URL('../src/admin.ts', import.meta.url).pathname;
-
-interface Exit {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 let svc: TestService;
 beforeAll(async () => {
@@ -19,21 +12,7 @@ beforeAll(async () => {
 });
 afterAll(() => svc.dispose());
 
-function admin(...args: string[]): Promise<Exit> {
-  const child = spawn(process.execPath, [ADMIN, ...args], { env: { ...process.env, LOG_LEVEL: 'warn', ...svc.storeEnv.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c) => (stdout += c));
-  child.stderr.on('data', (c) => (stderr += c));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
-}
-
-async function json(...args: string[]) {
-  const exit = await admin(...args, '--json');
-  expect(exit.stderr).toBe('');
-  expect(exit.code).toBe(0);
-  return JSON.parse(exit.stdout);
-}
+const { admin, json } = adminCommand(() => svc.storeEnv.env);
 
 const me = async (key: string) => (await svc.request('GET', '/v1/me', { key })).body;
 
