@@ -157,8 +157,9 @@ describe('the bound of a run, through the CLI', () => {
   );
 
   it('when the run reaches a bound set below what its checks need, then it stops there, reports the checks it did not finish as not run, and exits 1', async () => {
-    // Webhooks swallowed: the webhook checks wait out their timeouts, well past 8 s.
-    const fixture = await startFixture({ flaws: { swallowWebhooks: true } });
+    // A correct service whose jobs take 5 s each (within the run's 10 s): an avatar, then
+    // its video, is past 8 s however fast the machine. (A broken one now fails sooner.)
+    const fixture = await startFixture({ config: { job: { queuedMs: 1000, processingMs: 4000 } } });
     const dir = mkdtempSync(join(tmpdir(), 'conformance-bound-'));
     try {
       const ended = await cli(argsFor(fixture, dir, { maxRunSeconds: 8 }));
