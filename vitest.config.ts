@@ -9,6 +9,11 @@ export default defineConfig({
     reporters: ['default', ['json', { outputFile: '.reports/vitest.json' }]],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // Two test files at a time, whatever the machine: most of the suite's time is waiting
+    // (jobs, windows, webhook retries, child processes), so two files keep two cores busy
+    // where one left them idle; a test that fails when another file shares the machine
+    // is a flake to fix at its cause.
+    maxWorkers: 2,
     projects: [
       {
         extends: true,
