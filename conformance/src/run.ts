@@ -105,7 +105,10 @@ export async function runConformance(input: RunOptions): Promise<Report> {
   }
 
   async function runChecks(): Promise<Report> {
-    const reportBound = (reached = run.signal.aborted) => ({ ...bound, reached });
+    // Reached when the run's timer fired, or when its checks' end came first (a loaded
+    // machine fires the timer late): either way checks were ended by the bound.
+    let endedByBound = false;
+    const reportBound = (reached = run.signal.aborted || endedByBound) => ({ ...bound, reached });
     /** The report of a run whose bound came before any check could start. */
     const unstarted = (error: LimitReached) => buildReport(options, startedAt, selected.map((check) => notReached(check, options, error.message)), http.log.length, 0, reportBound(true));
 
@@ -209,14 +212,17 @@ export async function runConformance(input: RunOptions): Promise<Report> {
           const own = Math.max(options.now(), sharedBy) - options.now() + plan.checks[check.id]! * 1000;
           const untilRunEnds = startedAt + checksEndSeconds(bound) * 1000 - options.now() + HARD_STOP_GRACE_MS;
           if (run.signal.aborted || untilRunEnds <= 0) {
+            endedByBound = true;
             const why = run.signal.aborted ? reached(run.signal, 'before it could start') : new LimitReached(RUN_SCOPE, bound.seconds, 'before it could start');
             result = notReached(check, options, why.message);
           } else {
-            const limit = own <= untilRunEnds ? deadline(check.id, own, run.signal) : deadline(RUN_SCOPE, untilRunEnds, run.signal, bound.seconds);
+            const cut = own > untilRunEnds;
+            const limit = cut ? deadline(RUN_SCOPE, untilRunEnds, run.signal, bound.seconds) : deadline(check.id, own, run.signal);
             const checkStalls = new CheckStalls(stalls);
             const from = options.now();
             try {
               result = await runOne(check, makeContext(check, limit, checkStalls), options, receiver);
+              if (cut && limit.signal.aborted) endedByBound = true;
             } finally {
               limit.dispose();
             }
