@@ -175,8 +175,16 @@ async function freshWindow(ctx: CheckContext, held: Held, attempt: number): Prom
   const announced = announcedWaitSeconds(held.refused) ?? window;
   const seconds = attempt === 1 ? Math.min(announced, window) : window + 1;
   ctx.note(`waiting ${seconds} s for a fresh window on the ${held.key} key (try ${attempt + 1} of ${REFUSAL_TRIES})`);
-  if (await ctx.clock.advance(held.key, seconds)) return;
-  // Counted from the refusal's answer; a quarter second covers the whole-second rounding.
-  const until = held.refused.startedAt + held.refused.durationMs + seconds * 1000 + 250;
+  await waitFromRefusal(ctx, held.key, held.refused, seconds);
+}
+
+/**
+ * Lets `seconds` pass for the key from a 429's answer: with a sandbox clock the account's
+ * time moves on (plus what passed since); without one, or when the move is refused, the
+ * run waits, a quarter second more for the whole-second rounding.
+ */
+export async function waitFromRefusal(ctx: CheckContext, key: KeyName, refused: Exchange, seconds: number): Promise<void> {
+  if (await ctx.clock.advance(key, seconds)) return;
+  const until = refused.startedAt + refused.durationMs + seconds * 1000 + 250;
   await ctx.sleep(Math.max(0, until - ctx.now()));
 }

@@ -1,6 +1,6 @@
 import { defineCheck, STATEFUL } from '../../check.ts';
 import { describe, validPromptAvatar, without } from '../../expect.ts';
-import { exhaust, refusalCreates, refuseNow } from '../../observe/exhaustion.ts';
+import { exhaust, refusalCreates, refuseNow, waitFromRefusal } from '../../observe/exhaustion.ts';
 import { advertised, windowFor } from '../../observe/rate-limit-headers.ts';
 import { fail, skip } from '../../outcome.ts';
 
@@ -25,13 +25,8 @@ export default defineCheck({
     // Never wait on a value that is already wrong: over-limit-429 reports it.
     if (seconds > window + 1) skip(`Retry-After is ${seconds} s, longer than the ${window} s window (see rate-limits.over-limit-429)`);
     if (seconds > ctx.options.maxRateLimitWaitSeconds) skip(`Retry-After is ${seconds} s, beyond the ${ctx.options.maxRateLimitWaitSeconds} s this run may wait`);
-    // With a sandbox clock the account's time moves Retry-After on from the answer (plus
-    // what passed since); without one, or when the move is refused, the run waits.
-    if (!(await ctx.clock.advance(key, seconds))) {
-      // Retry-After counts from the answer; a quarter second covers the whole-second rounding.
-      const waitUntil = refused.startedAt + refused.durationMs + seconds * 1000 + 250;
-      await ctx.sleep(Math.max(0, waitUntil - ctx.now()));
-    }
+    // Retry-After counts from the answer.
+    await waitFromRefusal(ctx, key, refused, seconds);
     const exchange = await ctx.http.send({ key, method: 'POST', path: '/v1/avatars', json: without(validPromptAvatar(), 'prompt'), on429: 'return', pace: false, note: 'after waiting Retry-After' });
     if (exchange.status === 429) {
       fail({
