@@ -20,6 +20,7 @@ import { parseArgs } from 'node:util';
 import type { Report } from '../conformance/src/report/model.ts';
 import { LOAD_WARNINGS } from '../conformance/src/stalls.ts';
 import { ROOT } from './bench/procs.ts';
+import { killAll, startBusyLoops, stoppedEarly, type BusyLoop } from './busyLoops.ts';
 import { makeAccounts, RUNNER, startServer, stopServer, type RunningServer } from './conformance-server.ts';
 
 const NAME = 'conformance:under-load';
@@ -41,8 +42,6 @@ const BOUND_STATED_TIMEOUT_MS = 120_000;
  * between the runner's clock and this process's.
  */
 const OUTLIVED_MARGIN_MS = 15_000;
-/** Each busy loop spins; every so many turns it looks whether its parent is still there. */
-const SPIN = 'const parent = process.ppid; for (let turn = 1; ; turn++) if (turn % 10_000_000 === 0 && process.ppid !== parent) process.exit(0);';
 /** The end of a child's output, kept to show when a run did not pass. */
 const OUTPUT_TAIL_CHARS = 8000;
 
@@ -109,30 +108,6 @@ function parse(argv: string[]): Args | 'help' {
     targets: target === 'both' ? [...TARGETS] : [target as Target],
     reportDir: values['report-dir'],
   };
-}
-
-interface BusyLoop {
-  child: ChildProcess;
-  output(): string;
-}
-
-async function startBusyLoops(count: number): Promise<BusyLoop[]> {
-  const loops: BusyLoop[] = [];
-  for (let i = 0; i < count; i++) {
-    const child = spawn(process.execPath, ['-e', SPIN], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let tail = '';
-    child.stderr!.on('data', (chunk: Buffer) => (tail = (tail + chunk.toString('utf8')).slice(-OUTPUT_TAIL_CHARS)));
-    loops.push({ child, output: () => tail.trim() });
-    await new Promise<void>((done, fail) => {
-      child.once('spawn', done);
-      child.once('error', (error) => fail(new Error(`busy loop ${i + 1} did not start: ${error.message}`)));
-    });
-  }
-  return loops;
-}
-
-function killAll(loops: readonly BusyLoop[]): void {
-  for (const { child } of loops) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 }
 
 interface Figures {
@@ -327,7 +302,7 @@ async function main(argv: string[]): Promise<number> {
       all.push(figures);
       print(figures, plan.length);
     }
-    const stopped = loops.filter(({ child }) => child.exitCode !== null || child.signalCode !== null);
+    const stopped = stoppedEarly(loops);
     if (stopped.length > 0 && !interrupted) process.stdout.write(`${NAME}: ${stopped.length} busy loop(s) ended before the runs did, so the load was lighter than asked; one wrote: ${stopped[0]!.output() || '(nothing)'}\n`);
     const failed = all.filter((f) => !f.passed).length;
     const notRun = plan.length - all.length;

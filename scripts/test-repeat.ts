@@ -1,0 +1,237 @@
+// `npm run test:repeat [-- --times N --busy K --report-dir <dir> [vitest arguments]]`: the
+// suite (or the files named) run N times in a row with K busy loops beside it, then every
+// test that failed in any run, with how often and the first line of its error. For
+// developers before they push: a test that fails once in five runs under load is a flake
+// to fix at its cause, and one run of `npm test` would not have shown it. Exits 1 when a
+// test failed in any run (or a run ended without a report), 2 on a bad flag.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ROOT } from './bench/procs.ts';
+import { killAll, startBusyLoops, stoppedEarly, type BusyLoop } from './busyLoops.ts';
+
+const NAME = 'test:repeat';
+const VITEST = join(ROOT, 'node_modules', 'vitest', 'vitest.mjs');
+const DEFAULT_TIMES = 3;
+/** Of a run's output, the end is kept to show when it left no report (a crash, a bad flag of Vitest's). */
+const OUTPUT_TAIL_CHARS = 8000;
+
+const USAGE = `Usage: npm run test:repeat [-- <options>] [-- <vitest arguments>]
+
+Runs the test suite several times in a row with the machine's cores kept busy, then lists
+every test that failed in any run. Vitest's own arguments (files, --project, -t ...) come
+after the options, or after a lone --.
+
+  --times <N>           runs in a row (default ${DEFAULT_TIMES})
+  --busy <K>            busy loops beside the runs (default: one per core, here ${availableParallelism()}; 0: no load)
+  --report-dir <dir>    keep each run's Vitest JSON report there (made if missing)
+  -h, --help            this text
+
+Example: npm run test:repeat -- --times 5 --busy 2 conformance/test/exhaustion.test.ts
+`;
+
+class UsageError extends Error {}
+
+export interface Args {
+  times: number;
+  busy: number;
+  reportDir: string | undefined;
+  vitestArgs: string[];
+}
+
+function wholeNumber(flag: string, value: string | undefined, least: number, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < least) throw new UsageError(`${flag} must be a whole number of ${least} or more (was "${value}")`);
+  return Number(value);
+}
+
+const OPTIONS = { times: { type: 'string' }, busy: { type: 'string' }, 'report-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
+
+export function parse(argv: string[]): Args | 'help' {
+  // Our options first; from the first argument that is not one of them (or a lone --),
+  // everything is Vitest's.
+  const ours: string[] = [];
+  let i = 0;
+  for (; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') {
+      i++;
+      break;
+    }
+    const name = arg.replace(/^--?/, '').split('=')[0]!;
+    const known = arg.startsWith('-') && (name in OPTIONS || name === 'h');
+    if (!known) break;
+    ours.push(arg);
+    const option = OPTIONS[name as keyof typeof OPTIONS];
+    if (option?.type === 'string' && !arg.includes('=')) {
+      if (argv[i + 1] === undefined) throw new UsageError(`${arg} needs a value`);
+      ours.push(argv[++i]!);
+    }
+  }
+  let values;
+  try {
+    ({ values } = parseArgs({ args: ours, strict: true, allowPositionals: false, options: OPTIONS }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (values.help) return 'help';
+  if (values['report-dir'] === '') throw new UsageError('--report-dir must name a folder (was empty)');
+  return {
+    times: wholeNumber('--times', values.times, 1, DEFAULT_TIMES),
+    busy: wholeNumber('--busy', values.busy, 0, availableParallelism()),
+    reportDir: values['report-dir'],
+    vitestArgs: argv.slice(i),
+  };
+}
+
+/** The part of Vitest's JSON report this command reads. */
+interface VitestReport {
+  numPassedTests: number;
+  numFailedTests: number;
+  testResults: Array<{
+    name: string;
+    status: string;
+    message?: string;
+    assertionResults: Array<{ fullName: string; status: string; failureMessages?: string[] }>;
+  }>;
+}
+
+/** One test (or a whole file that failed before its tests ran) that failed at least once. */
+export interface Failure {
+  key: string;
+  runs: number[];
+  firstLine: string;
+}
+
+/** Every failed test of one run's report, keyed by file and full name. */
+export function failuresOf(report: VitestReport): Array<{ key: string; firstLine: string }> {
+  const failed: Array<{ key: string; firstLine: string }> = [];
+  for (const file of report.testResults) {
+    const where = relative(ROOT, file.name);
+    const tests = file.assertionResults.filter((t) => t.status === 'failed');
+    for (const test of tests) failed.push({ key: `${where} > ${test.fullName}`, firstLine: firstLine(test.failureMessages?.[0]) });
+    // A file that failed with no failed test: its import or a hook threw.
+    if (file.status === 'failed' && tests.length === 0) failed.push({ key: `${where} (the file itself)`, firstLine: firstLine(file.message) });
+  }
+  return failed;
+}
+
+function firstLine(message: string | undefined): string {
+  // Vitest's messages carry colour codes when the terminal has them.
+  const plain = (message ?? '').replace(/\x1b\[[0-9;]*m/g, '').trim();
+  return plain.split('\n')[0]?.slice(0, 300) || '(no message)';
+}
+
+interface RunEnd {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  wallMs: number;
+  output: string;
+}
+
+let current: ChildProcess | undefined;
+
+function runVitest(reportFile: string, vitestArgs: readonly string[]): Promise<RunEnd> {
+  const started = Date.now();
+  const child = spawn(process.execPath, [VITEST, 'run', '--reporter=dot', '--reporter=json', `--outputFile.json=${reportFile}`, ...vitestArgs], {
+    cwd: ROOT,
+    env: { ...process.env, FORCE_COLOR: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  current = child;
+  let output = '';
+  const keep = (chunk: Buffer) => (output = (output + chunk.toString('utf8')).slice(-OUTPUT_TAIL_CHARS));
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  return new Promise((done) => {
+    child.once('error', (error) => done({ code: null, signal: null, wallMs: Date.now() - started, output: `did not start: ${error.message}` }));
+    child.once('close', (code, signal) => done({ code, signal, wallMs: Date.now() - started, output: output.trim() }));
+  });
+}
+
+function readReport(file: string): VitestReport | undefined {
+  if (!existsSync(file)) return undefined;
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as VitestReport;
+  } catch {
+    return undefined;
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  let args: Args;
+  try {
+    const parsed = parse(argv);
+    if (parsed === 'help') {
+      process.stdout.write(USAGE);
+      return 0;
+    }
+    args = parsed;
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`${NAME}: ${error.message}\n${USAGE}`);
+    return 2;
+  }
+  const keptReports = args.reportDir !== undefined;
+  const reportDir = args.reportDir === undefined ? mkdtempSync(join(tmpdir(), 'avatar-test-repeat-')) : resolve(args.reportDir);
+  mkdirSync(reportDir, { recursive: true });
+
+  let loops: BusyLoop[] = [];
+  process.once('exit', () => killAll(loops));
+  let interrupted = false;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      interrupted = true;
+      killAll(loops);
+      current?.kill(signal);
+      process.stderr.write(`${NAME}: ${signal}: the busy loops and the run under way stopped\n`);
+    });
+  }
+  try {
+    try {
+      loops = await startBusyLoops(args.busy);
+    } catch (error) {
+      process.stderr.write(`${NAME}: ${(error as Error).message}\n`);
+      return 3;
+    }
+    const what = args.vitestArgs.length > 0 ? `vitest ${args.vitestArgs.join(' ')}` : 'the whole suite';
+    process.stdout.write(`${NAME}: ${what}, ${args.times} time${args.times === 1 ? '' : 's'}, ${args.busy} busy loop${args.busy === 1 ? '' : 's'} on ${availableParallelism()} cores; reports in ${reportDir}${keptReports ? '' : ' (removed afterwards)'}\n`);
+    const failures = new Map<string, Failure>();
+    const broken: number[] = [];
+    let done = 0;
+    for (let run = 1; run <= args.times && !interrupted; run++) {
+      const reportFile = join(reportDir, `run-${String(run).padStart(2, '0')}.json`);
+      const end = await runVitest(reportFile, args.vitestArgs);
+      const report = readReport(reportFile);
+      done++;
+      if (!report) {
+        broken.push(run);
+        process.stdout.write(`run ${run}/${args.times}: no report (${end.signal ? `signal ${end.signal}` : `code ${end.code}`}, ${(end.wallMs / 1000).toFixed(1)} s); its output ended with:\n${end.output.split('\n').map((l) => `    | ${l}`).join('\n')}\n`);
+        continue;
+      }
+      const failed = failuresOf(report);
+      for (const { key, firstLine } of failed) {
+        const seen = failures.get(key) ?? { key, runs: [], firstLine };
+        seen.runs.push(run);
+        failures.set(key, seen);
+      }
+      process.stdout.write(`run ${run}/${args.times}: ${report.numPassedTests} passed, ${report.numFailedTests} failed, ${(end.wallMs / 1000).toFixed(1)} s${failed.length > 0 ? `\n${failed.map((f) => `    ✗ ${f.key}`).join('\n')}` : ''}\n`);
+    }
+    const stopped = stoppedEarly(loops);
+    if (stopped.length > 0 && !interrupted) process.stdout.write(`${NAME}: ${stopped.length} busy loop(s) ended before the runs did, so the load was lighter than asked; one wrote: ${stopped[0]!.output() || '(nothing)'}\n`);
+    const sorted = [...failures.values()].sort((a, b) => b.runs.length - a.runs.length || a.key.localeCompare(b.key));
+    if (sorted.length > 0) {
+      process.stdout.write(`\ntests that failed in at least one run (${sorted.length}):\n`);
+      for (const failure of sorted) process.stdout.write(`  ${failure.runs.length}/${done}  ${failure.key}\n        runs ${failure.runs.join(', ')}: ${failure.firstLine}\n`);
+    }
+    process.stdout.write(`${done} runs: ${sorted.length} test${sorted.length === 1 ? '' : 's'} failed in at least one${broken.length > 0 ? `, ${broken.length} run${broken.length === 1 ? '' : 's'} left no report` : ''}${done < args.times ? `, ${args.times - done} not run (interrupted)` : ''}\n`);
+    return sorted.length > 0 || broken.length > 0 || done < args.times ? 1 : 0;
+  } finally {
+    killAll(loops);
+    if (!keptReports) rmSync(reportDir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.main) process.exitCode = await main(process.argv.slice(2));
