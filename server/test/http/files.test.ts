@@ -4,7 +4,7 @@
 // broken, and the server goes on answering.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ArtifactUnavailableError, type GenerationEngine } from '../../src/domain/engine.ts';
-import { byteRange } from '../../src/http/files.ts';
+import { byteRange, rangeApplies } from '../../src/http/files.ts';
 import { GENEROUS_PLAN, promptAvatar, startTestService, type TestService } from '../support/harness.ts';
 
 describe('the byte range a Range header asks for', () => {
@@ -20,6 +20,20 @@ describe('the byte range a Range header asks for', () => {
 
   it.each([undefined, '', 'bytes=1000-', 'bytes=5-4', 'bytes=-0', 'bytes=0-1,5-9', 'items=0-1', 'bytes=a-b', 'bytes=-'])('none (the whole file) for %s', (header) => {
     expect(byteRange(header, 1000)).toBeNull();
+  });
+});
+
+describe('whether If-Range lets a range be sent (RFC 9110, section 13.1.5)', () => {
+  const etag = '"abc"';
+  it.each([
+    ['no If-Range', undefined, true],
+    ['the current entity tag', '"abc"', true],
+    ['another entity tag', '"abd"', false],
+    ['the current tag, weak', 'W/"abc"', false],
+    ['a date (this server sends no Last-Modified)', 'Sat, 28 Nov 2026 02:00:00 GMT', false],
+    ['the tag unquoted', 'abc', false],
+  ])('%s: %s', (_, ifRange, applies) => {
+    expect(rangeApplies(ifRange, etag)).toBe(applies);
   });
 });
 
@@ -59,6 +73,24 @@ describe('a job file', () => {
     expect(part.status).toBe(206);
     expect(part.headers.get('content-range')).toBe('bytes 16-31/256');
     expect([...new Uint8Array(await part.arrayBuffer())]).toEqual(Array.from({ length: 16 }, (_, i) => 16 + i));
+  });
+
+  it('with If-Range, sends the range only of the file the validator names, the whole file otherwise', async () => {
+    const url = await readyAvatarFile();
+    const whole = await fetch(url);
+    const etag = whole.headers.get('etag')!;
+    const ranged = (ifRange: string) => fetch(url, { headers: { Range: 'bytes=16-31', 'If-Range': ifRange } });
+    const [same, other, weak, date] = await Promise.all([ranged(etag), ranged('"another"'), ranged(`W/${etag}`), ranged(new Date().toUTCString())]);
+
+    expect(etag).toMatch(/^"[\w-]+"$/u);
+    expect(same.status).toBe(206);
+    expect(same.headers.get('content-range')).toBe('bytes 16-31/256');
+    expect((await same.arrayBuffer()).byteLength).toBe(16);
+    for (const answer of [other, weak, date]) {
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('content-range')).toBeNull();
+      expect((await answer.arrayBuffer()).byteLength).toBe(256);
+    }
   });
 
   it('the engine cannot make answers a problem, 503 with Retry-After while it is busy and 500 when it is broken, and the server answers on', async () => {
