@@ -18,6 +18,9 @@ const CLI = new URL('../src/cli.ts', import.meta.url).pathname;
 
 const ARTIFACTS = new URL('../../.reports/', import.meta.url).pathname;
 /** Checks whose run makes every shared job, delivers webhooks with retries and reads rate limits: a short run with all three pictures. */
+/** The colours of what a check provoked on purpose, and of a flaw (report/html.ts). */
+const INTENDED = '#78909c';
+const RED = '#c62828';
 const SHORT_RUN = ['credits.account-charged', 'webhooks.retried-after-failure', 'rate-limits.headers-on-answers'];
 
 describe('the HTML report', () => {
@@ -69,6 +72,18 @@ describe('the HTML report', () => {
     expect(await page.locator('svg[data-chart="jobs"] rect.job[data-kind="avatar_video"]').count()).toBeGreaterThan(0);
     // Each check's line says its outcome and its time.
     for (const result of report.results) expect(await page.locator(`tr[data-check="${result.id}"]`).getAttribute('data-outcome')).toBe(result.outcome);
+    // The run's own provocations are drawn as intended, not as flaws: the first attempt the
+    // receiver refused to see the retry, and the job failed with the failure marker.
+    const refused = page.locator('svg[data-chart="webhooks"] circle.attempt[data-answered="500"]');
+    expect(await refused.count()).toBeGreaterThan(0);
+    for (const fill of await refused.evaluateAll((circles) => circles.map((c) => c.getAttribute('fill')))) expect(fill).toBe(INTENDED);
+    const failedJobs = report.observations!.jobs.filter((job) => job.expected === 'failed');
+    expect(failedJobs.length).toBeGreaterThan(0);
+    for (const job of failedJobs) expect(await page.locator(`svg[data-chart="jobs"] rect.job:has(title:text-matches("^${job.label}:"))`).getAttribute('fill')).toBe(INTENDED);
+    expect(await page.locator(`svg [fill="${RED}"]`).count()).toBe(0);
+    // A check's time is its own, with no "of N s" beside it; the bound is said once, with what it is.
+    expect(await page.locator('#check-results').textContent()).not.toMatch(/ s of \d/);
+    expect(await page.locator('#bound').textContent()).toContain('not an estimate');
     expect(requested).toEqual([]);
     await page.screenshot({ path: join(ARTIFACTS, 'conformance-report.png'), fullPage: true });
     await context.close();

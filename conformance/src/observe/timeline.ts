@@ -25,6 +25,8 @@ export interface JobSeen {
   label: string;
   kind: JobKind;
   ended: string;
+  /** How the run asked it to end: a job failed on purpose (the failure marker) is drawn as intended. */
+  expected?: 'ready' | 'failed' | 'any';
   /** From the create's answer to the first terminal read. */
   durationMs: number;
 }
@@ -42,7 +44,7 @@ export interface TimelineInput {
   log: readonly Exchange[];
   deliveries: readonly Delivery[];
   eventType: (delivery: Delivery) => unknown;
-  jobs: readonly { label: string; kind: JobKind; ended: string | undefined; answeredAt: number; terminalAt: number | undefined }[];
+  jobs: readonly { label: string; kind: JobKind; ended: string | undefined; expected?: 'ready' | 'failed' | 'any'; answeredAt: number; terminalAt: number | undefined }[];
   schedule: { delaysSeconds: number[]; jitter: number } | undefined;
 }
 
@@ -70,7 +72,7 @@ export function timeline(input: TimelineInput): Observations {
   for (const series of remaining.values()) series.points.sort((a, b) => a.atMs - b.atMs);
   const jobs = input.jobs
     .filter((job) => job.terminalAt !== undefined && job.ended !== undefined)
-    .map((job) => ({ label: job.label, kind: job.kind, ended: job.ended!, durationMs: job.terminalAt! - job.answeredAt }));
+    .map((job) => ({ label: job.label, kind: job.kind, ended: job.ended!, ...(job.expected ? { expected: job.expected } : {}), durationMs: job.terminalAt! - job.answeredAt }));
   return {
     ...(input.schedule ? { schedule: input.schedule } : {}),
     webhooks: [...events.values()],

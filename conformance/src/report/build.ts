@@ -11,8 +11,11 @@ export const TOOL = 'avatar-api-conformance';
 export const VERSION = '1.0.0';
 
 // A warning is worse than a check that did not run (it saw the clause broken) and better
-// than a failure (it decides nothing).
-const SEVERITY = { failed: 5, warned: 4, skipped: 3, passed: 2, not_applicable: 1 } as const;
+// than a failure (it decides nothing). A clause left unproven by a check that failed on
+// another of its clauses is worse than one whose check was skipped: that check did run.
+const SEVERITY = { failed: 6, warned: 5, not_proven: 4, skipped: 3, passed: 2, not_applicable: 1 } as const;
+
+type CellOutcome = keyof typeof SEVERITY;
 
 /** What a run's results count, as every report states them (a service run, a receiver's, the proxy's). */
 export function countsOf(results: readonly CheckResult[]): Counts {
@@ -43,21 +46,24 @@ export function clauseMatrix(results: readonly CheckResult[], registry: readonly
       const result = byId.get(id);
       if (!result) return [];
       // A check that failed broke the clause its failure names; it stopped before it
-      // could prove its other clauses, so for those it counts as not run.
-      // A failure that names a contract decision rather than one of the check's clauses
-      // leaves all of them broken, as it always did.
+      // could prove its other clauses, so for those it is "not proven", never "skipped":
+      // it ran, and the report's counts of checks say so. A failure that names a contract
+      // decision rather than one of the check's clauses leaves all of them broken, as it
+      // always did.
       const own = result.failure?.clause !== undefined && result.clauses.includes(result.failure.clause);
-      if ((result.outcome === 'failed' || result.outcome === 'warned') && own && result.failure!.clause !== clause.id) return [{ ...result, outcome: 'skipped' as const, required: false }];
-      return [result];
+      if ((result.outcome === 'failed' || result.outcome === 'warned') && own && result.failure!.clause !== clause.id) return [{ id, outcome: 'not_proven' as CellOutcome, required: false, stoppedAt: result.failure!.clause }];
+      return [{ id, outcome: result.outcome as CellOutcome, required: result.required }];
     });
-    // An optional check that did not run (e.g. one that needs a sandbox clock) leaves the
-    // clause to the checks that did; it says "skipped" only when nothing else ran.
-    const counted = ran.filter((r) => r.required || r.outcome !== 'skipped');
+    // An optional check that did not run (e.g. one that needs a sandbox clock), or one
+    // stopped by another clause, leaves the clause to the checks that did run it; it
+    // decides the row only when nothing else ran.
+    const counted = ran.filter((r) => r.required ? r.outcome !== 'not_proven' : r.outcome !== 'skipped' && r.outcome !== 'not_proven');
     const outcomes = (counted.length > 0 ? counted : ran).map((r) => r.outcome);
     let outcome: ClauseRow['outcome'];
     if (checks.length === 0) outcome = (clause.observe as readonly string[]).includes('B') ? 'uncovered' : 'client';
     else if (outcomes.length === 0) outcome = 'not_applicable';
     else outcome = outcomes.reduce((worst, next) => (SEVERITY[next] > SEVERITY[worst] ? next : worst));
+    const stopped = ran.filter((r) => r.outcome === 'not_proven');
     return {
       id: clause.id,
       sections: clause.sections,
@@ -65,6 +71,8 @@ export function clauseMatrix(results: readonly CheckResult[], registry: readonly
       rule: clause.rule,
       checks,
       outcome,
+      ...(ran.length > 0 ? { cells: Object.fromEntries(ran.map((r) => [r.id, r.outcome])) } : {}),
+      ...(outcome === 'not_proven' ? { stoppedBy: stopped.map((r) => ({ check: r.id, clause: r.stoppedAt! })) } : {}),
       ...('provenBy' in clause ? { provenBy: clause.provenBy } : {}),
     };
   });

@@ -6,14 +6,19 @@
 import { describeSpent } from '../budget.ts';
 import type { JobSeen, Observations, RemainingSeen, WebhookAttemptsSeen } from '../observe/timeline.ts';
 import type { CheckResult, Report } from './model.ts';
-import { counted, MARKDOWN_RESULTS, OPTIONAL_MEANS } from './text.ts';
+import { BOUND_MEANS, counted, MARKDOWN_RESULTS, OPTIONAL_MEANS } from './text.ts';
 
 const COLORS: Record<string, string> = {
   passed: '#2e7d32',
   failed: '#c62828',
   warned: '#ad1457',
   skipped: '#ef6c00',
+  not_proven: '#ffb74d',
   not_applicable: '#9e9e9e',
+  // What the run provoked on purpose (a webhook it refused to see the retry, a job it
+  // failed with the failure marker, a window it used up to see a 429): the behaviour a
+  // check asked for, never a flaw.
+  intended: '#78909c',
   uncovered: '#6a1b9a',
   client: '#1565c0',
 };
@@ -23,6 +28,7 @@ const OUTCOME_WORDS: Record<string, string> = {
   failed: 'failed',
   warned: 'warning (optional: does not decide the verdict)',
   skipped: 'skipped',
+  not_proven: 'not proven (its check failed first on another clause)',
   not_applicable: 'not applicable',
   uncovered: 'no check could see it',
   client: 'proven on the client',
@@ -74,19 +80,50 @@ export function toHtml(report: Report): string {
 }
 
 function summaryHtml(report: Report): string {
+  // A receiver or proxy run judges one party by the source's rules alone: it has no profile.
+  const judged =
+    report.subject === 'receiver'
+      ? `the runner played the sender (${esc(report.implementation)}) against this receiver`
+      : report.subject === 'proxy'
+        ? `traffic read through <b>${esc(report.implementation)}</b>`
+        : `profile <b>${esc(report.profile)}</b>, implementation profile <b>${esc(report.implementation)}</b>`;
+  const bound = report.bound?.seconds ?? report.boundSeconds;
+  const { counts } = report;
   const lines = [
-    `<p><span class="verdict ${report.verdict}" data-verdict="${report.verdict}">${report.verdict.toUpperCase()}</span> profile <b>${esc(report.profile)}</b>, implementation profile <b>${esc(report.implementation)}</b></p>`,
-    `<p>${esc(report.startedAt)}, ${(report.durationMs / 1000).toFixed(1)} s${report.bound ? ` of at most ${report.bound.seconds} s${report.bound.reached ? ' (bound reached: checks not finished by then are reported not run)' : ''}` : ''}, ${esc(counted(report.requests, 'request'))}, ${esc(counted(report.deliveries, 'webhook'))} received.</p>`,
-    `<p>${report.counts.passed} passed, ${report.counts.failed} failed, ${report.counts.skipped} skipped, ${report.counts.notApplicable} not applicable${report.counts.requiredNotRun ? `; ${report.counts.requiredNotRun} required not run` : ''}${report.counts.warned ? `; <span id="warnings" style="color:${COLORS.warned}">${esc(counted(report.counts.warned, 'warning'))}</span> (optional checks that found a flaw: they do not decide the verdict)` : ''}.</p>`,
+    `<p><span class="verdict ${report.verdict}" data-verdict="${report.verdict}">${report.verdict.toUpperCase()}</span> ${judged}</p>`,
+    `<p>${esc(report.startedAt)}, took ${(report.durationMs / 1000).toFixed(1)} s, ${esc(report.subject === 'receiver' ? counted(report.deliveries, 'delivery', 'deliveries') + ' sent' : `${counted(report.requests, 'request')}, ${counted(report.deliveries, 'webhook')} received`)}.</p>`,
+    ...(bound === undefined ? [] : [`<p id="bound">Bound: ${bound} s, stated before the first ${report.subject === 'receiver' ? 'delivery' : 'request'}: ${esc(boundMeans(report))}${report.bound?.reached ? ' <b>Reached</b>: the checks not finished by then are reported not run.' : ''}</p>`]),
+    `<p id="counts">Checks: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped, ${counts.notApplicable} not applicable${counts.requiredNotRun ? `; ${counts.requiredNotRun} required not run` : ''}${counts.warned ? `; <span id="warnings" style="color:${COLORS.warned}">${esc(counted(counts.warned, 'warning'))}</span> (optional checks that found a flaw: they do not decide the verdict)` : ''}.${clauseTally(report)}</p>`,
     `<p class="muted">[optional]: ${esc(OPTIONAL_MEANS)}.</p>`,
   ];
   if (report.abort) lines.push(`<p><b>${esc(report.abort.kind)}</b>: ${esc(maskSecrets(report.abort.message))}</p>`);
   if (report.budget) {
     const { budget } = report;
     const spent = budget.spent ? ` Spent: <b>${budget.spent.credits}</b> ${esc(describeSpent(budget.spent).replace(/^\d+ /, ''))}.` : ' Spent: not known (the implementation shows no balance, or the run started no job).';
-    lines.push(`<p id="budget">Budget stated before the first request: ${esc(budget.stated)}${budget.maxCredits === undefined ? '' : `; --max-credits ${budget.maxCredits}`}.${spent}</p>`);
+    lines.push(`<p id="budget">Budget, stated before the first request: ${esc(budget.stated)}${budget.maxCredits === undefined ? '' : `; --max-credits ${budget.maxCredits}`}.${spent}</p>`);
   }
   return lines.join('\n');
+}
+
+/** What the stated bound is, in the words of the runner's --help. */
+function boundMeans(report: Report): string {
+  if (report.subject === 'receiver') return 'each delivery answered within its time limit or counted unanswered, and a little room per check; the longest the run could take, not an estimate.';
+  return `${BOUND_MEANS}; the longest the run could take, not an estimate (a correct, quick implementation takes a fraction of it).`;
+}
+
+/** The clause rows by outcome, so that a clause not proven never reads as a skipped check. */
+function clauseTally(report: Report): string {
+  const rows = report.clauses.filter((row) => row.checks.length > 0 && row.outcome !== 'not_applicable');
+  if (rows.length === 0) return '';
+  const by = (outcome: string) => rows.filter((row) => row.outcome === outcome).length;
+  const parts = [
+    [by('passed'), 'held'],
+    [by('failed'), 'broken'],
+    [by('warned'), 'with a warning'],
+    [by('not_proven'), 'not proven (a check failed first on another clause)'],
+    [by('skipped'), 'not run'],
+  ].filter(([n]) => (n as number) > 0);
+  return ` Clauses: ${parts.map(([n, words]) => `${n} ${words}`).join(', ')}.`;
 }
 
 function legend(keys: readonly string[]): string {
@@ -101,15 +138,21 @@ function matrixHtml(report: Report): string {
   const rows = report.clauses.map((row) => {
     const cells = columns.map((id) => {
       if (!row.checks.includes(id)) return '<td class="cell"></td>';
-      const outcome = byId.get(id)?.outcome ?? 'not_applicable';
+      // How the check came out for this clause: a check that failed on another clause first did not prove this one.
+      const outcome = row.cells?.[id] ?? byId.get(id)?.outcome ?? 'not_applicable';
       return `<td class="cell" data-outcome="${outcome}" title="${esc(`${id}: ${OUTCOME_WORDS[outcome] ?? outcome}`)}" style="background:${COLORS[outcome]}"></td>`;
     });
-    const result = row.outcome === 'client' && row.provenBy ? `proven on the client (${esc(row.provenBy)})` : esc(OUTCOME_WORDS[row.outcome] ?? row.outcome);
+    const result =
+      row.outcome === 'client' && row.provenBy
+        ? `proven on the client (${esc(row.provenBy)})`
+        : row.outcome === 'not_proven' && row.stoppedBy?.length
+          ? `not proven: ${esc(row.stoppedBy.map((s) => `${s.check} failed first on ${s.clause}`).join('; '))}`
+          : esc(OUTCOME_WORDS[row.outcome] ?? row.outcome);
     return `<tr data-clause="${esc(row.id)}" data-outcome="${row.outcome}"><td><b>${esc(row.id)}</b> <span class="muted">${esc(row.observe.join(', '))}</span></td><td class="rule">${esc(row.rule)}</td><td style="color:${COLORS[row.outcome]}">${result}</td>${cells.join('')}</tr>`;
   });
   const unseen = report.clauses.filter((row) => row.outcome === 'uncovered').length;
   return [
-    legend(['passed', 'failed', 'warned', 'skipped', 'not_applicable', 'uncovered', 'client']),
+    legend(['passed', 'failed', 'warned', 'not_proven', 'skipped', 'not_applicable', 'uncovered', 'client']),
     `<p class="muted">Each row a clause of the service interface, each column a check; a coloured cell says the check proves the clause and how it came out. ${Object.entries(MARKDOWN_RESULTS).map(([key, { means }]) => `${esc(OUTCOME_WORDS[key] ?? key)}: ${esc(means)}`).join('; ')}. ${unseen ? `${counted(unseen, 'clause')} a client could see ${unseen === 1 ? 'has' : 'have'} no check.` : ''}</p>`,
     `<div style="overflow-x:auto"><table class="matrix" id="clause-matrix"><thead>${head}</thead><tbody>${rows.join('\n')}</tbody></table></div>`,
   ].join('\n');
@@ -118,7 +161,10 @@ function matrixHtml(report: Report): string {
 function checksHtml(report: Report): string {
   if (report.results.length === 0) return '<p>No check ran.</p>';
   const row = (r: CheckResult) => {
-    const seconds = `${(r.durationMs / 1000).toFixed(2)} s${r.limitSeconds === undefined ? '' : ` <span class="muted">of ${r.limitSeconds} s</span>`}`;
+    // The check's limit is not shown beside its time: it is mostly the run's bound, and
+    // "0.04 s of 801 s" read as a share of something. It is in the cell's tooltip.
+    const seconds = `${(r.durationMs / 1000).toFixed(2)} s`;
+    const limit = r.limitSeconds === undefined ? '' : ` title="${esc(`its limit: ${r.limitSeconds} s, the longest it could have run before it was stopped and reported not run`)}"`;
     const detail: string[] = [];
     if (r.reason) detail.push(esc(r.reason));
     if (r.failure) {
@@ -130,17 +176,18 @@ function checksHtml(report: Report): string {
       if (f.exchanges.length) detail.push(`<details open><summary>${counted(f.exchanges.length, 'exchange')} that show it</summary>${f.exchanges.map((ex) => `<pre class="exchange">${esc(maskSecrets(ex))}</pre>`).join('')}</details>`);
     }
     for (const warning of r.warnings ?? []) detail.push(`note: ${esc(warning)}`);
-    return `<tr data-check="${esc(r.id)}" data-outcome="${r.outcome}"><td><b>${esc(r.id)}</b><br><span class="muted">${esc(r.title)}${r.optional ? ' [optional]' : ''}</span></td><td style="color:${COLORS[r.outcome]};font-weight:600">${esc(OUTCOME_WORDS[r.outcome] ?? r.outcome)}</td><td>${esc([...r.clauses, ...r.decisions].join(', '))}</td><td>${seconds}</td><td>${detail.join('<br>')}</td></tr>`;
+    return `<tr data-check="${esc(r.id)}" data-outcome="${r.outcome}"><td><b>${esc(r.id)}</b><br><span class="muted">${esc(r.title)}${r.optional ? ' [optional]' : ''}</span></td><td style="color:${COLORS[r.outcome]};font-weight:600">${esc(OUTCOME_WORDS[r.outcome] ?? r.outcome)}</td><td>${esc([...r.clauses, ...r.decisions].join(', '))}</td><td${limit}>${seconds}</td><td>${detail.join('<br>')}</td></tr>`;
   };
-  return `<table id="check-results"><thead><tr><th>check</th><th>outcome</th><th>clauses</th><th>time</th><th>why</th></tr></thead><tbody>${report.results.map(row).join('\n')}</tbody></table>`;
+  return `<table id="check-results"><thead><tr><th>check</th><th>outcome</th><th>clauses</th><th>time taken</th><th>why</th></tr></thead><tbody>${report.results.map(row).join('\n')}</tbody></table>`;
 }
 
 function picturesHtml(observations: Observations | undefined): string {
   if (!observations) return '<p>This report has no observations over time (a run that did not start, or a receiver or proxy run).</p>';
   return [
-    figure('webhooks', 'Each webhook event\'s delivery attempts, in seconds from its first, against the documented retry schedule (grey bands: when each retry is due, with its jitter; where the run moved a sandbox clock forward, a due retry goes at once and comes before its band).', webhookChart(observations.webhooks, observations.schedule)),
-    figure('rate-limits', 'RateLimit-Remaining of each key and bucket over the run, in seconds from its start; dashed lines: the ends of the windows the answers announced (RateLimit-Reset), red dots: 429 answers.', remainingChart(observations.remaining)),
-    figure('jobs', 'How long each job took, from the answer to its create to the first read of its final state, by kind.', jobsChart(observations.jobs)),
+    `<p class="legend"><span><i class="swatch" style="background:${COLORS.passed}"></i>as asked</span><span><i class="swatch" style="background:${COLORS.intended}"></i>provoked on purpose by a check (the behaviour it asked for, not a flaw)</span><span><i class="swatch" style="background:${COLORS.failed}"></i>not what the run asked for</span></p>`,
+    figure('webhooks', 'Each webhook event\'s delivery attempts, in seconds from its first, against the documented retry schedule (grey bands: when each retry is due, with its jitter; where the run moved a sandbox clock forward, a due retry goes at once and comes before its band). Green: the runner\'s receiver acknowledged it; grey-blue: it answered 500 on purpose, to see the retry (webhooks.retried-after-failure) or that a failed delivery changes nothing; red: the attempt did not verify (wrong signature or a stale timestamp), answered 400.', webhookChart(observations.webhooks, observations.schedule)),
+    figure('rate-limits', 'RateLimit-Remaining of each key and bucket over the run, in seconds from its start; dashed lines: the ends of the windows the answers announced (RateLimit-Reset); grey-blue dots: 429 answers, which the rate-limit checks provoke on purpose by using a window up (every other request is paced within the limits, so a 429 comes only where a check asks for one).', remainingChart(observations.remaining)),
+    figure('jobs', 'How long each job took, from the answer to its create to the first read of its final state, by kind. Green: ready as asked; grey-blue: failed on purpose (created with the failure marker, for the failure checks); red: ended otherwise than the run asked.', jobsChart(observations.jobs)),
   ].join('\n');
 }
 
@@ -197,7 +244,11 @@ function webhookChart(events: readonly WebhookAttemptsSeen[], schedule: Observat
     const dots = event.attempts.map((attempt, k) => {
       const s = (attempt.atMs - first) / 1000;
       const ok = attempt.answered >= 200 && attempt.answered < 300;
-      return `<circle class="attempt" cx="${x(s)}" cy="${y}" r="5" fill="${ok ? COLORS.passed : COLORS.failed}"><title>attempt ${k + 1} at ${s.toFixed(2)} s, answered ${attempt.answered}</title></circle>`;
+      // The runner's receiver answers 500 only when the job's mode asks it to (a retry to
+      // see), and 400 only to an attempt that does not verify.
+      const refused = attempt.answered === 500;
+      const why = ok ? 'acknowledged' : refused ? 'refused on purpose to see a retry' : 'did not verify';
+      return `<circle class="attempt" data-answered="${attempt.answered}" cx="${x(s)}" cy="${y}" r="5" fill="${ok ? COLORS.passed : refused ? COLORS.intended : COLORS.failed}"><title>attempt ${k + 1} at ${s.toFixed(2)} s, answered ${attempt.answered}: ${why}</title></circle>`;
     });
     return `<text x="${LEFT - 8}" y="${y + 4}" text-anchor="end">${esc(`${event.label}${event.type ? ` ${event.type}` : ''}`)}</text><line x1="${LEFT}" x2="${WIDTH - RIGHT}" y1="${y}" y2="${y}" stroke="#eeeeee"/>${bands.join('')}${dots.join('')}`;
   });
@@ -222,7 +273,7 @@ function remainingChart(series: readonly RemainingSeen[]): string {
     const windowEnds = announced.filter((t) => t <= end);
     const later = announced.filter((t) => t > end);
     const resets = windowEnds.map((t) => `<line class="window-end" x1="${x(t)}" x2="${x(t)}" y1="${top}" y2="${top + panel}" stroke="#90a4ae" stroke-dasharray="3,3"><title>a window announced to end at ${t} s</title></line>`);
-    const refused = s.points.filter((p) => p.status === 429).map((p) => `<circle cx="${x(p.atMs / 1000)}" cy="${y(p.remaining)}" r="3" fill="${COLORS.failed}"><title>429 at ${(p.atMs / 1000).toFixed(1)} s</title></circle>`);
+    const refused = s.points.filter((p) => p.status === 429).map((p) => `<circle class="refused" cx="${x(p.atMs / 1000)}" cy="${y(p.remaining)}" r="3" fill="${COLORS.intended}"><title>429 at ${(p.atMs / 1000).toFixed(1)} s: a window used up on purpose by a rate-limit check</title></circle>`);
     const limits = [...new Set(s.points.map((p) => p.limit))].join(' / ');
     return [
       `<text x="${LEFT - 8}" y="${top + 14}" text-anchor="end" font-weight="600">${esc(`${s.key} key, ${s.bucket}`)}</text>`,
@@ -238,6 +289,13 @@ function remainingChart(series: readonly RemainingSeen[]): string {
   });
   const height = 10 + series.length * (panel + gap);
   return `<svg data-chart="rate-limits" role="img" aria-label="${esc(`RateLimit-Remaining of ${counted(series.length, 'key and bucket', 'keys and buckets')} over the run`)}" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" xmlns="http://www.w3.org/2000/svg">${panels.join('')}</svg>`;
+}
+
+/** A job is drawn as the run asked it to end: ready, failed on purpose, or neither. */
+function jobColor(job: JobSeen): string {
+  const asked = job.expected ?? 'ready';
+  if (asked === 'any' || job.ended === asked) return job.ended === 'failed' ? COLORS.intended! : COLORS.passed!;
+  return COLORS.failed!;
 }
 
 function jobsChart(jobs: readonly JobSeen[]): string {
@@ -258,7 +316,7 @@ function jobsChart(jobs: readonly JobSeen[]): string {
     y += headed;
     for (const job of mine) {
       const s = job.durationMs / 1000;
-      marks.push(`<text x="${LEFT - 8}" y="${y + 12}" text-anchor="end">${esc(job.label)}</text><rect class="job" data-kind="${esc(job.kind)}" x="${LEFT}" y="${y + 3}" width="${Math.max(1, x(s) - LEFT)}" height="${row - 6}" fill="${job.ended === 'failed' ? COLORS.failed : COLORS.passed}"><title>${esc(`${job.label}: ${job.ended} after ${s.toFixed(2)} s`)}</title></rect><text x="${x(s) + 4}" y="${y + 12}">${s.toFixed(2)} s</text>`);
+      marks.push(`<text x="${LEFT - 8}" y="${y + 12}" text-anchor="end">${esc(job.label)}</text><rect class="job" data-kind="${esc(job.kind)}" x="${LEFT}" y="${y + 3}" width="${Math.max(1, x(s) - LEFT)}" height="${row - 6}" fill="${jobColor(job)}"><title>${esc(`${job.label}: ${job.ended} after ${s.toFixed(2)} s${job.expected === 'failed' && job.ended === 'failed' ? ', failed on purpose' : ''}`)}</title></rect><text x="${x(s) + 4}" y="${y + 12}">${s.toFixed(2)} s</text>`);
       y += row;
     }
   }

@@ -10,8 +10,15 @@ export interface ClauseRow {
   observe: string[];
   rule: string;
   checks: string[];
-  /** The worst outcome among its checks in this run; `uncovered` when it has none. */
-  outcome: Outcome | 'uncovered' | 'client';
+  /**
+   * The worst outcome among its checks in this run; `uncovered` when it has none;
+   * `not_proven` when its only checks that ran failed first on another of their clauses.
+   */
+  outcome: Outcome | 'not_proven' | 'uncovered' | 'client';
+  /** How each check of this run came out for this clause: its outcome, or `not_proven` as above. */
+  cells?: Record<string, Outcome | 'not_proven'>;
+  /** Where the outcome is `not_proven`: the checks and the clause each failed on first. */
+  stoppedBy?: { check: string; clause: string }[];
   provenBy?: string;
 }
 

@@ -21,12 +21,19 @@ export function consoleLegend(): string {
   ].join('\n');
 }
 
+/**
+ * What a service run's bound ("ends within N s") is, wherever it is printed: the start
+ * line, the reports and --help say the same.
+ */
+export const BOUND_MEANS = "the time a correct implementation with the implementation profile's timings needs at most, end to end (its jobs and webhooks at their longest, rate-limit windows moved over or waited out); the run stops there and reports the checks it had not finished as not run";
+
 /** The result column of the Markdown clause table. */
 export const MARKDOWN_RESULTS: Record<string, { icon: string; means: string }> = {
   passed: { icon: '✅ passed', means: 'every check that proves it passed' },
   failed: { icon: '❌ failed', means: 'a check broke it' },
   warned: { icon: '⚠️ warning', means: 'only an optional check saw it broken, which does not decide the verdict (the Warnings section says what it saw)' },
   skipped: { icon: '⏭️ skipped', means: 'its checks did not run (the Skipped section says why)' },
+  not_proven: { icon: '⏸️ not proven', means: 'its check ran but failed first on another of its clauses, so this one was not reached (the Failures section names that clause)' },
   not_applicable: { icon: '· n/a', means: 'none of its checks was part of this run (not in this profile, or left out by --only or --skip)' },
   uncovered: { icon: '❗ no check', means: 'a client over HTTP could see it, but no check proves it' },
   client: { icon: '🧩 client', means: 'only clients and receivers can act on it; the test named under checks proves the typed client does' },
