@@ -21,6 +21,13 @@
 // - A new response member is additive, and whether a response schema is closed is not
 //   a client's concern: ND-COMPAT has clients ignore members they do not know.
 //
+// - An ID's format is what a client that checks IDs relies on, whether the schema states it
+//   (`pattern`, `minLength`, `maxLength`) or only its description does ("`av_` followed by
+//   24 lowercase letters and digits"). A changed pattern or bound is judged as any
+//   constraint is; a description of an ID whose stated format changes (its quoted prefixes,
+//   its counts, its alphabet) is breaking, since prose cannot be compared exactly: a person
+//   decides, and openapi/accepted-breaks.json records the decision.
+//
 // Only /v1 paths and the webhooks are gated; changes elsewhere are reported as 'other'.
 // Where two schemas cannot be compared exactly (a keyword this file does not model),
 // the change is reported as breaking, so that a person decides.
@@ -39,13 +46,16 @@ export interface Change {
   detail?: string;
   /** On a breaking change a person judged to break no client: why (openapi/accepted-breaks.json). */
   accepted?: string;
+  /** With `accepted`: what a client must do about the change, when the decision says. */
+  action?: string;
 }
 
-/** The changes with each breaking one that an accepted break names marked with its reason. */
-export function markAccepted(changes: Change[], accepted: readonly { rule: string; where: readonly string[]; reason: string }[]): Change[] {
+/** The changes with each breaking one that an accepted break names marked with its reason (and what a client must do). */
+export function markAccepted(changes: Change[], accepted: readonly { rule: string; where: readonly string[]; reason: string; action?: string }[]): Change[] {
   return changes.map((change) => {
     const match = change.kind === 'breaking' ? accepted.find((a) => a.rule === change.rule && a.where.includes(change.where)) : undefined;
-    return match ? { ...change, accepted: match.reason } : change;
+    if (!match) return change;
+    return match.action === undefined ? { ...change, accepted: match.reason } : { ...change, accepted: match.reason, action: match.action };
   });
 }
 
@@ -65,6 +75,8 @@ interface Walk {
   changes: Change[];
   /** Node pairs whose documentation was compared already: a shared component's new description is reported once. */
   documented: WeakMap<object, WeakSet<object>>;
+  /** The same for the format an ID's description states: reported once, where first met. */
+  idFormats: WeakMap<object, WeakSet<object>>;
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -80,7 +92,7 @@ const EXACT_CONSTRAINTS = ['pattern', 'format', 'multipleOf', 'uniqueItems'];
 const MODELLED = new Set(['$ref', 'type', 'enum', 'const', 'properties', 'required', 'additionalProperties', 'items', 'default', 'deprecated', 'oneOf', 'anyOf', 'discriminator', ...LOWER_BOUNDS, ...UPPER_BOUNDS, ...EXACT_CONSTRAINTS]);
 
 export function compareDocuments(base: Json, head: Json): Change[] {
-  const walk: Walk = { base, head, changes: [], documented: new WeakMap() };
+  const walk: Walk = { base, head, changes: [], documented: new WeakMap(), idFormats: new WeakMap() };
   for (const key of ['info', 'servers', 'tags']) {
     if (!same(base[key], head[key])) add(walk, 'other', key, `${key} changed`);
   }
@@ -335,6 +347,7 @@ function compareSchema(walk: Walk, site: Site, path: string, baseRaw: unknown, h
   const head = flatten(walk.head, schemaOf(resolve(walk.head, headRaw)));
   const where = path ? `${site.where}: ${path}` : site.where;
   compareDocs(walk, where, base.original, head.original, site.reads ? ['default'] : []);
+  if (isIdentifier(site, path)) compareIdFormat(walk, where, site, base.original, head.original);
   const baseVariants = variantsOf(walk.base, base.schema);
   const headVariants = variantsOf(walk.head, head.schema);
   if (baseVariants.length > 1 || headVariants.length > 1) compareVariants(walk, site, path, baseVariants, headVariants, inner);
@@ -477,6 +490,42 @@ function compareDocs(walk: Walk, where: string, base: Json, head: Json, extra: s
   const changed = keys.filter((key) => !same(docValue(walk.base, base[key]), docValue(walk.head, head[key])));
   if (changed.length) add(walk, 'other', where, 'documentation changed', changed.join(', '));
   if (base.deprecated !== true && head.deprecated === true) add(walk, 'additive', where, 'deprecated');
+}
+
+/** Whether the schema at `path` of `site` is an ID: a member, parameter or header named `id`, `…_id` or `…-Id`. */
+function isIdentifier(site: Site, path: string): boolean {
+  const name = path ? path.split(/[.[\]]/).filter(Boolean).pop() : site.where.split(' ').pop();
+  return name !== undefined && /(?:^|[_-])id$/i.test(name);
+}
+
+/**
+ * What a description states of an ID's format: its quoted prefixes (`av_`), its counts
+ * (24, base-36) and its alphabet's words, in order. Other quoted code (`404`, a member's
+ * name) says nothing of the format. A rewording that keeps them is no change of format;
+ * 24 becoming 33 is.
+ */
+export function statedIdFormat(description: unknown): string[] {
+  if (typeof description !== 'string') return [];
+  const tokens = description.match(/`[^`]*_`|`[^`]*`|\b(?:base-?)?\d+\b|\b(?:lowercase|uppercase|letters?|digits?|hex(?:adecimal)?|alphanumeric|uuid)\b/gi) ?? [];
+  return tokens.filter((token) => !token.startsWith('`') || token.endsWith('_`')).map((token) => token.toLowerCase());
+}
+
+/**
+ * One change per ID node pair whose description states another format: newly stated is
+ * additive (clients learn a rule they may hold answers to); changed or no longer stated is
+ * breaking, since a client may hold IDs to the old one and prose cannot be compared exactly.
+ */
+function compareIdFormat(walk: Walk, where: string, site: Site, base: Json, head: Json): void {
+  let seen = walk.idFormats.get(base);
+  if (!seen) walk.idFormats.set(base, (seen = new WeakSet()));
+  if (seen.has(head)) return;
+  seen.add(head);
+  const before = statedIdFormat(base.description);
+  const after = statedIdFormat(head.description);
+  if (same(before, after)) return;
+  const quote = (text: unknown) => `"${String(text).trim().replace(/\s+/g, ' ')}"`;
+  if (before.length === 0) add(walk, narrowed(site), where, 'ID format now documented', quote(head.description));
+  else add(walk, 'breaking', where, after.length === 0 ? 'ID format no longer documented' : 'ID format documentation changed', `was ${quote(base.description)}; now ${after.length === 0 ? 'none' : quote(head.description)}`);
 }
 
 /** A map of examples by $ref is compared by what the $refs point at. */

@@ -160,6 +160,8 @@ export interface AcceptedBreak {
   /** YYYY-MM-DD. */
   date: string;
   reason: string;
+  /** What a client must do about it, if anything: the changelog prints it beside the reason. */
+  action?: string;
 }
 
 export function loadAcceptedBreaks(repo: string = ROOT): AcceptedBreak[] {
@@ -182,8 +184,9 @@ export function loadAcceptedBreaks(repo: string = ROOT): AcceptedBreak[] {
       typeof accepted.date === 'string' &&
       /^\d{4}-\d{2}-\d{2}$/.test(accepted.date) &&
       typeof accepted.reason === 'string' &&
-      accepted.reason.length > 0;
-    if (!valid) throw new HistoryError(`${ACCEPTED_BREAKS_FILE}: entry ${i + 1} needs rule, where (a non-empty list), date (YYYY-MM-DD) and reason`);
+      accepted.reason.length > 0 &&
+      (accepted.action === undefined || (typeof accepted.action === 'string' && accepted.action.length > 0));
+    if (!valid) throw new HistoryError(`${ACCEPTED_BREAKS_FILE}: entry ${i + 1} needs rule, where (a non-empty list), date (YYYY-MM-DD) and reason, and action if any (a non-empty string)`);
     return accepted as AcceptedBreak;
   });
 }

@@ -425,6 +425,19 @@ export interface components {
          */
         JobStatus: "queued" | "processing" | "ready" | "failed";
         /**
+         * @description A request ID: the client's own `X-Request-Id` when it sent 1 to 128 letters, digits,
+         *     `-`, `_` or `.`, otherwise one the service made (`req_` and 16 lowercase hex digits).
+         * @example req_7d2f9a4c1e6b8d3f
+         */
+        RequestId: string;
+        /**
+         * @description An avatar ID: `av_`, then 33 lowercase letters and digits (nine base-36 digits of the
+         *     millisecond it was made at, then 24 random). IDs made before the time part was added
+         *     have the 24 random only, and stay valid. Treat it as opaque beyond this pattern.
+         * @example av_0mwzspxgp3k9x2m7q4w8e1r5t6y0u2i4o
+         */
+        AvatarId: string;
+        /**
          * @description What the avatar is created from.
          * @enum {string}
          */
@@ -472,12 +485,11 @@ export interface components {
          *     the body of `202` on creation and `data.object` of the `avatar.*` events.
          */
         Avatar: {
+            id: components["schemas"]["AvatarId"];
             /**
-             * @description The avatar ID, `av_` followed by lowercase letters and digits; treat it as opaque. This service makes 33 (nine base-36 digits of the millisecond it was made at, then 24 random); those made before had the 24 random only.
-             * @example av_3k9x2m7q4w8e1r5t6y0u2i4o
+             * @constant
+             * @enum {string}
              */
-            id: string;
-            /** @constant */
             object: "avatar";
             type: components["schemas"]["AvatarType"];
             name: string;
@@ -514,7 +526,10 @@ export interface components {
         };
         /** A page of Avatar records */
         AvatarList: {
-            /** @constant */
+            /**
+             * @constant
+             * @enum {string}
+             */
             object: "list";
             /** @description Newest first (by `created_at`, then by `id`), the account's own only. */
             data: components["schemas"]["Avatar"][];
@@ -574,8 +589,7 @@ export interface components {
             detail: string;
             /** @description The request path. */
             instance?: string;
-            /** @description Same value as the `X-Request-Id` response header. */
-            request_id: string;
+            request_id: components["schemas"]["RequestId"];
             /** @description On `validation_failed` (and a `404` or `409` about a member of the body), each broken rule with its field; at most 20. */
             errors?: components["schemas"]["ProblemFieldError"][];
             /** @description Present when the request broke more rules than the 20 that `errors` lists; how many it broke. */
@@ -667,6 +681,13 @@ export interface components {
          */
         AvatarCreateRequest: components["schemas"]["PromptAvatarCreateRequest"] | components["schemas"]["PhotoAvatarCreateRequest"] | components["schemas"]["PropsAvatarCreateRequest"];
         /**
+         * @description An avatar video ID: `vid_`, then 33 lowercase letters and digits (nine base-36 digits of
+         *     the millisecond it was made at, then 24 random). IDs made before the time part was added
+         *     have the 24 random only, and stay valid. Treat it as opaque beyond this pattern.
+         * @example vid_0mwzspxh18f2k4m6n1p3q5r7s9t0v2w4x
+         */
+        AvatarVideoId: string;
+        /**
          * @description Frame of the video. UGC videos are usually vertical.
          * @default 9:16
          * @enum {string}
@@ -678,14 +699,13 @@ export interface components {
          *     `avatar_video.*` events.
          */
         AvatarVideo: {
+            id: components["schemas"]["AvatarVideoId"];
             /**
-             * @description The avatar video ID, `vid_` followed by lowercase letters and digits; treat it as opaque. This service makes 33 (nine base-36 digits of the millisecond it was made at, then 24 random); those made before had the 24 random only.
-             * @example vid_8f2k4m6n1p3q5r7s9t0v2w4x
+             * @constant
+             * @enum {string}
              */
-            id: string;
-            /** @constant */
             object: "avatar_video";
-            avatar_id: string;
+            avatar_id: components["schemas"]["AvatarId"];
             script: string;
             aspect_ratio: components["schemas"]["AspectRatio"];
             status: components["schemas"]["JobStatus"];
@@ -727,7 +747,10 @@ export interface components {
         };
         /** A page of AvatarVideo records */
         AvatarVideoList: {
-            /** @constant */
+            /**
+             * @constant
+             * @enum {string}
+             */
             object: "list";
             /** @description Newest first (by `created_at`, then by `id`), the account's own only. */
             data: components["schemas"]["AvatarVideo"][];
@@ -742,17 +765,29 @@ export interface components {
          *     In sandbox, a `script` containing `[sandbox:fail]` makes the job fail.
          */
         AvatarVideoCreateRequest: {
-            /** @description ID of a `ready` avatar of the same account. */
+            /**
+             * @description ID of a `ready` avatar of the same account, as `Avatar.id` gives it. Its format is
+             *     not checked here: an ID that is malformed answers as an unknown one does (`404`).
+             */
             avatar_id: string & components["schemas"]["PlainText"];
             /** @description What the avatar says, as plain text. */
             script: string & components["schemas"]["PlainText"];
             aspect_ratio?: components["schemas"]["AspectRatio"];
             webhook_url?: components["schemas"]["WebhookUrl"];
         };
+        /**
+         * @description An account ID, `acct_` followed by 24 lowercase letters and digits.
+         * @example acct_0b5d7f9h1j3l5n7p9r1t3v5x
+         */
+        AccountId: string;
+        /**
+         * @description The ID of an API key, `key_` followed by 24 lowercase letters and digits; never the key itself.
+         * @example key_4c6e8g0i2k4m6o8q0s2u4w6y
+         */
+        ApiKeyId: string;
         /** @description The key that made the request, never the key itself. */
         ApiKeyInfo: {
-            /** @description ID of the key, `key_` followed by 24 lowercase letters and digits. */
-            id: string;
+            id: components["schemas"]["ApiKeyId"];
             /**
              * @description `sandbox` for `sk_test_` keys, `live` for `sk_live_` keys.
              * @enum {string}
@@ -822,13 +857,13 @@ export interface components {
          *     workspace of the same owner, and its rate limits are its own.
          */
         Account: {
-            /** @constant */
-            object: "account";
             /**
-             * @description ID of the account (workspace or owner) charged for the key's jobs.
-             * @example acct_0b5d7f9h1j3l5n7p9r1t3v5x
+             * @constant
+             * @enum {string}
              */
-            account_id: string;
+            object: "account";
+            /** @description ID of the account (workspace or owner) charged for the key's jobs. */
+            account_id: components["schemas"]["AccountId"];
             /**
              * @description Which kind of account `account_id` is: `owner`, an account of its own that may hold
              *     workspaces, or `workspace`, one of the workspaces of the owner `owner_account_id`.
@@ -857,6 +892,11 @@ export interface components {
              */
             standard_webhooks?: boolean;
         };
+        /**
+         * @description The ID of an avatar (`av_`) or of an avatar video (`vid_`), in the format of `AvatarId` or `AvatarVideoId`.
+         * @example av_0mwzspxgp3k9x2m7q4w8e1r5t6y0u2i4o
+         */
+        JobId: string;
         /**
          * @description The event ID, `evt_` followed by 32 lowercase hex digits derived from the resource ID and the event type, so one event keeps one ID however often it is sent.
          * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
@@ -924,18 +964,17 @@ export interface components {
          */
         WebhookEvent: {
             id: components["schemas"]["EventId"];
-            /** @constant */
+            /**
+             * @constant
+             * @enum {string}
+             */
             object: "webhook_event";
             /**
              * @description The event type, as in the envelope (`avatar.ready`, `avatar.failed`, `avatar_video.ready`, `avatar_video.failed`). New types may be added.
              * @example avatar.ready
              */
             type: string;
-            /**
-             * @description The avatar or avatar video the event is about.
-             * @example av_3k9x2m7q4w8e1r5t6y0u2i4o
-             */
-            job_id: string;
+            job_id: components["schemas"]["JobId"];
             /**
              * Format: uri
              * @description Where the event is delivered, the job's `webhook_url`.
@@ -979,7 +1018,10 @@ export interface components {
         };
         /** A page of WebhookEvent records */
         WebhookEventList: {
-            /** @constant */
+            /**
+             * @constant
+             * @enum {string}
+             */
             object: "list";
             /** @description Newest first (by `created_at`, then by `id`), the account's own only. */
             data: components["schemas"]["WebhookEvent"][];
@@ -994,7 +1036,10 @@ export interface components {
          *     period, its jobs' progress and its webhook retries.
          */
         SandboxClock: {
-            /** @constant */
+            /**
+             * @constant
+             * @enum {string}
+             */
             object: "sandbox_clock";
             /**
              * Format: date-time
@@ -1032,13 +1077,20 @@ export interface components {
          */
         AvatarReadyEvent: {
             id: components["schemas"]["EventId"];
-            /** @constant */
+            /**
+             * @constant
+             * @enum {string}
+             */
             object: "event";
-            /** @constant */
+            /**
+             * @constant
+             * @enum {string}
+             */
             type: "avatar.ready";
             /**
              * @description The API version whose shapes the payload uses.
              * @constant
+             * @enum {string}
              */
             api_version: "v1";
             /**
@@ -1059,13 +1111,20 @@ export interface components {
          */
         AvatarFailedEvent: {
             id: components["schemas"]["EventId"];
-            /** @constant */
+            /**
+             * @constant
+             * @enum {string}
+             */
             object: "event";
-            /** @constant */
+            /**
+             * @constant
+             * @enum {string}
+             */
             type: "avatar.failed";
             /**
              * @description The API version whose shapes the payload uses.
              * @constant
+             * @enum {string}
              */
             api_version: "v1";
             /**
@@ -1086,13 +1145,20 @@ export interface components {
          */
         AvatarVideoReadyEvent: {
             id: components["schemas"]["EventId"];
-            /** @constant */
+            /**
+             * @constant
+             * @enum {string}
+             */
             object: "event";
-            /** @constant */
+            /**
+             * @constant
+             * @enum {string}
+             */
             type: "avatar_video.ready";
             /**
              * @description The API version whose shapes the payload uses.
              * @constant
+             * @enum {string}
              */
             api_version: "v1";
             /**
@@ -1113,13 +1179,20 @@ export interface components {
          */
         AvatarVideoFailedEvent: {
             id: components["schemas"]["EventId"];
-            /** @constant */
+            /**
+             * @constant
+             * @enum {string}
+             */
             object: "event";
-            /** @constant */
+            /**
+             * @constant
+             * @enum {string}
+             */
             type: "avatar_video.failed";
             /**
              * @description The API version whose shapes the payload uses.
              * @constant
+             * @enum {string}
              */
             api_version: "v1";
             /**
@@ -1677,22 +1750,22 @@ export interface components {
          * @description The avatar ID returned on creation. An ID that is malformed, unknown or of another account answers `404`.
          * @example av_3k9x2m7q4w8e1r5t6y0u2i4o
          */
-        AvatarId: string;
+        AvatarId: components["schemas"]["AvatarId"];
         /**
          * @description Only the videos of this avatar of the account (none for an ID the account does not have).
          * @example av_3k9x2m7q4w8e1r5t6y0u2i4o
          */
-        ListAvatarId: string;
+        ListAvatarId: components["schemas"]["AvatarId"];
         /**
          * @description The avatar video ID returned on creation. An ID that is malformed, unknown or of another account answers `404`.
          * @example vid_8f2k4m6n1p3q5r7s9t0v2w4x
          */
-        AvatarVideoId: string;
+        AvatarVideoId: components["schemas"]["AvatarVideoId"];
         /**
          * @description Only the events of this avatar or avatar video of the account (none for an ID the account does not have).
          * @example av_3k9x2m7q4w8e1r5t6y0u2i4o
          */
-        ListJobId: string;
+        ListJobId: components["schemas"]["JobId"];
         /**
          * @description Only the events in this delivery state.
          * @example failed
@@ -1702,14 +1775,14 @@ export interface components {
          * @description The event ID, as in `X-Service-Event-Id` and the envelope's `id`. An ID that is malformed, unknown or of another account's event answers `404`.
          * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
          */
-        WebhookEventId: string;
+        WebhookEventId: components["schemas"]["EventId"];
         /**
          * @description The event ID, equal to the body's `id`. Derived from the resource ID and the event
          *     type, so every retry and every duplicate of one event carries the same value.
          *     Store processed IDs and answer `2xx` to one seen before.
          * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
          */
-        "X-Service-Event-Id": string;
+        "X-Service-Event-Id": components["schemas"]["EventId"];
         /**
          * @description Unix time in whole seconds when this delivery attempt was signed.
          *     Each retry carries a fresh timestamp and signature. Receivers refuse a timestamp more
@@ -1731,7 +1804,7 @@ export interface components {
          *     the event ID, the same as `X-Service-Event-Id` and the body's `id`, on every attempt.
          * @example evt_5c1e0f3a9b7d4e2f8a6c0b1d3e5f7a9b
          */
-        "Webhook-Id": string;
+        "Webhook-Id": components["schemas"]["EventId"];
         /**
          * @description Standard Webhooks, sent only to an account opted in: Unix time in whole seconds when the
          *     attempt was signed, the same as `X-Service-Timestamp`. Refuse one more than 300 seconds
@@ -1754,7 +1827,7 @@ export interface components {
          * @description Identifies this request in the service's logs. A valid `X-Request-Id` sent by the client (1 to 128 letters, digits, `-`, `_`, `.`) is echoed back; otherwise the service makes one.
          * @example req_7d2f9a4c1e6b8d3f
          */
-        "X-Request-Id": string;
+        "X-Request-Id": components["schemas"]["RequestId"];
         /**
          * @description Requests the active window admits (for the read bucket, 120 a minute and 10,000 a day by default). The active window is, of the bucket's per-minute and per-day windows, the one with fewest requests remaining (on a 429, the window that refused).
          * @example 120

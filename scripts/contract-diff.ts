@@ -42,7 +42,7 @@ release, append an entry and keep its bundle.
 
 A breaking change a person judged to break no client (most often a rule the
 service already kept, now stated in a schema) is recorded in
-${ACCEPTED_BREAKS_FILE} as {rule, where: [...], date, reason}; it is
+${ACCEPTED_BREAKS_FILE} as {rule, where: [...], date, reason, action?}; it is
 printed as accepted, with its reason, and does not fail the comparison.
 
 Exit status: 0 no breaking change, 1 a breaking change inside /v1, 2 no
@@ -77,8 +77,10 @@ export function formatChanges(changes: Change[]): string {
   if (accepted.length > 0) {
     lines.push(`Breaking, accepted in ${ACCEPTED_BREAKS_FILE} (${accepted.length}):`);
     for (const reason of new Set(accepted.map((change) => change.accepted))) {
-      for (const change of accepted.filter((c) => c.accepted === reason)) lines.push(line(change));
+      const group = accepted.filter((c) => c.accepted === reason);
+      for (const change of group) lines.push(line(change));
       lines.push(`    accepted: ${reason}`);
+      if (group[0]!.action !== undefined) lines.push(`    a client: ${group[0]!.action}`);
     }
     lines.push('');
   }

@@ -35,6 +35,7 @@ interface Row {
 const schemas = (doc: Node) => doc.components.schemas;
 const prompt = (doc: Node) => schemas(doc).PromptAvatarCreateRequest;
 const getAvatar = (doc: Node) => doc.paths['/v1/avatars/{id}'].get;
+const avatarId = (doc: Node) => schemas(doc).Avatar.properties.id;
 
 const ROWS: Row[] = [
   // Paths, operations, responses
@@ -112,6 +113,19 @@ const ROWS: Row[] = [
   { when: 'a query parameter becomes required', head: (d) => (getAvatar(d).parameters[0].required = true), then: [breaking(`${GET_AVATAR} query parameter expand`, 'request parameter now required')] },
   { when: 'a query parameter is removed', head: (d) => (getAvatar(d).parameters = []), then: [breaking(`${GET_AVATAR} query parameter expand`, 'request parameter removed')] },
   { when: 'a path parameter is constrained', head: (d) => (d.paths['/v1/avatars/{id}'].parameters[0].schema.maxLength = 32), then: [breaking(`${GET_AVATAR} path parameter id`, 'request constraint tightened')] },
+
+  // An ID's format, stated by a schema or only by its description: visible either way
+  { when: 'a response ID gains a pattern', head: (d) => (avatarId(d).pattern = '^av_[a-z0-9]{24}$'), then: [additive(`${AVATAR}: id`, 'response constraint tightened')] },
+  { when: "a response ID's pattern changes", base: (d) => (avatarId(d).pattern = '^av_[a-z0-9]{24}$'), head: (d) => (avatarId(d).pattern = '^av_[a-z0-9]{33}$'), then: [breaking(`${AVATAR}: id`, 'response constraint changed')] },
+  { when: "a response ID's pattern is removed", base: (d) => (avatarId(d).pattern = '^av_[a-z0-9]{24}$'), head: () => {}, then: [breaking(`${AVATAR}: id`, 'response constraint loosened')] },
+  { when: 'a path ID gains a pattern', head: (d) => (d.paths['/v1/avatars/{id}'].parameters[0].schema.pattern = '^av_[a-z0-9]{24}$'), then: [breaking(`${GET_AVATAR} path parameter id`, 'request constraint tightened')] },
+  { when: 'the format a response ID\'s description states changes', base: (d) => (avatarId(d).description = 'The avatar ID, `av_` followed by 24 lowercase letters and digits.'), head: (d) => (avatarId(d).description = 'The avatar ID, `av_` followed by 33 lowercase letters and digits.'), then: [other(`${AVATAR}: id`, 'documentation changed'), breaking(`${AVATAR}: id`, 'ID format documentation changed')] },
+  { when: 'the prefix a response ID\'s description states changes', base: (d) => (avatarId(d).description = 'The avatar ID, `av_` followed by 24 lowercase letters and digits.'), head: (d) => (avatarId(d).description = 'The avatar ID, `avt_` followed by 24 lowercase letters and digits.'), then: [other(`${AVATAR}: id`, 'documentation changed'), breaking(`${AVATAR}: id`, 'ID format documentation changed')] },
+  { when: 'a response ID\'s description stops stating a format', base: (d) => (avatarId(d).description = 'The avatar ID, `av_` followed by 24 lowercase letters and digits.'), head: (d) => (avatarId(d).description = 'The avatar ID.'), then: [other(`${AVATAR}: id`, 'documentation changed'), breaking(`${AVATAR}: id`, 'ID format no longer documented')] },
+  { when: 'a response ID\'s format is documented for the first time', head: (d) => (avatarId(d).description = 'The avatar ID, `av_` followed by 24 lowercase letters and digits.'), then: [other(`${AVATAR}: id`, 'documentation changed'), additive(`${AVATAR}: id`, 'ID format now documented')] },
+  { when: 'a path ID\'s format is documented for the first time', head: (d) => (d.paths['/v1/avatars/{id}'].parameters[0].schema.description = '`av_` followed by 24 lowercase letters and digits.'), then: [other(`${GET_AVATAR} path parameter id`, 'documentation changed'), breaking(`${GET_AVATAR} path parameter id`, 'ID format now documented')] },
+  { when: 'a response ID\'s description is reworded, its format kept', base: (d) => (avatarId(d).description = 'The avatar ID, `av_` followed by 24 lowercase letters and digits.'), head: (d) => (avatarId(d).description = 'Names the avatar: `av_` and then 24 lowercase letters and digits; see `404` for unknown ones.'), then: [other(`${AVATAR}: id`, 'documentation changed')] },
+  { when: 'a member that is no ID changes what its description counts', base: (d) => (schemas(d).Avatar.properties.name.description = 'At most 24 letters.'), head: (d) => (schemas(d).Avatar.properties.name.description = 'At most 33 letters.'), then: [other(`${AVATAR}: name`, 'documentation changed')] },
 
   // Variants of a request body
   { when: 'a request variant is removed', head: (d) => schemas(d).AvatarCreateRequest.oneOf.pop(), then: [breaking(`${BODY}: [From a photo]`, 'request variant removed')] },
