@@ -3,6 +3,7 @@
 // asserts, clauses, run) with a context of its own: the sender and the events, no API.
 import type { ClauseId, DecisionId } from '../clauses.ts';
 import type { ImplementationProfile } from '../implementation/profile.ts';
+import { WEBHOOK_DELIVERY } from '../../../contract/numbers.ts';
 import { fail } from '../outcome.ts';
 import type { Event, EventFactory, EventType } from './events.ts';
 import { type Answer, describeExchange, formatSeconds, type Delivery, type Sender, type SignOptions } from './sender.ts';
@@ -71,7 +72,8 @@ export function expectRefused(exchange: { delivery: Delivery; answer: Answer }, 
       message: `${delivery.label} got no answer (${answer.reason}), so whether the receiver refused it cannot be told; ${why}`,
       expected: 'a non-2xx answer within the time a request is given',
       received: answer.reason,
-      fix: `answer every delivery within ${formatSeconds(answer.ms)}; refuse this one with 400 or 401`,
+      // The contract's limit, not how long this attempt waited: a reset connection fails at once.
+      fix: `answer every delivery within ${formatSeconds(WEBHOOK_DELIVERY.timeoutSeconds * 1000)} (the contract's webhook timeout: a sender gives up then); refuse this one with 400 or 401`,
       evidence: [describeExchange(delivery, answer)],
     });
   }
