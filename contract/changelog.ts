@@ -1,10 +1,12 @@
 // The contract's changelog, for client developers: what changed release by release,
 // newest first, and what is waiting for the next release. It is the breaking-change
-// gate's own diff (compatibility.ts) written out, so the two can never disagree.
+// gate's own diff (compatibility.ts) written out, with the decisions on the breaks it
+// accepted (openapi/accepted-breaks.json), so the gate, contract:diff and the changelog
+// can never disagree and the changelog tells why a break was accepted itself.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { compareDocuments, type Change } from './compatibility.ts';
-import { ROOT, loadReleases, releasedBundle, workingBundle, type Release } from './releases.ts';
+import { compareDocuments, markAccepted, type Change } from './compatibility.ts';
+import { ROOT, loadAcceptedBreaks, loadReleases, releasedBundle, workingBundle, type AcceptedBreak, type Release } from './releases.ts';
 
 type Json = Record<string, unknown>;
 
@@ -19,18 +21,20 @@ export interface ChangelogSection {
 
 /**
  * One section per release, newest first, and "Unreleased" on top: the working bundle
- * against the last release. `bundleOf` reads a release's bundle.
+ * against the last release. `bundleOf` reads a release's bundle; `accepted` are the
+ * breaks a person accepted, each marked on the changes it names with its reason.
  */
-export function changelogSections(releases: Release[], bundleOf: (release: Release) => Json, working: Json): ChangelogSection[] {
+export function changelogSections(releases: Release[], bundleOf: (release: Release) => Json, working: Json, accepted: readonly AcceptedBreak[] = []): ChangelogSection[] {
+  const compare = (base: Json, head: Json) => markAccepted(compareDocuments(base, head), accepted);
   const last = releases.at(-1);
-  const pending = last ? compareDocuments(bundleOf(last), working) : [];
+  const pending = last ? compare(bundleOf(last), working) : [];
   const intro = !last ? 'No release is recorded yet (openapi/releases.json).' : pending.length ? `Changes since ${last.version}, not yet released.` : `No changes since ${last.version}.`;
   const unreleased: ChangelogSection = { heading: 'Unreleased', intro, changes: pending };
   const released = releases.map((release, i): ChangelogSection => {
     const previous = releases[i - 1];
     const heading = `${release.version} (${release.date})`;
     if (!previous) return { heading, intro: release.notes || FIRST_RELEASE_NOTES, changes: [] };
-    return { heading, intro: release.notes, changes: compareDocuments(bundleOf(previous), bundleOf(release)) };
+    return { heading, intro: release.notes, changes: compare(bundleOf(previous), bundleOf(release)) };
   });
   return [unreleased, ...released.reverse()];
 }
@@ -60,20 +64,40 @@ function entries(changes: Change[]): Entry[] {
   return [...grouped.values()];
 }
 
-interface Block {
-  title: string;
+/** Accepted breaks of one decision: the changes, why they were accepted and what a client must do. */
+interface Decision {
+  reason: string;
+  action?: string;
   entries: Entry[];
 }
 
-/** Breaking first, then additive; the rest only counted. */
-function blocks(section: ChangelogSection): { blocks: Block[]; others: number } {
-  const of = (kind: Change['kind']) => section.changes.filter((change) => change.kind === kind);
-  const list = [
-    { title: 'Breaking changes', entries: entries(of('breaking')) },
-    { title: 'Additive changes', entries: entries(of('additive')) },
-  ].filter((block) => block.entries.length > 0);
-  return { blocks: list, others: of('other').length };
+interface Blocks {
+  /** Breaks no one accepted: the gate refuses them, so only the unreleased can hold any. */
+  breaking: Entry[];
+  additive: Entry[];
+  accepted: Decision[];
+  others: number;
 }
+
+/** Additive changes, then the accepted breaks by decision, with any refused break first; the rest only counted. */
+function blocks(section: ChangelogSection): Blocks {
+  const breaks = section.changes.filter((change) => change.kind === 'breaking');
+  const accepted: Decision[] = [];
+  for (const reason of new Set(breaks.flatMap((change) => (change.accepted === undefined ? [] : [change.accepted])))) {
+    const decided = breaks.filter((change) => change.accepted === reason);
+    const action = decided.find((change) => change.action !== undefined)?.action;
+    accepted.push({ reason, ...(action === undefined ? {} : { action }), entries: entries(decided) });
+  }
+  return {
+    breaking: entries(breaks.filter((change) => change.accepted === undefined)),
+    additive: entries(section.changes.filter((change) => change.kind === 'additive')),
+    accepted,
+    others: section.changes.filter((change) => change.kind === 'other').length,
+  };
+}
+
+const REFUSED_NOTE = 'The breaking-change gate refuses these: before a release each is made additive, accepted with its reason in openapi/accepted-breaks.json, or shipped as /v2.';
+const NO_ACTION = 'Nothing.';
 
 function othersLine(count: number): string {
   return `${count} other change${count === 1 ? '' : 's'} that clients do not see (descriptions, examples, component names, paths outside /v1).`;
@@ -85,20 +109,61 @@ function titleOf(working: Json): string {
 }
 
 const PREAMBLE =
-  'What changed in the contract, for client developers, newest first. Within /v1 only additive changes are made (new optional request members, new response members, new error codes, new event types); anything else ships as /v2. Clients should ignore response members they do not know.';
+  'What changed in the contract, for client developers, newest first. Within /v1 a change is either additive (a new optional request member, a new response member, a new error code or event type: a client that ignores members it does not know keeps working) or a break that was accepted: one the breaking-change gate flags but that was judged to break no client, or only a client that relied on something the contract now states differently. Each accepted break says why it was accepted and what a client must do, if anything. Any other break ships as /v2.';
+
+/**
+ * A change's detail as parts: a value quoted from the contract (JSON, such as a pattern:
+ * shown as code, unescaped), a description quoted from it (“…”: the contract's own
+ * Markdown) and the classifier's words between them.
+ */
+type Part = { kind: 'value' | 'prose' | 'text'; text: string };
+
+export function detailParts(detail: string): Part[] {
+  const parts: Part[] = [];
+  let at = 0;
+  for (const match of detail.matchAll(/"(?:[^"\\]|\\.)*"|“[^”]*”/g)) {
+    if (match.index > at) parts.push({ kind: 'text', text: detail.slice(at, match.index) });
+    const quoted = match[0];
+    if (quoted.startsWith('“')) parts.push({ kind: 'prose', text: quoted.slice(1, -1) });
+    else parts.push(jsonString(quoted));
+    at = match.index + quoted.length;
+  }
+  if (at < detail.length) parts.push({ kind: 'text', text: detail.slice(at) });
+  return parts;
+}
+
+function jsonString(quoted: string): Part {
+  try {
+    return { kind: 'value', text: String(JSON.parse(quoted)) };
+  } catch {
+    return { kind: 'text', text: quoted };
+  }
+}
+
+/** A Markdown code span holding any text: a fence longer than its longest run of backticks. */
+function codeSpan(text: string): string {
+  const fence = '`'.repeat(Math.max(0, ...[...text.matchAll(/`+/g)].map((m) => m[0].length)) + 1);
+  const pad = text.startsWith('`') || text.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${text}${pad}${fence}`;
+}
 
 export function renderMarkdown(sections: ChangelogSection[], title: string): string {
-  const code = (text: string) => `\`${text.replaceAll('`', "'")}\``;
+  const detail = (text: string) => detailParts(text).map((part) => (part.kind === 'value' ? codeSpan(part.text) : part.kind === 'prose' ? `“${part.text}”` : escapeMarkdown(part.text))).join('');
   const line = (entry: Entry) => {
-    const what = `${entry.rule}${entry.detail ? ` (${escapeMarkdown(entry.detail)})` : ''}`;
-    const where = entry.locations.map(code).join(', ');
-    return entry.member === undefined ? `- ${where}: ${what}` : `- ${code(entry.member)}: ${what}, in ${where}`;
+    const what = `${entry.rule}${entry.detail ? ` (${detail(entry.detail)})` : ''}`;
+    const where = entry.locations.map(codeSpan).join(', ');
+    return entry.member === undefined ? `- ${where}: ${what}` : `- ${codeSpan(entry.member)}: ${what}, in ${where}`;
   };
   const out = [`# ${title}`, '', PREAMBLE, ''];
   for (const section of sections) {
     out.push(`## ${section.heading}`, '', section.intro, '');
-    const { blocks: list, others } = blocks(section);
-    for (const block of list) out.push(`### ${block.title}`, '', ...block.entries.map(line), '');
+    const { breaking, additive, accepted, others } = blocks(section);
+    if (breaking.length > 0) out.push('### Breaking changes', '', REFUSED_NOTE, '', ...breaking.map(line), '');
+    if (additive.length > 0) out.push('### Additive changes', '', ...additive.map(line), '');
+    if (accepted.length > 0) {
+      out.push('### Accepted breaks', '');
+      for (const decision of accepted) out.push(...decision.entries.map(line), '', `Why it was accepted: ${decision.reason}`, '', `What a client must do: ${decision.action ?? NO_ACTION}`, '');
+    }
     if (others > 0) out.push(othersLine(others), '');
   }
   return out.join('\n');
@@ -106,16 +171,26 @@ export function renderMarkdown(sections: ChangelogSection[], title: string): str
 
 export function renderHtml(sections: ChangelogSection[], title: string): string {
   const code = (text: string) => `<code>${escapeHtml(text)}</code>`;
+  // The contract's Markdown in a quoted description: its code spans as code, the rest as text.
+  const prose = (text: string) => text.split(/(`[^`]*`)/).map((piece) => (piece.startsWith('`') && piece.endsWith('`') && piece.length > 1 ? code(piece.slice(1, -1)) : escapeHtml(piece))).join('');
+  const detail = (text: string) => detailParts(text).map((part) => (part.kind === 'value' ? code(part.text) : part.kind === 'prose' ? `“${prose(part.text)}”` : escapeHtml(part.text))).join('');
   const item = (entry: Entry) => {
-    const what = escapeHtml(`${entry.rule}${entry.detail ? ` (${entry.detail})` : ''}`);
+    const what = `${escapeHtml(entry.rule)}${entry.detail ? ` (${detail(entry.detail)})` : ''}`;
     const where = entry.locations.map(code).join(', ');
     return `<li>${entry.member === undefined ? `${where}: ${what}` : `${code(entry.member)}: ${what}, in ${where}`}</li>`;
   };
   const body: string[] = [`<h1>${escapeHtml(title)}</h1>`, `<p>${escapeHtml(PREAMBLE)}</p>`];
   for (const section of sections) {
     body.push(`<section>`, `<h2>${escapeHtml(section.heading)}</h2>`, `<p>${escapeHtml(section.intro)}</p>`);
-    const { blocks: list, others } = blocks(section);
-    for (const block of list) body.push(`<h3>${escapeHtml(block.title)}</h3>`, '<ul>', ...block.entries.map(item), '</ul>');
+    const { breaking, additive, accepted, others } = blocks(section);
+    if (breaking.length > 0) body.push('<h3>Breaking changes</h3>', `<p>${escapeHtml(REFUSED_NOTE)}</p>`, '<ul>', ...breaking.map(item), '</ul>');
+    if (additive.length > 0) body.push('<h3>Additive changes</h3>', '<ul>', ...additive.map(item), '</ul>');
+    if (accepted.length > 0) {
+      body.push('<h3>Accepted breaks</h3>');
+      for (const decision of accepted) {
+        body.push('<ul>', ...decision.entries.map(item), '</ul>', `<p><strong>Why it was accepted:</strong> ${prose(decision.reason)}</p>`, `<p><strong>What a client must do:</strong> ${prose(decision.action ?? NO_ACTION)}</p>`);
+      }
+    }
     if (others > 0) body.push(`<p class="others">${escapeHtml(othersLine(others))}</p>`);
     body.push('</section>');
   }
@@ -152,7 +227,7 @@ export function escapeHtml(text: string): string {
 /** Writes changelog.md and changelog.html into `dir` from the releases and the working bundle; returns their paths. */
 export async function writeChangelog(dir: string, repo: string = ROOT): Promise<string[]> {
   const working = workingBundle(repo);
-  const sections = changelogSections(loadReleases(repo), (release) => releasedBundle(repo, release), working);
+  const sections = changelogSections(loadReleases(repo), (release) => releasedBundle(repo, release), working, loadAcceptedBreaks(repo));
   const title = titleOf(working);
   const files: [string, string][] = [
     [join(dir, 'changelog.md'), renderMarkdown(sections, title)],

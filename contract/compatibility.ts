@@ -523,7 +523,8 @@ function compareIdFormat(walk: Walk, where: string, site: Site, base: Json, head
   const before = statedIdFormat(base.description);
   const after = statedIdFormat(head.description);
   if (same(before, after)) return;
-  const quote = (text: unknown) => `"${String(text).trim().replace(/\s+/g, ' ')}"`;
+  // Typographic quotes: the changelog shows a description it quotes as the contract's Markdown, not as a value.
+  const quote = (text: unknown) => `“${String(text).trim().replace(/\s+/g, ' ')}”`;
   if (before.length === 0) add(walk, narrowed(site), where, 'ID format now documented', quote(head.description));
   else add(walk, 'breaking', where, after.length === 0 ? 'ID format no longer documented' : 'ID format documentation changed', `was ${quote(base.description)}; now ${after.length === 0 ? 'none' : quote(head.description)}`);
 }

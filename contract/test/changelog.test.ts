@@ -1,6 +1,7 @@
 // The changelog client developers read: releases newest first under "Unreleased",
-// breaking changes before additive ones, the rest counted, and HTML that shows the
-// contract's text as text.
+// additive changes, then the breaks that were accepted, each with why and what a client
+// must do (a break no one accepted, which the gate refuses, first of all), the rest
+// counted, and HTML that shows the contract's text as text.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { changelogSections, renderHtml, renderMarkdown } from '../changelog.ts';
@@ -53,10 +54,11 @@ describe('changelogSections', () => {
 describe('renderMarkdown', () => {
   const markdown = renderMarkdown(changelogSections(RELEASES, bundleOf, working), 'Changelog: Fixture API');
 
-  it('lists breaking changes before additive ones, and only counts the others', () => {
+  it('lists a break no one accepted before additive changes, saying the gate refuses it', () => {
     const unreleased = between(markdown, '## Unreleased', '## 1.1.0');
 
     expect(unreleased).toContain('Changes since 1.1.0, not yet released.');
+    expect(unreleased).toContain('### Breaking changes\n\nThe breaking-change gate refuses these');
     expect(unreleased.indexOf('### Breaking changes')).toBeLessThan(unreleased.indexOf('### Additive changes'));
     expect(unreleased).toContain('- `name`: response member removed, in `GET /v1/avatars/{id} 200 response`');
     expect(unreleased).toContain('- `title`: response member added, in `GET /v1/avatars/{id} 200 response`');
@@ -73,6 +75,52 @@ describe('renderMarkdown', () => {
 
   it('ends with the first release and its notes', () => {
     expect(markdown.trimEnd().endsWith('## 1.0.0 (2026-12-01)\n\nFirst release of /v1.')).toBe(true);
+  });
+});
+
+describe('accepted breaks', () => {
+  // The working bundle adds a pattern to a request member (a break) that a person accepted,
+  // changes the format an ID's description states (a break, accepted with what a client
+  // must do) and adds a response member.
+  const base = fixture();
+  base.components.schemas.Avatar.properties.id.description = 'The avatar ID, `av_` followed by 24 lowercase letters and digits.';
+  const head = structuredClone(base);
+  head.components.schemas.PromptAvatarCreateRequest.properties.name.pattern = '^[^\\u0000]*$';
+  head.components.schemas.Avatar.properties.id.description = 'The avatar ID, `av_` followed by 33 lowercase letters and digits.';
+  head.components.schemas.Avatar.properties.preview_url = { type: 'string' };
+  const accepted = [
+    { rule: 'request constraint tightened', where: ['POST /v1/avatars request body: [From a prompt].name'], date: '2026-12-01', reason: 'Such names were refused already.' },
+    { rule: 'ID format documentation changed', where: ['GET /v1/avatars/{id} 200 response: id'], date: '2026-12-01', reason: 'New IDs carry their time.', action: 'Accept 24 or 33 characters after `av_`.' },
+  ];
+  const sections = changelogSections([release('1.0.0', 'a', 'First release of /v1.')], () => base, head, accepted);
+  const markdown = renderMarkdown(sections, 'Changelog: Fixture API');
+  const unreleased = between(markdown, '## Unreleased', '## 1.0.0');
+
+  it('when every break was accepted, then there is no "Breaking changes": additive changes come first, then each accepted break', () => {
+    expect(unreleased).not.toContain('### Breaking changes');
+    expect(unreleased.indexOf('### Additive changes')).toBeGreaterThan(0);
+    expect(unreleased.indexOf('### Additive changes')).toBeLessThan(unreleased.indexOf('### Accepted breaks'));
+  });
+
+  it('says of each accepted break why it was accepted and what a client must do, nothing when the decision names nothing', () => {
+    const breaks = unreleased.slice(unreleased.indexOf('### Accepted breaks'));
+
+    expect(breaks).toContain('Why it was accepted: Such names were refused already.\n\nWhat a client must do: Nothing.');
+    expect(breaks).toContain('Why it was accepted: New IDs carry their time.\n\nWhat a client must do: Accept 24 or 33 characters after `av_`.');
+    expect(breaks).toContain('- `id`: ID format documentation changed (was “The avatar ID, `av_` followed by 24 lowercase letters and digits.”; now “The avatar ID, `av_` followed by 33 lowercase letters and digits.”), in `GET /v1/avatars/{id} 200 response`');
+  });
+
+  it('shows a pattern as code, as the contract writes it, not escaped', () => {
+    expect(unreleased).toContain('(pattern none → `^[^\\u0000]*$`)');
+    expect(unreleased).not.toContain('\\^');
+  });
+
+  it('in HTML, says the same with the decision\'s code as code', () => {
+    const html = renderHtml(sections, 'Changelog: Fixture API');
+
+    expect(html).toContain('<h3>Accepted breaks</h3>');
+    expect(html).toContain('<p><strong>What a client must do:</strong> Accept 24 or 33 characters after <code>av_</code>.</p>');
+    expect(html).toContain('(pattern none → <code>^[^\\u0000]*$</code>)');
   });
 });
 
