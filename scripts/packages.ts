@@ -66,7 +66,7 @@ const PACKAGES: PackageSpec[] = [
       bin: { 'avatar-conformance': './conformance/src/cli.js' },
       exports: { '.': { types: './conformance/src/run.d.ts', default: './conformance/src/run.js' } },
       types: './conformance/src/run.d.ts',
-      dependencies: Object.fromEntries(['ajv', 'ajv-formats', 'fast-check', 'jsonpointer', 'openapi-fetch', 'structured-headers', 'yaml'].map((name) => [name, range(name)])),
+      dependencies: Object.fromEntries(['ajv', 'ajv-formats', 'fast-check', 'ipaddr.js', 'jsonpointer', 'openapi-fetch', 'structured-headers', 'yaml'].map((name) => [name, range(name)])),
     },
     trees: ['client', 'conformance', 'contract', 'generated'],
     files: [

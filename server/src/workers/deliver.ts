@@ -7,7 +7,7 @@ import { lookup as dnsLookup } from 'node:dns';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { canonicalName, isLinkLocalOrMetadata, isPublicIp, productionRefusal, sandboxRefusal } from '../domain/addresses.ts';
+import { canonicalName, productionRefusal, resolvedAddressRefusal, sandboxRefusal } from '../domain/addresses.ts';
 import type { AttemptErrorCode } from '../domain/attemptErrors.ts';
 import type { ServiceMode } from '../domain/webhookUrl.ts';
 
@@ -95,9 +95,8 @@ async function pickAddress(url: URL, options: DeliveryOptions): Promise<{ addres
   const addresses = literal ? [{ address: host, family: literal as 4 | 6 }] : await options.resolve(canonicalName(host));
   if (addresses.length === 0) return { notFound: `host ${host} has no address` };
   // Every address must pass: a name that also points where it may not is refused whole.
-  const allowed = (ip: string) => !isLinkLocalOrMetadata(ip) && (options.mode !== 'production' || isPublicIp(ip));
-  const inside = addresses.find((a) => !allowed(a.address));
-  if (inside) return { refused: `host ${host} resolves to ${inside.address}, which ${isLinkLocalOrMetadata(inside.address) ? 'is link-local or a metadata service' : 'is not public'}` };
+  const inside = addresses.map((a) => ({ address: a.address, why: resolvedAddressRefusal(a.address, options.mode) })).find((a) => a.why !== null);
+  if (inside) return { refused: `host ${host} resolves to ${inside.address}, which ${inside.why}` };
   return { address: addresses[0]! };
 }
 
