@@ -9,6 +9,12 @@ import { StoreUnavailableError, type KeyRecord } from './ports.ts';
 import { activeWindow, ceilSeconds } from './rateLimits.ts';
 import { SANDBOX_LIMITS, accountNow } from './sandboxClock.ts';
 
+/** RFC 9110 §11.1: the scheme name is case-insensitive ("bearer", "BEARER"). */
+const BEARER = /^Bearer +([A-Za-z0-9_\-]{8,200})\s*$/i;
+
+/** The key a request's Authorization presents (AUTH-KEY, ND-AUTH-PRESENTATION), or null. */
+export const presentedKey = (authorization: string): string | null => BEARER.exec(authorization)?.[1] ?? null;
+
 export interface Admission {
   caller: Caller;
   /** Every window of the bucket, this request counted when it was admitted. */

@@ -1,7 +1,10 @@
 // The files behind preview_image_url, video_url and captions_url. Like a CDN URL they
 // need no key: the unguessable job ID in the path is the capability. A file the job made
 // (a video's MP4) is read from the store, never made again; the others (a preview, the
-// captions) the engine makes from the job's inputs.
+// captions) the engine makes from the job's inputs. What a request for one is answered
+// (the whole file, or the byte range it asks for, and the headers that say which) is
+// fileAnswer's, sent by the server's route and by the MSW mock alike.
+import { createHash } from 'node:crypto';
 import type { Artifact, GenerationEngine } from './engine.ts';
 import type { StoredFile } from './ports.ts';
 import { isJobId } from './ids.ts';
@@ -28,4 +31,74 @@ export async function readJobFile(deps: DomainDeps, engine: Pick<GenerationEngin
   if (kept) return kept;
   const avatar = name === FILE_NAME.avatar_video ? await deps.store.jobs.getJob((job.input as VideoInput).avatar_id) : null;
   return engine.artifact({ job, name, avatar });
+}
+
+/**
+ * The bytes [start, end] of a file of `size` that a `Range` header asks for, or null to
+ * send the whole file: no header, another unit, several ranges, or one that is malformed
+ * or past the end (a server may ignore any Range header; answering with the whole file
+ * spares clients a 416 they rarely handle).
+ */
+export function byteRange(header: string | undefined, size: number): { start: number; end: number } | null {
+  const match = header?.trim().match(/^bytes=(\d*)-(\d*)$/u);
+  if (!match || size === 0) return null;
+  const [, first = '', last = ''] = match;
+  if (first === '') {
+    const suffix = Number(last);
+    return last !== '' && suffix > 0 ? { start: Math.max(0, size - suffix), end: size - 1 } : null;
+  }
+  const start = Number(first);
+  const end = last === '' ? size - 1 : Math.min(Number(last), size - 1);
+  return start < size && start <= end ? { start, end } : null;
+}
+
+/**
+ * The file's entity tag, a strong validator (RFC 9110, section 8.8.3): a file the store
+ * keeps is written once under its URL and never again, so its URL and size name its bytes;
+ * one the engine makes on request (a preview, captions) is named by its bytes' digest, so
+ * that a change of the engine's drawing makes another tag rather than another file under
+ * the same one.
+ */
+export function fileTag(path: string, file: Artifact | StoredFile): string {
+  const hash = createHash('sha256');
+  if ('body' in file) hash.update(file.body);
+  else hash.update(`${path}\n${file.size}`);
+  return `"${hash.digest('base64url').slice(0, 27)}"`;
+}
+
+/**
+ * Whether a Range request's `If-Range` lets its range be sent (RFC 9110, section 13.1.5):
+ * no `If-Range`, or one naming the file's current validator. An entity tag matches by the
+ * strong comparison (a weak tag never does); a date would have to equal the file's
+ * Last-Modified, which this server does not send (a file's date differs between the
+ * processes that serve it, so it could be no strong validator), so a date never matches.
+ */
+export function rangeApplies(ifRange: string | undefined, etag: string): boolean {
+  if (ifRange === undefined) return true;
+  const value = ifRange.trim();
+  return value.startsWith('"') && value === etag;
+}
+
+/** What a file's answer is: its status, its headers but the Content-Type, and the bytes [start, end] of `size` to send. */
+export interface FileAnswer {
+  status: 200 | 206;
+  headers: Record<string, string>;
+  start: number;
+  end: number;
+  size: number;
+}
+
+/**
+ * The answer to a request for a ready job's file at `path`: the range its `Range` header
+ * asks for (206, with Content-Range) when `If-Range` lets it be sent, else the whole file
+ * (200). A file never changes once made, so any cache may keep it for good.
+ */
+export function fileAnswer(path: string, file: Artifact | StoredFile, range: string | undefined, ifRange: string | undefined): FileAnswer {
+  const size = 'body' in file ? file.body.byteLength : file.size;
+  const etag = fileTag(path, file);
+  const headers: Record<string, string> = { 'Cache-Control': 'public, max-age=31536000, immutable', 'Accept-Ranges': 'bytes', ETag: etag };
+  const asked = rangeApplies(ifRange, etag) ? byteRange(range, size) : null;
+  if (!asked) return { status: 200, headers, start: 0, end: size - 1, size };
+  headers['Content-Range'] = `bytes ${asked.start}-${asked.end}/${size}`;
+  return { status: 206, headers, ...asked, size };
 }

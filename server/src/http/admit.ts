@@ -1,16 +1,10 @@
-import { admit, type Admission } from '../domain/admission.ts';
+import { admit, presentedKey, type Admission } from '../domain/admission.ts';
 import type { DomainDeps } from '../domain/deps.ts';
 import type { LimitedBucket, WindowName } from '../domain/model.ts';
 import { WINDOWS, WINDOW_MS, ceilSeconds } from '../domain/rateLimits.ts';
 import { RATE_LIMIT_HEADER, RATE_LIMIT_POLICY_HEADER, formatRateLimitPolicy, rateLimitWriter } from '../../../contract/rateLimitFields.ts';
 import { noSuchRoute } from './errors.ts';
 import type { AppContext, Middleware } from './state.ts';
-
-/** RFC 9110 §11.1: the scheme name is case-insensitive ("bearer", "BEARER"). */
-const BEARER = /^Bearer +([A-Za-z0-9_\-]{8,200})\s*$/i;
-
-/** The key a request presents (AUTH-KEY, ND-AUTH-PRESENTATION), or null. */
-export const presentedKey = (authorization: string): string | null => BEARER.exec(authorization)?.[1] ?? null;
 
 /**
  * The request's Authorization, as Koa's ctx.get reads it, from Node's lowercased headers

@@ -4,9 +4,10 @@
 import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { queryParameters } from '../../../contract/operations.ts';
 import { createContractAjv } from '../../../contract/schemas.ts';
-import type { FieldError } from '../domain/errors.ts';
+import { validationFailed, type FieldError } from '../domain/errors.ts';
 import { TEXT_MESSAGE, TEXT_RULE, textErrors } from '../domain/text.ts';
 import { textPattern } from '../../../contract/text.ts';
+import { HttpProblem } from './problem.ts';
 
 const dotted = (pointer: string) => pointer.split('/').filter(Boolean).join('.');
 /** The contract's text rule as a pattern: a string that breaks it is reported as the rule `text`, not as a regular expression. */
@@ -158,4 +159,43 @@ export function createRequestValidator(ajv: Ajv2020 = createContractAjv(), taken
       return [...broken, ...textErrors(body).filter((t) => !broken.some((b) => b.field === t.field))];
     },
   };
+}
+
+/** Largest request body accepted (ND-ERRORS: 413 payload_too_large). */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;.*)?$/i;
+
+/** Step 3's first rule of a body, read before its bytes: it is sent as JSON (415 otherwise). */
+export function refuseMediaType(type: string): void {
+  if (JSON_TYPE.test(type)) return;
+  throw new HttpProblem(
+    'unsupported_media_type',
+    type ? `Send the body as "Content-Type: application/json"; received "${type.slice(0, 100)}".` : 'Send the body as "Content-Type: application/json".',
+  );
+}
+
+export const bodyTooLarge = () => new HttpProblem('payload_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
+
+/**
+ * UTF-8 with a byte order mark kept as the character it is: JSON text never begins with
+ * one (RFC 8259, section 8.1), so a body that does is not JSON (400), whoever reads it.
+ */
+const UTF8 = new TextDecoder('utf-8', { ignoreBOM: true });
+
+/**
+ * Step 3 of a body once its bytes are read (at most MAX_BODY_BYTES): JSON syntax (400),
+ * then the contract's schema `schemaName` (422 with every broken rule). Returns the body
+ * typed as the schema says.
+ */
+export function validJsonBody<T>(validator: RequestValidator, schemaName: string, raw: Uint8Array): T {
+  let body: unknown;
+  try {
+    body = JSON.parse(UTF8.decode(raw));
+  } catch (error) {
+    throw new HttpProblem('invalid_json', `The request body is not valid JSON: ${(error as Error).message}.`);
+  }
+  const fields = validator.validate(schemaName, body);
+  if (fields.length > 0) throw validationFailed(fields);
+  return body as T;
 }
