@@ -20,6 +20,12 @@ export interface PlannedBudget {
   requests: number;
   /** At the profile's prices; undefined where the profile states none. */
   credits: number | undefined;
+  /**
+   * Of those creates, the ones sent to take a key over its generation limit (the
+   * rate-limit checks): a service charges them only where it accepts them rather than
+   * refusing them, so they are most of the figure and seldom spent.
+   */
+  windowCreates: Record<JobKind, number>;
   prices: Record<JobKind, number> | undefined;
 }
 
@@ -27,29 +33,50 @@ const KINDS: readonly JobKind[] = ['avatar', 'avatar_video'];
 
 export function plannedBudget(selected: readonly Check[], options: ResolvedOptions, shape: Shape): PlannedBudget {
   const creates: Record<JobKind, number> = { avatar: 0, avatar_video: 0 };
-  const add = (more: Creates) => {
-    for (const kind of KINDS) creates[kind] += more[kind] ?? 0;
+  const windowCreates: Record<JobKind, number> = { avatar: 0, avatar_video: 0 };
+  const add = (more: Creates, toWindow = false) => {
+    for (const kind of KINDS) {
+      creates[kind] += more[kind] ?? 0;
+      if (toWindow) windowCreates[kind] += more[kind] ?? 0;
+    }
   };
   if (startsJobs(selected, options)) add(sharedCreates(shape.canFail()));
   const running = selected.filter((check) => check.profiles.includes(options.profile));
-  for (const check of running) if (check.creates) add(check.creates(options));
-  if (running.some((check) => check.shares?.includes('exhaustion'))) add(refusalCreates(options));
+  for (const check of running) if (check.creates) add(check.creates(options), usesWindowUp(check));
+  if (running.some((check) => check.shares?.includes('exhaustion'))) add(refusalCreates(options), true);
   const prices = shape.price('avatar') !== undefined && shape.price('avatar_video') !== undefined ? { avatar: shape.price('avatar')!, avatar_video: shape.price('avatar_video')! } : undefined;
   return {
     creates,
     requests: creates.avatar + creates.avatar_video,
     credits: prices ? creates.avatar * prices.avatar + creates.avatar_video * prices.avatar_video : undefined,
+    windowCreates,
     prices,
   };
 }
 
-/** The budget in one line, for the console and the reports. */
+/** A check that takes a key over its generation limit: what it creates is meant to be refused. */
+function usesWindowUp(check: Check): boolean {
+  return check.phase === 'exhaust' || (check.shares?.includes('exhaustion') ?? false);
+}
+
+/**
+ * The budget in one line, for the console and the reports: the most the run could spend
+ * if every create it may send were charged (what --max-credits is held to), and what that
+ * figure is made of, so that a reader does not take it for what a run spends (a correct
+ * service refuses the creates that use a window up and charges none of them).
+ */
 export function describeBudget(budget: PlannedBudget): string {
   const { avatar, avatar_video: video } = budget.creates;
   const kinds = `${counted(avatar, 'avatar')} and ${counted(video, 'video')}`;
   if (budget.requests === 0) return 'spends no credits: no check of this selection creates a job';
-  if (budget.credits === undefined) return `at most ${counted(budget.requests, 'generation request')} that can be charged (${kinds}); the implementation profile states no prices`;
-  return `at most ${budget.credits} credits and ${counted(budget.requests, 'generation request')} that can be charged (${kinds} at ${budget.prices!.avatar} and ${budget.prices!.avatar_video})`;
+  const windowed = budget.windowCreates.avatar + budget.windowCreates.avatar_video;
+  const windowCredits = budget.prices ? budget.windowCreates.avatar * budget.prices.avatar + budget.windowCreates.avatar_video * budget.prices.avatar_video : undefined;
+  const made =
+    windowed === 0
+      ? 'every create counted as charged'
+      : `every create counted as charged: ${counted(windowed, 'create')}${windowCredits === undefined ? '' : ` (${windowCredits} credits)`} ${windowed === 1 ? 'is' : 'are'} the rate-limit checks' sent to use a window up, which a service charges only if it accepts them instead of refusing them with 429, so a correct run spends far less`;
+  if (budget.credits === undefined) return `at most ${counted(budget.requests, 'generation request')} that can be charged (${kinds}), ${made}; the implementation profile states no prices`;
+  return `at most ${budget.credits} credits and ${counted(budget.requests, 'generation request')} that can be charged (${kinds} at ${budget.prices!.avatar} and ${budget.prices!.avatar_video}), ${made}`;
 }
 
 /** Why a run must not start, in one line; undefined when it may. */

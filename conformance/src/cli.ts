@@ -48,7 +48,9 @@ between a client and a service and judges both from the live traffic (proxy --he
 
 Keys and secrets (flags, or the environment variables in brackets):
   --base-url <url>              scheme, host and port, without /v1 [CONFORMANCE_BASE_URL]
-  --api-key <key>               key of an account with at least ${creditsFor(CREDIT_COSTS)} credits [CONFORMANCE_API_KEY]
+  --api-key <key>               key of an account with at least ${creditsFor(CREDIT_COSTS)} credits available (the
+                                run's shared jobs; "budget:" on the start line states the
+                                most the selected checks could spend) [CONFORMANCE_API_KEY]
   --second-key <key>            key of another account [CONFORMANCE_SECOND_KEY]
   --empty-key <key>             key of an account without credits [CONFORMANCE_EMPTY_KEY]
   --workspace-key <key>         key of a workspace with credits for an avatar [CONFORMANCE_WORKSPACE_KEY]
@@ -94,7 +96,8 @@ The webhook receiver:
   --receiver-host <host>        where it listens (default 127.0.0.1)
   --receiver-port <port>        default: any free port
   --receiver-public-url <url>   the URL the service must call, if not http://host:port
-  --no-receiver                 run without webhooks
+  To run without webhooks, --skip receiver: the checks that need them are left out and
+  no signing secret is asked for (--no-receiver is a deprecated alias of it).
 
 Sandbox clock (where the implementation profile names one, e.g. this contract's):
   --no-clock                    wait rate-limit windows out in real time; the checks
@@ -115,7 +118,11 @@ Reports:
   --verbose             also print waits and skip reasons as they happen
   --no-color
 
-Credits (each check declares the creates it may make; the run states the total first):
+Credits (each check declares the creates it may make; the run states the total first, as
+"budget: at most N credits": every create counted as charged, the rate-limit checks' too,
+which use a window up and which a correct service refuses with 429 unpaid, so a run
+spends far less; a core run with the contract's prices states ${coreBudget()} and against this
+project's server spends under 100):
   --max-credits <n>     refuse to start (exit 2) when the selected checks may spend more;
                         required on a live key (the production profile, or GET /v1/me
                         saying the key is live)
@@ -126,8 +133,8 @@ Comparing two runs:
                         regressed, 1 when a check newly fails, a required check no longer
                         passes or disappeared, 2 when a file cannot be read
 
-The bound (the start line's "ends within N s"): what a correct implementation with the
-profile's timings needs, end to end: its shared jobs (an avatar, then its video and the
+The bound (the start line's "ends within N s"): an upper limit, not an estimate: what a
+correct implementation with the profile's timings needs at most, end to end: its shared jobs (an avatar, then its video and the
 first webhook retry), then phase by phase the longest lane: two rate-limit windows (a move
 of the sandbox clock, or the window waited out) and, for each check, a step and the waits
 it declares (the jobs, deliveries and retries it awaits, each at the timings' longest);
@@ -138,6 +145,12 @@ not reached are reported not run. Each check has its own limit within it.
 
 Exit codes: 0 pass, 1 fail, 2 usage, 3 unreachable, 4 key refused, 5 not this API, 6 runner bug.
 `;
+
+/** What a core run with every value and the contract's prices states as its budget, in credits. */
+function coreBudget(): number | undefined {
+  const options = resolveOptions({ baseUrl: 'http://127.0.0.1', apiKey: 'sk_test_help', secondKey: 'sk_test_help2', emptyKey: 'sk_test_help3', signingSecret: 'whsec_help', workspaceKey: 'sk_test_help4', ownerKey: 'sk_test_help5', profile: 'core' });
+  return plannedBudget(selectChecks(CHECKS, options), options, new Shape(options.implementation)).credits;
+}
 
 const LAST_LINE_EMPTY = '0 passed, 0 failed, 0 skipped';
 /** How long the last output may take to drain into a pipe before the process exits without it. */
@@ -281,6 +294,7 @@ async function main(): Promise<number> {
   }
 
   const color = !values['no-color'] && Boolean(process.stdout.isTTY) && !env.NO_COLOR;
+  if (values['no-receiver']) process.stderr.write('note: --no-receiver is deprecated: it means --skip receiver (the checks that need webhooks are left out, and no signing secret is asked for); write --skip receiver\n');
   const receiverPort = values['receiver-port'] === undefined ? undefined : Number(values['receiver-port']);
   if (receiverPort !== undefined && (!Number.isInteger(receiverPort) || receiverPort < 0 || receiverPort > 65535)) usage('--receiver-port must be a port number');
 
@@ -297,7 +311,8 @@ async function main(): Promise<number> {
     signingSecret: values['signing-secret'] ?? config.signingSecret ?? env.CONFORMANCE_SIGNING_SECRET,
     ...(values['standard-webhooks'] ? { standardWebhooks: true } : {}),
     only: [...(config.only ?? []), ...list(values.only)],
-    skip: [...(config.skip ?? []), ...list(values.skip)],
+    // --no-receiver is kept for the commands already written with it, as --skip receiver.
+    skip: [...(config.skip ?? []), ...list(values.skip), ...(values['no-receiver'] ? ['receiver'] : [])],
     ...(values['no-fail-marker'] ? { failMarker: null } : values['fail-marker'] !== undefined ? { failMarker: values['fail-marker'] } : {}),
     ...(values['no-clock'] ? { clock: false } : {}),
     ...(values['no-receiver']

@@ -361,7 +361,7 @@ function unmetNeed(check: Check, ctx: CheckContext, receiver: WebhookReceiver | 
     if (need === 'fail-trigger' && !ctx.shape.canFail()) return 'needs a way to make a job fail (failure in the implementation profile, or --fail-marker)';
     if (need === 'receiver' && !receiver) {
       // Turned off, the receiver would not run with a secret either: say the cause, not a consequence.
-      if (ctx.options.receiver === false) return 'the webhook receiver is turned off (--no-receiver)';
+      if (ctx.options.receiver === false) return 'the webhook receiver is turned off (receiver: false)';
       if (!ctx.options.signingSecret) return 'needs --signing-secret to verify webhooks';
       return 'webhooks cannot reach the runner: the production profile needs --receiver-public-url https://… (a public https address that forwards to the receiver)';
     }

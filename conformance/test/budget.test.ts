@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { plannedBudget } from '../src/budget.ts';
+import { describeBudget, plannedBudget } from '../src/budget.ts';
 import { REFUSAL_TRIES } from '../src/observe/exhaustion.ts';
 import { CHECKS } from '../src/checks/index.ts';
 import { CONTRACT_PROFILE } from '../src/implementation/profile.ts';
@@ -91,6 +91,18 @@ describe('the budget of a run', () => {
     const shared = budgetOf(['rate-limits.over-limit-429']);
     const both = budgetOf(['rate-limits.over-limit-429', 'rate-limits.per-key']);
     expect(both.creates.avatar - shared.creates.avatar).toBe(REFUSAL_TRIES * 11);
+  });
+
+  it('when the budget is stated, then it says every create is counted as charged and which part the rate-limit checks\' refused creates make', () => {
+    const jobs = budgetOf(['idempotency.retry-creates-once']);
+    expect(describeBudget(jobs)).toBe('at most 150 credits and 11 generation requests that can be charged (7 avatars and 4 videos at 10 and 20), every create counted as charged');
+    const limits = budgetOf(['idempotency.retry-creates-once', 'rate-limits.per-key']);
+    const windowed = limits.windowCreates.avatar;
+    // The shared refusal and the check's own tries, each one over the limit of 10.
+    expect(windowed).toBe(11 + REFUSAL_TRIES * 11);
+    expect(describeBudget(limits)).toBe(
+      `at most ${limits.credits} credits and ${limits.requests} generation requests that can be charged (${limits.creates.avatar} avatars and 4 videos at 10 and 20), every create counted as charged: ${windowed} creates (${windowed * 10} credits) are the rate-limit checks' sent to use a window up, which a service charges only if it accepts them instead of refusing them with 429, so a correct run spends far less`,
+    );
   });
 
   it('when a check sends a create a service could charge, or takes a key over its limit, then it declares what it may create', () => {

@@ -256,6 +256,8 @@ describe('conformance CLI', () => {
 
     expect(result.code, result.stdout + result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^Conformance run: http:\/\/127\.0\.0\.1:\d+, profile core, 1 check, implementation profile: this project's API \(the default\), ends within \d+ s$/m);
+    // The bound and the budget say what they are where they are printed.
+    expect(result.stdout).toMatch(/^bound: \d+ s, an upper limit and not an estimate: the time a correct implementation .* needs at most, end to end/m);
     // Every mark a result line can start with is explained before the first one.
     for (const [mark, meaning] of [['✓', 'passed'], ['✗', 'failed'], ['-', 'skipped'], ['·', 'not applicable'], ['!', 'warning'], ['[optional]', 'runs and is shown, but never decides the verdict']]) expect(result.stdout).toContain(`${mark} ${meaning}`);
     expect(result.stdout).toMatch(/^PASS: profile core, \d+ requests?, 0 webhooks received, /m);
@@ -270,10 +272,19 @@ describe('conformance CLI', () => {
   }, 60_000);
 
   it('when required checks did not run, then the summary names each on a line of its own', async () => {
-    const result = await cli(['--base-url', fixture.baseUrl, '--api-key', fixture.keys.main, '--no-receiver', '--only', 'webhooks.signature,webhooks.timestamp']);
+    const result = await cli(['--base-url', fixture.baseUrl, '--api-key', fixture.keys.main, '--signing-secret', SECRET, '--no-fail-marker', '--only', 'avatars.failed-has-error,videos.failed-has-error']);
 
     expect(result.code).toBe(1);
-    expect(result.stdout).toContain('Required but not run (the verdict fails): 2 checks\n  webhooks.signature: the webhook receiver is turned off (--no-receiver)\n  webhooks.timestamp: the webhook receiver is turned off (--no-receiver)\n');
+    expect(result.stdout).toMatch(/Required but not run \(the verdict fails\): 2 checks\n {2}avatars\.failed-has-error: needs a way to make a job fail .*\n {2}videos\.failed-has-error: needs a way to make a job fail .*\n/);
     expect(result.last).toBe('0 passed, 0 failed, 2 skipped');
+  }, 60_000);
+
+  it('when run with --no-receiver, then it says the flag is deprecated and runs as --skip receiver: the checks that need webhooks are left out and no secret is asked for', async () => {
+    const result = await cli(['--base-url', fixture.baseUrl, '--api-key', fixture.keys.main, '--no-receiver', '--only', 'webhooks.signature,auth.key-required']);
+
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    expect(result.stderr).toContain('note: --no-receiver is deprecated: it means --skip receiver');
+    expect(result.stdout).not.toContain('webhooks.signature');
+    expect(result.last).toBe('1 passed, 0 failed, 0 skipped');
   }, 60_000);
 });

@@ -4,7 +4,7 @@ import { describeSpent } from '../budget.ts';
 import type { Writable } from 'node:stream';
 import type { ProgressEvent } from '../options.ts';
 import type { CheckResult, Report } from './model.ts';
-import { CONSOLE_MARKS, consoleLegend, counted } from './text.ts';
+import { BOUND_MEANS, CONSOLE_MARKS, consoleLegend, counted } from './text.ts';
 
 export interface ConsoleOptions {
   stream: Writable & { isTTY?: boolean };
@@ -28,6 +28,8 @@ export function consoleProgress(options: ConsoleOptions): (event: ProgressEvent)
       total = event.total;
       // The bound is stated before any request, so that a reader knows when to expect the verdict.
       stream.write(`Conformance run: ${event.baseUrl}, profile ${event.profile}, ${counted(event.total, 'check')}, implementation profile: ${event.implementation}, ends within ${event.boundSeconds} s\n`);
+      // The bound is an upper limit worked out from timings, far above what a quick run takes: said so where it is first read.
+      stream.write(paint(color, 90, `bound: ${event.boundSeconds} s, an upper limit and not an estimate: ${BOUND_MEANS} (--help: "The bound")\n`));
       // The marks below mean nothing to a first reader without it.
       stream.write(paint(color, 90, `${consoleLegend()}\n`));
       // Stated before the first create, so that a reader knows what the run may cost before it does.
@@ -96,7 +98,7 @@ export function summary(report: Report, color: boolean): string {
     const uncovered = report.clauses.filter((c) => c.outcome === 'failed').map((c) => c.id);
     if (uncovered.length > 0) lines.push(`Clauses broken: ${uncovered.join(', ')}`);
     const spent = report.budget?.spent;
-    if (spent) lines.push(`Spent: ${describeSpent(spent)}; the run stated ${report.budget!.planned.credits ?? '?'} at most${report.budget!.maxCredits === undefined ? '' : `, --max-credits ${report.budget!.maxCredits}`}.`);
+    if (spent) lines.push(`Spent: ${describeSpent(spent)}; the budget stated ${report.budget!.planned.credits ?? '?'} at most, counting every create as charged${report.budget!.maxCredits === undefined ? '' : `, --max-credits ${report.budget!.maxCredits}`}.`);
     if (report.bound?.reached) lines.push(paint(color, 33, `The run reached its bound of ${report.bound.seconds} s: the checks it had not finished are reported not run.`));
     if (report.subject === 'proxy' && report.counts.passed + report.counts.failed === 0) lines.push(paint(color, 33, 'No check had traffic to judge: point a client at the proxy and let it create, poll and download (the reasons are above).'));
     const noted = report.results.filter((r) => r.warnings?.length).length;
@@ -107,7 +109,7 @@ export function summary(report: Report, color: boolean): string {
           ? `traffic to ${report.baseUrl}, ${counted(report.requests, 'request')} and ${counted(report.deliveries, 'webhook')} seen`
           : `profile ${report.profile}, ${counted(report.requests, 'request')}, ${counted(report.deliveries, 'webhook')} received`;
     lines.push(
-      `${report.verdict === 'pass' ? paint(color, 32, 'PASS') : paint(color, 31, 'FAIL')}: ${what}, ${(report.durationMs / 1000).toFixed(1)} s${report.bound ? ` of ${report.bound.seconds} s at most` : ''}` +
+      `${report.verdict === 'pass' ? paint(color, 32, 'PASS') : paint(color, 31, 'FAIL')}: ${what}, ${(report.durationMs / 1000).toFixed(1)} s${report.bound ? ` (bound ${report.bound.seconds} s)` : ''}` +
         (report.counts.notApplicable ? `, ${counted(report.counts.notApplicable, 'check')} not applicable to ${report.subject === 'proxy' ? 'the traffic seen' : 'this profile'}` : '') +
         (report.counts.warned ? `, ${counted(report.counts.warned, 'warning')} (optional checks that do not decide the verdict)` : ''),
     );

@@ -107,8 +107,8 @@ function summaryHtml(report: Report): string {
 
 /** What the stated bound is, in the words of the runner's --help. */
 function boundMeans(report: Report): string {
-  if (report.subject === 'receiver') return 'each delivery answered within its time limit or counted unanswered, and a little room per check; the longest the run could take, not an estimate.';
-  return `${BOUND_MEANS}; the longest the run could take, not an estimate (a correct, quick implementation takes a fraction of it).`;
+  if (report.subject === 'receiver') return 'an upper limit and not an estimate: each delivery answered within its time limit or counted unanswered, and a little room per check.';
+  return `an upper limit and not an estimate (a quick implementation takes a fraction of it): ${BOUND_MEANS}.`;
 }
 
 /** The clause rows by outcome, so that a clause not proven never reads as a skipped check. */
