@@ -1,8 +1,15 @@
-// Builds dist/docs/index.html: one HTML file, the whole reference of
+// Builds the docs site into dist/docs: the guides of docs/ as a VitePress site
+// (docs/.vitepress/config.ts), with the pages made from the repository staged beside
+// them (the changelog from contract/changelog.ts, the benchmark's latest report, the
+// figures a guide quotes from a run, scripts/docFigures.ts), and under reference/ the API
+// reference: reference/index.html, one HTML file, the whole reference of
 // generated/openapi.json (paths and webhooks), that renders with no network at all, so
-// it can be mailed, attached to a release or opened on a plane. Beside it go
-// changelog.md and changelog.html, the contract's changes release by release
-// (contract/changelog.ts).
+// it can be mailed, attached to a release or opened on a plane, with changelog.md and
+// changelog.html, the contract's changes release by release, beside it.
+//
+// Neither the build nor the pages reach the network: VitePress bundles its theme and font
+// and indexes the pages for its local search at build time (test/docs-site.test.ts loads
+// every page with the network refused).
 //
 // `redocly build-docs` does most of it: --inlineBundle embeds Redoc instead of loading
 // it from the Redocly CDN. Two things it leaves online, which this script closes and
@@ -13,11 +20,12 @@
 //   `disableTelemetry`; the CLI only sets it when the CLI's own telemetry is off, so it
 //   is passed explicitly.
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { writeChangelog } from '../contract/changelog.ts';
+import { fillFigures, readRunRecords } from './docFigures.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BUNDLE = join(ROOT, 'generated', 'openapi.json');
@@ -25,7 +33,11 @@ const CONFIG = join(ROOT, 'redocly.yaml');
 // Run the CLI's entry point with this Node (24) rather than through the .bin shim,
 // whose `#!/usr/bin/env node` may find the system's older Node first.
 const REDOCLY = join(ROOT, 'node_modules', '@redocly', 'cli', 'bin', 'cli.js');
-export const DEFAULT_OUT = join(ROOT, 'dist', 'docs', 'index.html');
+export const SITE_OUT = join(ROOT, 'dist', 'docs');
+export const DEFAULT_OUT = join(SITE_OUT, 'reference', 'index.html');
+const GUIDES = join(ROOT, 'docs');
+// Inside the repository, so the site's config finds vitepress in node_modules; under dist/, so git ignores it.
+const STAGE = join(ROOT, 'dist', 'docs-src');
 
 const run = promisify(execFile);
 
@@ -108,12 +120,77 @@ function svgDataUri(text: string, width: number): string {
   return `data:image/svg+xml,${encodeURIComponent(svg).replaceAll("'", '%27')}`;
 }
 
+/**
+ * The site: docs/ staged with the pages the repository makes, built by VitePress into
+ * `outDir`, then the reference and the changelog's own files under reference/.
+ * Returns the folder.
+ */
+export async function buildSite(outDir: string = SITE_OUT): Promise<string> {
+  const target = resolve(outDir);
+  await stageGuides(STAGE);
+  // VitePress empties its outDir first, so the reference goes in after it.
+  const { build } = await import('vitepress');
+  await build(STAGE, { outDir: target });
+  const reference = await buildDocs(join(target, 'reference', 'index.html'));
+  await writeChangelog(dirname(reference));
+  return target;
+}
+
+/**
+ * docs/ copied to `stage`, with changelog.md written from the contract's releases, each
+ * `<!-- include: path -->` line replaced by that file of the repository (the benchmark's
+ * report) and the figures of runs filled from their records.
+ */
+export async function stageGuides(stage: string): Promise<void> {
+  await rm(stage, { recursive: true, force: true });
+  await cp(GUIDES, stage, { recursive: true, filter: (source) => !source.includes(`${join('.vitepress', 'cache')}`) });
+  const scratch = await mkdtemp(join(tmpdir(), 'changelog-'));
+  try {
+    await writeChangelog(scratch);
+    await writeFile(join(stage, 'changelog.md'), await readFile(join(scratch, 'changelog.md'), 'utf8'));
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+  // The report's chart is a file beside it: the page that includes the report gets it beside itself.
+  await cp(join(ROOT, 'bench', 'read-throughput.svg'), join(stage, 'read-throughput.svg'));
+  const records = readRunRecords();
+  for (const name of await readdir(stage)) {
+    if (!name.endsWith('.md')) continue;
+    const file = join(stage, name);
+    const text = await readFile(file, 'utf8');
+    const included = await replaceAsync(text, /^<!-- include: (\S+) -->$/gm, async (path) => escapeAngles(await readFile(join(ROOT, path), 'utf8')));
+    await writeFile(file, fillFigures(included, records, `docs/${name}`));
+  }
+}
+
+/**
+ * An included report's text as text: a `<` outside code is written `&lt;`, since the site
+ * reads Markdown's inline HTML as Vue templates (the benchmark's "/proc/<pid>/status"
+ * would be an unclosed element).
+ */
+export function escapeAngles(markdown: string): string {
+  return markdown
+    .split(/(^```[\s\S]*?^```$)/m)
+    .map((part, i) => (i % 2 === 1 ? part : part.split(/(`+[^`]*?`+)/).map((piece, j) => (j % 2 === 1 ? piece : piece.replaceAll('<', '&lt;'))).join('')))
+    .join('');
+}
+
+async function replaceAsync(text: string, pattern: RegExp, replace: (group: string) => Promise<string>): Promise<string> {
+  const parts: string[] = [];
+  let last = 0;
+  for (const match of text.matchAll(pattern)) {
+    parts.push(text.slice(last, match.index), await replace(match[1] as string));
+    last = (match.index ?? 0) + match[0].length;
+  }
+  return parts.join('') + text.slice(last);
+}
+
 if (import.meta.main) {
   try {
-    const out = await buildDocs(process.argv[2] ?? DEFAULT_OUT);
-    console.log(`Wrote ${relative(process.cwd(), out)}: the API reference in one file, rendering offline.`);
-    const changelog = await writeChangelog(dirname(out));
-    console.log(`Wrote ${changelog.map((file) => relative(process.cwd(), file)).join(' and ')}: the contract's changes, release by release.`);
+    const out = await buildSite(process.argv[2] ?? SITE_OUT);
+    const where = relative(process.cwd(), out) || '.';
+    console.log(`Wrote ${where}: the guides (index.html), the API reference in one file rendering offline (reference/index.html) and the contract's changes release by release (changelog.html; reference/changelog.md and .html on their own).`);
+    console.log(`To read it: npx vite preview --outDir ${where} (http://localhost:4173/), or any static file server on ${where}.`);
   } catch (error) {
     console.error(`docs: ${(error as Error).message}`);
     process.exitCode = 1;
