@@ -12,7 +12,7 @@ import { RECEIVER_CHECKS } from '../receiver-checks/index.ts';
 import { isOptional, isRequired } from '../selection.ts';
 import { decisionMatrix } from './build.ts';
 import type { Report } from './model.ts';
-import { counted, MARKDOWN_RESULTS, markdownClauseLegend, OPTIONAL_MEANS } from './text.ts';
+import { BOUND_MEANS, counted, MARKDOWN_RESULTS, markdownClauseLegend, OPTIONAL_MEANS } from './text.ts';
 
 /** The profiles that judge the contract's decisions: only their reports list them. */
 const DECIDING_PROFILES: readonly string[] = ['contract', 'mock'];
@@ -31,7 +31,7 @@ export function toMarkdown(report: Report): string {
       ? `The runner played the sender (${report.implementation}): ${report.startedAt}, ${(report.durationMs / 1000).toFixed(1)} s of at most ${report.boundSeconds ?? '?'} s, ${counted(report.deliveries, 'delivery', 'deliveries')}. Verdict: **${report.verdict.toUpperCase()}**.`
       : `Profile **${report.profile}**, implementation profile: ${report.implementation}, ${report.startedAt}, ${(report.durationMs / 1000).toFixed(1)} s, ${counted(report.requests, 'request')}. Verdict: **${report.verdict.toUpperCase()}**.`,
     '',
-    ...(report.bound ? [`Bound: ${report.bound.seconds} s, stated before the first request${report.bound.reached ? '; **reached**: the checks not finished by then are reported not run' : ''}.`, ''] : []),
+    ...(report.bound ? [`Bound: ${report.bound.seconds} s, stated before the first request: an upper limit and not an estimate, ${BOUND_MEANS}${report.bound.reached ? '; **reached**: the checks not finished by then are reported not run' : ''}.`, ''] : []),
     `${report.counts.passed} passed, ${report.counts.failed} failed, ${report.counts.skipped} skipped, ${report.counts.notApplicable} not applicable${report.counts.warned ? `; ${counted(report.counts.warned, 'warning')} (optional checks that found a flaw: they do not decide the verdict)` : ''}.`,
     '',
     ...(report.budget
