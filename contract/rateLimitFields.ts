@@ -1,11 +1,24 @@
 // The structured rate-limit fields of the IETF draft (draft-ietf-httpapi-ratelimit-headers,
-// revision 10), beside the source's RateLimit-Limit, -Remaining and -Reset (RL-HEADERS),
+// revision 11), beside the source's RateLimit-Limit, -Remaining and -Reset (RL-HEADERS),
 // which stay: the contract's ND-RATELIMIT-FIELDS decision. One module writes and reads
 // them, so the server's answers, the client's reading and the runner's check can never
 // disagree about their syntax. Parsing is RFC 9651's, by a kept library: the fields are
 // Lists of parameterised Items, whose corner cases (spaces, quoting, repeated lines
 // joined with commas) a hand-written regex would get wrong.
+//
+// Revisions 10 and 11 write these fields alike: the same two names, a String naming each
+// policy, q, qu, w and pk on RateLimit-Policy, r, t and pk on RateLimit. Revision 11 words
+// r as the quota available and t as the window in which it may be used, where revision 10
+// said the quota remaining and the seconds until more is made available; for this
+// service's fixed windows both are RateLimit-Remaining and RateLimit-Reset. So one
+// reading serves a claim of either revision.
 import { parseList, ParseError, Token } from 'structured-headers';
+
+/** The revision of the draft the contract follows. */
+export const RATE_LIMIT_DRAFT = 'draft-ietf-httpapi-ratelimit-headers-11';
+/** The revisions whose fields this module writes and reads, oldest first: alike on the wire. */
+export const RATE_LIMIT_DRAFT_REVISIONS = [10, 11] as const;
+export type RateLimitDraftRevision = (typeof RATE_LIMIT_DRAFT_REVISIONS)[number];
 
 /** Each window of the key's bucket: `"minute";q=10;w=60, "day";q=300;w=86400`. */
 export const RATE_LIMIT_POLICY_HEADER = 'RateLimit-Policy';
@@ -19,7 +32,7 @@ export interface QuotaPolicy {
   windowSeconds?: number;
 }
 
-/** One service limit: the policy it belongs to, the quota left, and the seconds until more (`t`, optional in the draft). */
+/** One service limit: the policy it belongs to, the quota left (`r`), and the seconds it may be used in, until the window starts again (`t`, optional in the draft). */
 export interface ServiceLimit {
   name: string;
   remaining: number;

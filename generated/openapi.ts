@@ -1859,12 +1859,12 @@ export interface components {
          */
         "X-RateLimit-Reset": number;
         /**
-         * @description Every window of the key's bucket for this operation, as the quota policies of the IETF draft (draft-ietf-httpapi-ratelimit-headers, revision 10): an RFC 9651 List of Strings naming the window (`"minute"`, `"day"`), each with `q`, the requests the window admits, and `w`, its length in seconds. It changes only when the account's plan does. Sent beside `RateLimit-Limit`, `-Remaining` and `-Reset`, which stay: the `q` of the policy that `RateLimit` names is `RateLimit-Limit`.
+         * @description Every window of the key's bucket for this operation, as the quota policies of the IETF draft (draft-ietf-httpapi-ratelimit-headers-11): an RFC 9651 List of Strings naming the window (`"minute"`, `"day"`), each with `q`, the requests the window admits, and `w`, its length in seconds. It changes only when the account's plan does. Sent beside `RateLimit-Limit`, `-Remaining` and `-Reset`, which stay: the `q` of the policy that `RateLimit` names is `RateLimit-Limit`. Revision 10 of the draft writes this field alike, so a client written against it reads it unchanged.
          * @example "minute";q=120;w=60, "day";q=10000;w=86400
          */
         "RateLimit-Policy": string;
         /**
-         * @description The active window's state as a service limit of the IETF draft (draft-ietf-httpapi-ratelimit-headers, revision 10): an RFC 9651 List of one String naming the window that `RateLimit-Policy` describes, with `r`, the requests left in it, and `t`, the seconds until it starts again. `r` is `RateLimit-Remaining` and `t` is `RateLimit-Reset`; the active window is the one those describe (on a 429, the window that refused).
+         * @description The active window's state as a service limit of the IETF draft (draft-ietf-httpapi-ratelimit-headers-11): an RFC 9651 List of one String naming the window that `RateLimit-Policy` describes, with `r`, the requests still available in it, and `t`, the seconds in which they may be used: until the window starts again. `r` is `RateLimit-Remaining` and `t` is `RateLimit-Reset`; the active window is the one those describe (on a 429, the window that refused). Revision 10 of the draft writes this field alike, so a client written against it reads it unchanged.
          * @example "minute";r=119;t=42
          */
         RateLimit: string;

@@ -1,8 +1,10 @@
 // The structured rate-limit fields (ND-RATELIMIT-FIELDS): what the server writes, an
 // RFC 9651 parser reads back; what breaks the draft's syntax is refused naming the field.
+import { readFileSync } from 'node:fs';
 import { serializeList } from 'structured-headers';
 import { describe, expect, it } from 'vitest';
 import {
+  RATE_LIMIT_DRAFT,
   RateLimitFieldError,
   formatRateLimit,
   formatRateLimitPolicy,
@@ -101,5 +103,24 @@ describe('agreement with RateLimit-Limit, -Remaining and -Reset', () => {
     ['a reset past the window', [{ name: 'minute', remaining: 3, resetSeconds: 61 }], POLICIES, /longer than its window/],
   ])('when RateLimit has %s, then they disagree, saying how', (_what, limits, policies, why) => {
     expect(structuredFieldsDisagree(policies, limits, trio)).toMatch(why);
+  });
+});
+
+describe('the revision of the draft', () => {
+  it('when the contract describes RateLimit-Policy and RateLimit, then it names the revision this module writes', () => {
+    const bundle = JSON.parse(readFileSync(new URL('../../generated/openapi.json', import.meta.url), 'utf8')) as { components: { headers: Record<string, { description: string }> } };
+
+    for (const header of ['RateLimit-Policy', 'RateLimit']) {
+      expect(bundle.components.headers[header]?.description, header).toContain(`(${RATE_LIMIT_DRAFT})`);
+    }
+  });
+
+  it("when given the draft's examples (revision 10's, with qu and pk), then they read as the fields of either revision the module takes", () => {
+    expect(parseRateLimitPolicy('"burst";q=100;w=60,"daily";q=1000;w=86400')).toEqual([
+      { name: 'burst', quota: 100, windowSeconds: 60 },
+      { name: 'daily', quota: 1000, windowSeconds: 86_400 },
+    ]);
+    expect(parseRateLimitPolicy('"peruser";q=65535;qu="content-bytes";w=10;pk=:sdfjLJUOUH==:')).toEqual([{ name: 'peruser', quota: 65_535, windowSeconds: 10 }]);
+    expect(parseRateLimit('"default";r=50;t=30')).toEqual([{ name: 'default', remaining: 50, resetSeconds: 30 }]);
   });
 });
