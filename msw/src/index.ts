@@ -8,7 +8,10 @@ export { Sandbox, type AccountOptions, type SandboxAccount, type SandboxClock, t
 export { createHandlers } from './handlers.ts';
 
 export type MockedService = Sandbox & {
-  /** One handler per operation of the contract, and a 404 for anything else under /v1. */
+  /**
+   * One handler per operation of the contract (and HEAD beside each GET), and the server's
+   * 405 or 404 for any other method or path under /v1 and /files.
+   */
   readonly handlers: HttpHandler[];
 };
 
