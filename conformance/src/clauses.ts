@@ -84,7 +84,7 @@ export const DECISIONS = [
   { id: 'ND-STATES', rule: 'status moves queued -> processing -> ready | failed, or queued -> failed.' },
   { id: 'ND-IDEMPOTENCY', rule: 'A create repeated with the same Idempotency-Key and body answers the first 202 again (Idempotent-Replayed: true) and creates and charges nothing; with another body it is 409 idempotency_key_reused.' },
   { id: 'ND-WEBHOOK-LOG', rule: 'GET /v1/webhook-events/{id} shows every delivery attempt of the account\'s event (status or error, duration), a failed one included; POST /v1/webhook-events/{id}/replay sends it once more with the same event ID and a fresh timestamp and signature.' },
-  { id: 'ND-RATELIMIT-FIELDS', rule: 'Where an implementation sends RateLimit-Policy and RateLimit (IETF draft revision 10), they are RFC 9651 Lists of Strings with Integer q and w, r and t, and say what RateLimit-Limit, -Remaining and -Reset say.' },
+  { id: 'ND-RATELIMIT-FIELDS', rule: 'Where an implementation sends RateLimit-Policy and RateLimit (IETF draft revision 11, or 10, which writes them alike), they are RFC 9651 Lists of Strings with Integer q and w, r and t, and say what RateLimit-Limit, -Remaining and -Reset say.' },
   { id: 'ND-STANDARD-WEBHOOKS', rule: 'An account opted in to Standard Webhooks receives webhook-id, webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body>) beside the X-Service-* headers, which never change.' },
   { id: 'ND-LISTS', rule: 'GET /v1/avatars and /v1/avatar-videos page the account\'s own records newest first with an opaque cursor; each record shows up exactly once.' },
   { id: 'ND-CREATE-RESPONSE', rule: 'Both POSTs answer 202 with the full new record (status queued) and a Location header.' },

@@ -2,8 +2,9 @@
 // claims: the reference fixture sending RateLimit-Policy and RateLimit in an earlier IETF
 // draft's syntax (which the source does not forbid) passes core when its profile claims
 // no structured fields, and fails rate-limits.structured-fields-agree, and the verdict,
-// where they are claimed; in the mock profile, where the check is optional, the same
-// flaw is a warning that leaves the verdict passing.
+// where they are claimed, as revision 10 or 11; in the mock profile, where the check is
+// optional, the same flaw is a warning that leaves the verdict passing. Revisions 10 and 11
+// write the fields alike, so the fixture's revision-10 fields pass under either claim.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -51,6 +52,15 @@ describe('RateLimit-Policy in an earlier IETF draft\'s syntax', () => {
     expect(report.counts).toMatchObject({ failed: 1, warned: 0 });
   }, 60_000);
 
+  it('when the implementation profile claims revision 11, as the contract does, then the same answers fail the check, naming the revision claimed', async () => {
+    const report = await run(fixture, 'core', { ...ONLY, implementation: parseProfile({ profile: 1, rate_limits: { fields: 'ietf-draft-11' } }) });
+
+    const result = resultOf(report.results);
+    expect(result).toMatchObject({ outcome: 'failed', optional: false, failure: { clause: 'ND-RATELIMIT-FIELDS' } });
+    expect(result?.failure?.message).toMatch(/do not read as the draft says \(draft-ietf-httpapi-ratelimit-headers-11, as claimed\)/);
+    expect(report.exitCode).toBe(1);
+  }, 60_000);
+
   it('when the command runs the mock profile, where the check is optional, then it exits 0, its console shows the warning apart from the failures, and its JUnit counts no failure', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'conformance-warning-'));
     // The keys and the fixture's timings as a --config file, as a CI job would give them.
@@ -77,11 +87,32 @@ describe('RateLimit-Policy in an earlier IETF draft\'s syntax', () => {
     expect(xml).toMatch(/<property name="warning" value="ND-RATELIMIT-FIELDS: /);
   }, 60_000);
 
-  it('when judged under the contract, which claims revision 10, then the check fails and so does the verdict, with exit 1', async () => {
+  it('when judged under the contract, which claims revision 11, then the check fails and so does the verdict, with exit 1', async () => {
     const report = await run(fixture, 'contract', ONLY);
 
     expect(resultOf(report.results)).toMatchObject({ outcome: 'failed', optional: false, required: true, failure: { clause: 'ND-RATELIMIT-FIELDS' } });
     expect(report.verdict).toBe('fail');
     expect(report.exitCode).toBe(1);
   }, 60_000);
+});
+
+describe('RateLimit-Policy and RateLimit as revision 10 of the IETF draft writes them', () => {
+  let fixture: Fixture;
+  beforeAll(async () => {
+    fixture = await startFixture({ config: { rateLimitFields: 'ietf-draft-10' } });
+  });
+  afterAll(async () => {
+    await fixture?.close();
+  });
+
+  it.each(['ietf-draft-10', 'ietf-draft-11'] as const)('when the implementation profile claims %s, then core passes the check: the two revisions write the fields alike', async (fields) => {
+    const report = await run(fixture, 'core', { ...ONLY, implementation: parseProfile({ profile: 1, rate_limits: { fields } }) });
+
+    expect(report.results.find((r) => r.id === CHECK)).toMatchObject({ outcome: 'passed' });
+    expect(report.exitCode).toBe(0);
+  }, 60_000);
+
+  it('when the implementation profile claims a revision the runner does not read, then the profile is refused naming the member and its rule', () => {
+    expect(() => parseProfile({ profile: 1, rate_limits: { fields: 'ietf-draft-12' } })).toThrow(/rate_limits\.fields: must be equal to one of the allowed values \(enum\)/);
+  });
 });

@@ -241,16 +241,16 @@ describe('drafting from documents that tell less or differently', () => {
     expect(parseProfile(draftProfile(documentWith()).profile).lists).toBeNull();
   });
 
-  it('when an answer documents a RateLimit-Policy header, then the draft claims revision 10 of the IETF draft, marked for review; without one it claims no fields', () => {
+  it('when an answer documents a RateLimit-Policy header, then the draft claims revision 11 of the IETF draft, as the contract does (revision 10 writes the fields alike), marked for review; without one it claims no fields', () => {
     const withPolicy = documentWith((doc) => {
       doc.paths['/v1/avatars/{id}'].get.responses['200'] = { ...ok(record()), headers: { 'RateLimit-Policy': { schema: { type: 'string' } } } };
     });
 
     const drafted = draftProfile(withPolicy);
 
-    expect(drafted.profile.rate_limits).toEqual({ fields: 'ietf-draft-10' });
-    expect(parseProfile(drafted.profile).rateLimits.fields).toBe('ietf-draft-10');
-    expect(drafted.notes.find((note) => note.startsWith('rate_limits:'))).toMatch(/^rate_limits: answers carry RateLimit-Policy: drafted as the IETF draft's revision 10 .* set fields to null/);
+    expect(drafted.profile.rate_limits).toEqual({ fields: 'ietf-draft-11' });
+    expect(parseProfile(drafted.profile).rateLimits.fields).toBe('ietf-draft-11');
+    expect(drafted.notes.find((note) => note.startsWith('rate_limits:'))).toMatch(/^rate_limits: answers carry RateLimit-Policy: drafted as the IETF draft's revision 11, which writes them as revision 10 did .* set fields to null/);
     const lines = drafted.yaml.split('\n');
     expect(lines[lines.indexOf('rate_limits:') - 1]).toMatch(/^# review: rate_limits: |^# review: answers carry RateLimit-Policy/);
     expect(parseProfile(draftProfile(documentWith()).profile).rateLimits.fields).toBeNull();
@@ -264,7 +264,7 @@ describe('drafting from documents that tell less or differently', () => {
       doc.paths['/v1/avatar-videos/{id}'].get.responses['200'] = { $ref: '#/components/responses/Record' };
     });
 
-    expect(draftProfile(throughRefs).profile.rate_limits).toEqual({ fields: 'ietf-draft-10' });
+    expect(draftProfile(throughRefs).profile.rate_limits).toEqual({ fields: 'ietf-draft-11' });
   });
 
   it('when the key goes by http basic, then auth keeps the default and the note says basic is unsupported', () => {

@@ -568,8 +568,9 @@ const STRUCTURED_RATE_LIMIT_FIELDS = /^ratelimit(-policy)?$/i;
 
 /**
  * The IETF draft's structured rate-limit fields, if some answer of the document carries a
- * RateLimit-Policy or RateLimit header. The names alone do not tell the revision, and the
- * runner judges revision 10's syntax where a profile claims it: always a note.
+ * RateLimit-Policy or RateLimit header. The names alone do not tell the revision: drafted
+ * as the contract's, the newest the runner reads (10 and 11 write the fields alike), and
+ * always a note.
  */
 function draftRateLimits(api: OpenApi, review: Review): { rate_limits?: Json } {
   const found = new Set<string>();
@@ -583,9 +584,9 @@ function draftRateLimits(api: OpenApi, review: Review): { rate_limits?: Json } {
   if (found.size === 0) return {};
   review.note(
     'rate_limits',
-    `answers carry ${[...found].sort().join(' and ')}: drafted as the IETF draft's revision 10 (RateLimit-Policy: "minute";q=120;w=60, RateLimit: "minute";r=119;t=42), which rate-limits.structured-fields-agree then judges against RateLimit-Limit, -Remaining and -Reset; if they follow an earlier revision (RateLimit-Policy: 120;w=60), set fields to null and they are not judged`,
+    `answers carry ${[...found].sort().join(' and ')}: drafted as the IETF draft's revision 11, which writes them as revision 10 did (RateLimit-Policy: "minute";q=120;w=60, RateLimit: "minute";r=119;t=42), which rate-limits.structured-fields-agree then judges against RateLimit-Limit, -Remaining and -Reset; if they follow an earlier revision (RateLimit-Policy: 120;w=60), set fields to null and they are not judged`,
   );
-  return { rate_limits: { fields: 'ietf-draft-10' } };
+  return { rate_limits: { fields: 'ietf-draft-11' } };
 }
 
 function describe(info: Schema | undefined): string {

@@ -6,6 +6,7 @@
 // never through this project's own choices. The default profile is this project's
 // contract (openapi/README.md), so a run without a profile file judges it as before.
 import { CREDIT_COSTS, WEBHOOK_DELIVERY } from '../../../contract/numbers.ts';
+import type { RateLimitDraftRevision } from '../../../contract/rateLimitFields.ts';
 import { SANDBOX_FAILURE_MARKER } from '../../../contract/sandbox.ts';
 import { WEBHOOK_EVENT_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_SIGNATURE_PREFIX, WEBHOOK_TIMESTAMP_HEADER } from '../../../contract/webhookSignature.ts';
 import { readFileSync } from 'node:fs';
@@ -17,8 +18,11 @@ export type Json = Record<string, unknown>;
 export type JobKind = 'avatar' | 'avatar_video';
 /** How a rate-limit window counts: it opens and closes (fixed), or it is always the last window's length (sliding). */
 export type RateLimitWindow = 'fixed' | 'sliding';
-/** Structured rate-limit fields an implementation may claim beyond the source's trio. */
-export type RateLimitFields = 'ietf-draft-10';
+/**
+ * Structured rate-limit fields an implementation may claim beyond the source's trio: a
+ * revision of the IETF draft (contract/rateLimitFields.ts's, which write them alike).
+ */
+export type RateLimitFields = `ietf-draft-${RateLimitDraftRevision}`;
 export type BalanceMember = 'available' | 'reserved' | 'used';
 export const BALANCE_MEMBERS: readonly BalanceMember[] = ['available', 'reserved', 'used'];
 
@@ -177,7 +181,7 @@ export const CONTRACT_PROFILE: ImplementationProfile = {
   },
   retries: { delaysSeconds: [...WEBHOOK_DELIVERY.retryDelaysSeconds], jitter: WEBHOOK_DELIVERY.jitter },
   // Fixed windows aligned on UTC minutes and days, and the draft's fields (ND-RATELIMIT-FIELDS).
-  rateLimits: { window: 'fixed', fields: 'ietf-draft-10' },
+  rateLimits: { window: 'fixed', fields: 'ietf-draft-11' },
   // This project's server: its engine's avatar takes 1.5 s and its video 3 s with the
   // render beside it (ENGINE_AVATAR_MS, ENGINE_VIDEO_MS), an account's videos rendered one
   // after another; measured from create answer to the read that saw them end, avatars

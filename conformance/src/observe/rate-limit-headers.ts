@@ -213,7 +213,7 @@ export type StructuredVerdict =
   | { sent: true; problem: string; rule: 'syntax' | 'agreement' };
 
 /**
- * Whether an answer's structured fields read as the IETF draft (revision 10) says, through
+ * Whether an answer's structured fields read as the IETF draft (revision 11, or 10: alike) says, through
  * contract/rateLimitFields.ts's RFC 9651 parser, and say what its RateLimit-Limit,
  * -Remaining and -Reset say. `agreement: false` judges the syntax alone (a mock's
  * examples describe no window). An answer with neither field was not sent them: the
