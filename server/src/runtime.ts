@@ -11,6 +11,7 @@ import { createFinishedRecords } from './domain/finishedRecords.ts';
 import { createKeyCache } from './domain/keyCache.ts';
 import type { DomainDeps } from './domain/deps.ts';
 import { createBuiltinEngine } from './engine/builtin.ts';
+import { RENDERS_DIR, sweepRenderFolders } from './engine/renderFolders.ts';
 import type { GenerationEngine } from './domain/engine.ts';
 import { createLogger } from './logger.ts';
 import { redactSecretShapes } from '../../contract/secrets.ts';
@@ -95,7 +96,13 @@ async function serve(config: Config, overrides: ServiceOverrides, store: Store):
   const log = overrides.log ?? createLogger(config.logLevel, redactSecretShapes);
   const clock = overrides.clock ?? systemClock;
   const timer = createAccountTimer(store, clock, config.worker.pollMs);
-  const engine = overrides.engine ?? createBuiltinEngine({ ...config.engine, wait: (job, ms, signal) => timer.wait(job.accountId, ms, signal) });
+  const rendersRoot = join(config.dataDir, RENDERS_DIR);
+  // What the renders of a server killed on this data folder left: its render processes
+  // still running, if any, and their folders. Before this server renders anything.
+  const swept = await sweepRenderFolders(rendersRoot);
+  if (swept.renders > 0) log.warn(swept, 'removed what the renders of a server that was stopped without its shutdown left');
+  const engine =
+    overrides.engine ?? createBuiltinEngine({ ...config.engine, rendersRoot, wait: (job, ms, signal) => timer.wait(job.accountId, ms, signal) });
   const metrics = createMetrics({ activeJobs: () => store.jobs.countActiveJobs(), pendingEvents: () => store.outbox.countPending() });
   const dispatcher = createWebhookDispatcher(
     store,

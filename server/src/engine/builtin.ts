@@ -8,8 +8,7 @@
 // any API process draws the same file), and kept.
 import { LRUCache } from 'lru-cache';
 import { createReadStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AvatarInput, Job, VideoInput } from '../domain/model.ts';
@@ -17,6 +16,7 @@ import { SANDBOX_FAILURE_MARKER } from '../../../contract/sandbox.ts';
 import type { Artifact, ArtifactRequest, EngineOutcome, GenerationEngine } from '../domain/engine.ts';
 import { CAPTIONS_FILE_NAME, FILE_NAME } from '../domain/files.ts';
 import { createPortraits } from './portraits.ts';
+import { defaultRendersRoot, makeRenderFolder, sweepRenderFolders } from './renderFolders.ts';
 import { videoDurationSeconds, webVtt } from './timeline.ts';
 import { createVideos, type Render } from './videos.ts';
 
@@ -32,6 +32,12 @@ export interface BuiltinEngineOptions {
   wait?: (job: Job, ms: number, signal: AbortSignal) => Promise<void>;
   /** How a video is rendered into a file; by default in a process of its own (videos.ts). Tests put a failure here. */
   render?: Render;
+  /**
+   * Where renders keep their files while they run (renderFolders.ts): the service's is in
+   * its data folder, swept at start-up; a folder of this user's under the system's
+   * temporary folder by default.
+   */
+  rendersRoot?: string;
 }
 
 const serviceTime = (_job: Job, ms: number, signal: AbortSignal) => sleep(ms, undefined, { signal });
@@ -41,6 +47,9 @@ function triggersFailure(job: Job): boolean {
   const text = job.kind === 'avatar' ? (job.input as AvatarInput).name : (job.input as VideoInput).script;
   return text.includes(SANDBOX_FAILURE_MARKER);
 }
+
+/** Whether this process has swept the default root of render folders (the service sweeps its own at start-up). */
+let defaultRootSwept = false;
 
 /** Rendered previews kept: about 15 KB each, some 12 MB in all. */
 const KEPT_PREVIEWS = 800;
@@ -52,10 +61,15 @@ export function createBuiltinEngine(options: BuiltinEngineOptions): GenerationEn
   const wait = (job: Job, ms: number, signal: AbortSignal) => (ms > 0 ? (options.wait ?? serviceTime)(job, ms, signal) : Promise.resolve());
   const portraits = createPortraits();
   const videos = createVideos({ render: options.render });
-  /** Renders the video into a temporary folder while its job waits out the engine's time. */
+  const rendersRoot = options.rendersRoot ?? defaultRendersRoot();
+  if (options.rendersRoot === undefined && !defaultRootSwept) {
+    defaultRootSwept = true;
+    void sweepRenderFolders(rendersRoot).catch(() => undefined);
+  }
+  /** Renders the video into a folder of its own while its job waits out the engine's time; the folder goes at the job's end, whatever it is. */
   async function video(job: Job, avatar: Job | null, signal: AbortSignal, rendered: () => void): Promise<EngineOutcome> {
     const input = job.input as VideoInput;
-    const dir = await mkdtemp(join(tmpdir(), 'avatar-video-job-'));
+    const dir = await makeRenderFolder(rendersRoot);
     const waiting = wait(job, options.videoMs, signal);
     const discard = () => rm(dir, { recursive: true, force: true });
     const out = join(dir, FILE_NAME.avatar_video);

@@ -111,14 +111,17 @@ export async function renderVideo(request: VideoRequest, signal?: AbortSignal): 
 
 /**
  * Renders the MP4 of a video into the file `out` (an absolute path), never holding it in
- * memory: what the job runner keeps is read from there.
+ * memory: what the job runner keeps is read from there. What it draws and speaks on the
+ * way is kept in a folder made in `scratch` (the system's temporary folder by default;
+ * the render's own folder in a render process, which a start-up sweep removes should the
+ * process be killed).
  */
-export async function renderVideoFile({ avatar, video }: VideoRequest, out: string, signal?: AbortSignal): Promise<void> {
+export async function renderVideoFile({ avatar, video }: VideoRequest, out: string, signal?: AbortSignal, scratch = tmpdir()): Promise<void> {
   const layout = LAYOUTS[video.aspect_ratio];
   const frames = videoFrames(video.script);
   const cues = captionCues(video.script);
   const mouths = mouthFrames(video.script);
-  const dir = await mkdtemp(join(tmpdir(), 'avatar-video-'));
+  const dir = await mkdtemp(join(scratch, 'avatar-video-'));
   try {
     const measure = createMeasure();
     const files: [string, Uint8Array | string][] = [

@@ -10,10 +10,11 @@
 // account's long videos hold a slot of their own, never the others'.
 import { lstatSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runChild, type ChildFailure } from './child.ts';
 import { encodeTimeoutMs } from './ffmpeg.ts';
+import { recordRenderProcess } from './renderFolders.ts';
 import { videoFrames } from './timeline.ts';
 import type { VideoRequest } from './video.ts';
 
@@ -57,7 +58,12 @@ export function renderCompileCache(dir = join(tmpdir(), `avatar-video-compile-ca
   }
 }
 
-/** Renders in a process of its own: the request and the output file on its stdin. */
+/**
+ * Renders in a process of its own: the request and the output file on its stdin. It runs
+ * in a process group of its own with its encoder, recorded in the render's folder (the
+ * output file's, renderFolders.ts), and is given this process's ID, so that it ends
+ * itself, encoder and all, once this process is gone, even killed (videoProcess.ts).
+ */
 export const renderInProcess: Render = async (request, out, signal) => {
   // Checked before every render, not once: a folder removed meanwhile (a temp cleaner) and
   // made again by another user must not be used.
@@ -65,13 +71,18 @@ export const renderInProcess: Render = async (request, out, signal) => {
   try {
     // SIGTERM when stopped: the render process stops its encoder, then itself. Its time:
     // the encoding's, and time to draw and speak before it.
-    await runChild(process.execPath, ['--expose-gc', RENDER_SCRIPT], {
+    const folder = dirname(out);
+    let recorded: Promise<void> = Promise.resolve();
+    await runChild(process.execPath, ['--expose-gc', RENDER_SCRIPT, folder, String(process.pid)], {
       ...(compileCache ? { env: { ...process.env, NODE_COMPILE_CACHE: compileCache } } : {}),
       input: JSON.stringify({ ...request, out }),
       timeoutMs: encodeTimeoutMs(videoFrames(request.video.script)) + 30_000,
       signal,
       stopSignal: 'SIGTERM',
-    });
+      group: true,
+      // A folder that cannot take the record still renders: the process ends itself anyway.
+      onSpawn: (pid) => (recorded = recordRenderProcess(folder, pid).catch(() => undefined)),
+    }).finally(() => recorded);
   } catch (error) {
     const failure = error as ChildFailure;
     throw new Error(`the video could not be rendered: ${failure.stderr || `the render process ${failure.message}`}`, { cause: error });
