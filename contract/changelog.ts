@@ -3,10 +3,11 @@
 // gate's own diff (compatibility.ts) written out, with the decisions on the breaks it
 // accepted (openapi/accepted-breaks.json), so the gate, contract:diff and the changelog
 // can never disagree and the changelog tells why a break was accepted itself.
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { compareDocuments, markAccepted, type Change } from './compatibility.ts';
-import { ROOT, loadAcceptedBreaks, loadReleases, releasedBundle, workingBundle, type AcceptedBreak, type Release } from './releases.ts';
+import { HistoryError, ROOT, loadAcceptedBreaks, loadReleases, releasedBundle, workingBundle, type AcceptedBreak, type Release } from './releases.ts';
 
 type Json = Record<string, unknown>;
 
@@ -16,7 +17,32 @@ export interface ChangelogSection {
   heading: string;
   /** The release's notes, or what the section compares. */
   intro: string;
+  /** Unreleased only: what the diff cannot show, written by hand (UNRELEASED_NOTES_FILE). */
+  notes?: string[];
   changes: Change[];
+}
+
+/**
+ * Notes on the unreleased changes that the diff cannot tell a client, the contract's own
+ * Markdown, one a string: a description that now follows a newer revision of a standard,
+ * say, which the gate counts among the changes clients do not see. When a release is
+ * recorded they move into its notes in openapi/releases.json.
+ */
+export const UNRELEASED_NOTES_FILE = 'openapi/unreleased-notes.json';
+
+export function loadUnreleasedNotes(repo: string = ROOT): string[] {
+  const file = join(repo, UNRELEASED_NOTES_FILE);
+  if (!existsSync(file)) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new HistoryError(`${UNRELEASED_NOTES_FILE} is not JSON: ${(error as Error).message}`);
+  }
+  if (!Array.isArray(parsed) || !parsed.every((note) => typeof note === 'string' && note.trim().length > 0)) {
+    throw new HistoryError(`${UNRELEASED_NOTES_FILE} must be an array of notes, each a non-empty string`);
+  }
+  return parsed as string[];
 }
 
 /**
@@ -24,12 +50,12 @@ export interface ChangelogSection {
  * against the last release. `bundleOf` reads a release's bundle; `accepted` are the
  * breaks a person accepted, each marked on the changes it names with its reason.
  */
-export function changelogSections(releases: Release[], bundleOf: (release: Release) => Json, working: Json, accepted: readonly AcceptedBreak[] = []): ChangelogSection[] {
+export function changelogSections(releases: Release[], bundleOf: (release: Release) => Json, working: Json, accepted: readonly AcceptedBreak[] = [], unreleasedNotes: readonly string[] = []): ChangelogSection[] {
   const compare = (base: Json, head: Json) => markAccepted(compareDocuments(base, head), accepted);
   const last = releases.at(-1);
   const pending = last ? compare(bundleOf(last), working) : [];
   const intro = !last ? 'No release is recorded yet (openapi/releases.json).' : pending.length ? `Changes since ${last.version}, not yet released.` : `No changes since ${last.version}.`;
-  const unreleased: ChangelogSection = { heading: 'Unreleased', intro, changes: pending };
+  const unreleased: ChangelogSection = { heading: 'Unreleased', intro, ...(unreleasedNotes.length > 0 ? { notes: [...unreleasedNotes] } : {}), changes: pending };
   const released = releases.map((release, i): ChangelogSection => {
     const previous = releases[i - 1];
     const heading = `${release.version} (${release.date})`;
@@ -157,6 +183,7 @@ export function renderMarkdown(sections: ChangelogSection[], title: string): str
   const out = [`# ${title}`, '', PREAMBLE, ''];
   for (const section of sections) {
     out.push(`## ${section.heading}`, '', section.intro, '');
+    if (section.notes) out.push(...section.notes.map((note) => `- ${note}`), '');
     const { breaking, additive, accepted, others } = blocks(section);
     if (breaking.length > 0) out.push('### Breaking changes', '', REFUSED_NOTE, '', ...breaking.map(line), '');
     if (additive.length > 0) out.push('### Additive changes', '', ...additive.map(line), '');
@@ -182,6 +209,7 @@ export function renderHtml(sections: ChangelogSection[], title: string): string 
   const body: string[] = [`<h1>${escapeHtml(title)}</h1>`, `<p>${escapeHtml(PREAMBLE)}</p>`];
   for (const section of sections) {
     body.push(`<section>`, `<h2>${escapeHtml(section.heading)}</h2>`, `<p>${escapeHtml(section.intro)}</p>`);
+    if (section.notes) body.push('<ul class="notes">', ...section.notes.map((note) => `<li>${prose(note)}</li>`), '</ul>');
     const { breaking, additive, accepted, others } = blocks(section);
     if (breaking.length > 0) body.push('<h3>Breaking changes</h3>', `<p>${escapeHtml(REFUSED_NOTE)}</p>`, '<ul>', ...breaking.map(item), '</ul>');
     if (additive.length > 0) body.push('<h3>Additive changes</h3>', '<ul>', ...additive.map(item), '</ul>');
@@ -227,7 +255,7 @@ export function escapeHtml(text: string): string {
 /** Writes changelog.md and changelog.html into `dir` from the releases and the working bundle; returns their paths. */
 export async function writeChangelog(dir: string, repo: string = ROOT): Promise<string[]> {
   const working = workingBundle(repo);
-  const sections = changelogSections(loadReleases(repo), (release) => releasedBundle(repo, release), working, loadAcceptedBreaks(repo));
+  const sections = changelogSections(loadReleases(repo), (release) => releasedBundle(repo, release), working, loadAcceptedBreaks(repo), loadUnreleasedNotes(repo));
   const title = titleOf(working);
   const files: [string, string][] = [
     [join(dir, 'changelog.md'), renderMarkdown(sections, title)],

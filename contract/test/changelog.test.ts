@@ -2,9 +2,11 @@
 // additive changes, then the breaks that were accepted, each with why and what a client
 // must do (a break no one accepted, which the gate refuses, first of all), the rest
 // counted, and HTML that shows the contract's text as text.
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { changelogSections, renderHtml, renderMarkdown } from '../changelog.ts';
+import { changelogSections, loadUnreleasedNotes, renderHtml, renderMarkdown } from '../changelog.ts';
 import type { Release } from '../releases.ts';
 
 type Node = { [key: string]: any };
@@ -149,3 +151,27 @@ describe('renderHtml', () => {
 function between(text: string, from: string, to: string): string {
   return text.slice(text.indexOf(from), text.indexOf(to));
 }
+
+describe('notes on the unreleased changes', () => {
+  it('when notes are written for what the diff cannot show, then Unreleased carries them, in Markdown and in HTML with code as code', () => {
+    const note = '`RateLimit` now follows revision 11 of the draft; nothing changes on the wire.';
+    const sections = changelogSections(RELEASES, bundleOf, working, [], [note]);
+
+    expect(sections[0]?.notes).toEqual([note]);
+    expect(sections.slice(1).every((section) => section.notes === undefined)).toBe(true);
+    expect(renderMarkdown(sections, 'Changelog: Fixture API')).toContain(`## Unreleased\n\nChanges since 1.1.0, not yet released.\n\n- ${note}\n`);
+    expect(renderHtml(sections, 'Changelog: Fixture API')).toContain('<li><code>RateLimit</code> now follows revision 11 of the draft; nothing changes on the wire.</li>');
+  });
+
+  it('when the notes file is missing, then there are none; when it is not a list of non-empty strings, then it is refused naming the file and the rule', () => {
+    const repo = mkdtempSync(join(tmpdir(), 'unreleased-notes-'));
+    expect(loadUnreleasedNotes(repo)).toEqual([]);
+    mkdirSync(join(repo, 'openapi'));
+    for (const bad of ['{"notes": "x"}', '[""]', '[1]', 'not json']) {
+      writeFileSync(join(repo, 'openapi', 'unreleased-notes.json'), bad);
+      expect(() => loadUnreleasedNotes(repo), bad).toThrow(/^openapi\/unreleased-notes\.json (must be an array of notes, each a non-empty string|is not JSON)/);
+    }
+    writeFileSync(join(repo, 'openapi', 'unreleased-notes.json'), '["A note."]');
+    expect(loadUnreleasedNotes(repo)).toEqual(['A note.']);
+  });
+});
