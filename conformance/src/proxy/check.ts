@@ -40,18 +40,21 @@ export const TIMING_MARGIN_MS = 50;
 
 /** The exchanges of the service itself: neither answered by the proxy nor lost on the way. */
 export function fromService(traffic: Traffic): Seen[] {
-  return traffic.exchanges.filter((seen) => !seen.injected && seen.proxyError === undefined && seen.status > 0);
+  return traffic.exchanges.filter((seen) => !seen.injected && seen.proxyError === undefined && seen.refusedByProxy === undefined && seen.status > 0);
 }
 
 /** An exchange as the reports show it: the key's label, never the key. */
 export function describe(seen: Seen): string {
-  const lines = [`#${seen.seq} ${seen.method} ${seen.path}  [${seen.key ?? 'no key'}]${seen.injected ? '  (answered by the proxy: --inject-429)' : ''}`];
+  const by = seen.injected ? '  (answered by the proxy: --inject-429)' : seen.refusedByProxy ? `  (refused by the proxy as the service refuses it: ${seen.refusedByProxy})` : '';
+  const lines = [`#${seen.seq} ${seen.method} ${seen.path}  [${seen.key ?? 'no key'}]${by}`];
   if (seen.requestJson !== undefined) lines.push(`> ${truncate(JSON.stringify(seen.requestJson), 300)}`);
+  else if (seen.requestBytes) lines.push(`> (a body of ${seen.requestBytes} bytes, not kept)`);
   lines.push(`< ${seen.status} after ${seen.answeredAt - seen.arrivedAt} ms`);
   for (const [name, value] of Object.entries(seen.responseHeaders)) {
     if (/^(content-type|location|retry-after|ratelimit-|x-ratelimit-)/.test(name)) lines.push(`< ${name}: ${value}`);
   }
   if (seen.responseText) lines.push(`< ${truncate(seen.responseText, 400)}`);
+  else if (seen.responseBytes) lines.push(`< (a body of ${seen.responseBytes} bytes, not kept)`);
   return lines.join('\n');
 }
 

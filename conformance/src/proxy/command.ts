@@ -4,6 +4,8 @@
 //
 //   node conformance/src/cli.ts proxy --upstream http://127.0.0.1:3000 --listen 8080
 import { parseArgs } from 'node:util';
+import { MAX_JSON_BODY_BYTES } from '../../../contract/bodyLimit.ts';
+import type { ServiceMode } from '../../../contract/webhookUrl.ts';
 import { ContractValidator } from '../contract.ts';
 import { CONTRACT_PROFILE, type ImplementationProfile } from '../implementation/profile.ts';
 import { profileFlag, Usage } from '../usage.ts';
@@ -44,7 +46,16 @@ avatars) and the service (rate-limit headers, records, webhooks) from what it sa
   --public-url <url>            the address the service must call for webhooks, when it cannot
                                 call the proxy's own (e.g. a tunnel to it, for a service that
                                 accepts only public HTTPS)
-  --signing-secret <secret>     verifies the service's webhook signatures [CONFORMANCE_SIGNING_SECRET]
+  --service-mode <mode>         the service's mode, whose webhook URL rule a client's webhook_url
+                                must keep to be routed through the proxy: sandbox (http:// and
+                                loopback or private hosts too, never link-local or metadata ones)
+                                or production (https:// on public hosts only). A URL the rule
+                                refuses goes to the service as written, which refuses it; the
+                                proxy never delivers to it. Default: production with --public-url,
+                                sandbox without
+  --signing-secret <secret>     verifies the service's webhook signatures. Prefer the environment,
+                                CONFORMANCE_SIGNING_SECRET=<secret>: a flag shows in the process
+                                list (ps) to every user of the machine
   --implementation <file>       the service's implementation profile (how it presents keys,
                                 spells states, errors and requests); default: this project's contract
   --duration <s>                stop and judge after this many seconds
@@ -53,6 +64,10 @@ avatars) and the service (rate-limit headers, records, webhooks) from what it sa
                                 to the service, so the client's handling of 429 is seen
   --report-json <file>  --report-junit <file>  --report-md <file>  --report-html <file>
   --no-color
+
+A create's body is read up to the service's own limit (${MAX_JSON_BODY_BYTES} bytes) and no further:
+a longer one is refused by the service as it would refuse the whole, and the rest is
+dropped. Every other body streams through.
 
 Exit codes: 0 pass, 1 fail, 2 usage, 6 runner bug.
 `;
@@ -80,6 +95,7 @@ export async function proxyCommand(args: string[], io: ProxyIo): Promise<number>
   let duration: number | undefined;
   let inject = 0;
   let implementation: ImplementationProfile = CONTRACT_PROFILE;
+  let serviceMode: ServiceMode;
   try {
     upstream = httpUrl('--upstream', values.upstream, 'the service, e.g. http://127.0.0.1:3000');
     listen = listenOn(values.listen);
@@ -93,9 +109,16 @@ export async function proxyCommand(args: string[], io: ProxyIo): Promise<number>
       if (values['inject-429'].trim() === '' || !Number.isFinite(inject) || inject < 0 || inject >= 1) throw new Usage(`--inject-429 must be a share from 0 to below 1, e.g. 0.2, got ${JSON.stringify(values['inject-429'])}`);
     }
     if (values.implementation) implementation = profileFlag(values.implementation);
+    const mode = values['service-mode'];
+    if (mode !== undefined && mode !== 'sandbox' && mode !== 'production') throw new Usage(`--service-mode must be sandbox or production, got ${JSON.stringify(mode)}`);
+    // A service that must call a public address is one that takes only public receivers.
+    serviceMode = mode ?? (values['public-url'] === undefined ? 'sandbox' : 'production');
   } catch (error) {
     if (error instanceof Usage) return usage(error.message);
     throw error;
+  }
+  if (values['signing-secret'] !== undefined) {
+    io.err('warning: --signing-secret shows in the process list (ps) to every user of this machine; set CONFORMANCE_SIGNING_SECRET in the environment instead\n');
   }
   const secret = values['signing-secret'] ?? io.env.CONFORMANCE_SIGNING_SECRET;
   const shape = new Shape(implementation);
@@ -112,6 +135,7 @@ export async function proxyCommand(args: string[], io: ProxyIo): Promise<number>
       shape,
       validator,
       inject429: inject,
+      serviceMode,
     });
   } catch (error) {
     return usage(`--listen ${values.listen}: cannot listen there (${error instanceof Error ? error.message : String(error)})`);
@@ -120,7 +144,7 @@ export async function proxyCommand(args: string[], io: ProxyIo): Promise<number>
   io.out(`Conformance proxy: ${proxy.url} -> ${origin}\n`);
   io.out(
     `judging ${counted(PROXY_CHECKS.length, 'check')} per key (client and service) until SIGINT or SIGTERM${duration === undefined ? '' : ` or ${duration} s`}; ` +
-      `webhooks routed through ${proxy.webhookBase}…; ` +
+      `webhooks routed through ${proxy.webhookBase}… when the ${serviceMode} rule allows the client's webhook_url; ` +
       (inject > 0 ? `${+(inject * 100).toFixed(2)} % of each key's rate-limited requests answered 429 by the proxy (--inject-429), the rest passed on unchanged` : 'every request passed on unchanged') +
       `; once stopped, exchanges under way get ${CLOSE_MS / 1000} s, then the verdict\n`,
   );
@@ -173,6 +197,7 @@ function parse(args: string[]) {
       upstream: { type: 'string' },
       listen: { type: 'string' },
       'public-url': { type: 'string' },
+      'service-mode': { type: 'string' },
       'signing-secret': { type: 'string' },
       implementation: { type: 'string' },
       duration: { type: 'string' },

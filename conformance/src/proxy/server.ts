@@ -5,17 +5,30 @@
 // on their way to the client's receiver (byte for byte, headers and all, and the
 // receiver's answer back); and with --inject-429 it answers a share of each key's
 // requests itself with a 429, which the service never sees.
+//
+// Whatever a client sends, the proxy holds a bounded amount of it: a create's body is
+// read to the service's own limit and no further (a longer one goes to the service cut
+// just past the limit, which the service refuses with its 413 as it would the whole,
+// and the rest is read and dropped), every other body streams, and the record keeps
+// bounded excerpts with their true lengths. A client's webhook_url is routed through the
+// proxy only when the service's rule for its mode allows it (contract/webhookUrl.ts);
+// any other goes to the service as the client wrote it, so the client gets the
+// service's own refusal, and the proxy never delivers to it.
 import { CONTRACT_LIMITS } from '../options.ts';
 import { randomBytes } from 'node:crypto';
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { isDeepStrictEqual } from 'node:util';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+import { MAX_JSON_BODY_BYTES } from '../../../contract/bodyLimit.ts';
 import { formatRateLimit, formatRateLimitPolicy } from '../../../contract/rateLimitFields.ts';
+import { canonicalName, checkWebhookUrl, resolvedAddressRefusal, type ServiceMode } from '../../../contract/webhookUrl.ts';
 import type { ContractValidator } from '../contract.ts';
 import type { Shape } from '../implementation/shape.ts';
 import type { Bucket } from '../pacer.ts';
+import { answerConnectionErrors, hostRefusal, proxyProblem, refuse } from './refusals.ts';
 import { Traffic, type Seen, type SeenDelivery } from './traffic.ts';
 
 /** Where the service delivers the webhooks the proxy routes; the rest of the path is the webhook's token. */
@@ -24,8 +37,14 @@ export const WEBHOOK_PATH = '/__conformance/webhooks/';
 export const INJECTED_RETRY_AFTER_SECONDS = 1;
 /** The contract's burst limits (each bucket's shortest window), for an injected 429 on a key whose own limit the service has not shown yet. */
 const SOURCE_BURST_LIMITS: Record<Bucket, number> = { generation: CONTRACT_LIMITS.generation[0]!, read: CONTRACT_LIMITS.read[0]! };
-/** Answers kept for judging; a longer body (a video file) is passed on but not kept. */
-const KEPT_BODY_BYTES = 1 << 20;
+/**
+ * Answers kept for judging: a record, an event, a problem, what the checks read. A
+ * longer body (a video file, a long page of a list) is passed on and counted, not kept,
+ * so that the record of a long run grows by a bounded excerpt per exchange.
+ */
+const KEPT_BODY_BYTES = 64 * 1024;
+/** A webhook delivery the service sends is read whole (its signature is over its bytes) up to this: the runner's receiver's own limit. */
+const MAX_DELIVERY_BYTES = 1024 * 1024;
 /** How long a receiver may take to answer a routed delivery before the proxy gives up on it (longer than any sender waits). */
 const RECEIVER_TIMEOUT_MS = 60_000;
 
@@ -44,6 +63,13 @@ export interface ProxyOptions {
   validator: ContractValidator;
   /** The share of each key's rate-limited requests answered with a 429 by the proxy itself, 0 to below 1. */
   inject429?: number;
+  /**
+   * The service's mode, whose webhook URL rule a client's webhook_url must keep to be
+   * routed through the proxy (contract/webhookUrl.ts). Default sandbox.
+   */
+  serviceMode?: ServiceMode;
+  /** Resolves a receiver's host at delivery (default: the system's resolver); every address is held to the rule. */
+  resolve?: (host: string) => Promise<LookupAddress[]>;
   now?: () => number;
 }
 
@@ -71,22 +97,30 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const lastLimit = new Map<string, number>();
   const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
   const { shape, validator } = options;
+  const serviceMode = options.serviceMode ?? 'sandbox';
+  const resolve = options.resolve ?? ((host: string) => new Promise<LookupAddress[]>((ok, fail) => dnsLookup(host, { all: true }, (error, addresses) => (error ? fail(error) : ok(addresses)))));
   let webhookBase = '';
+
+  /** Whether the service takes this webhook_url: the contract's schema of it and the mode's rule. */
+  const routable = (receiver: string) => validator.validateSchema('WebhookUrl', receiver).length === 0 && checkWebhookUrl(receiver, serviceMode) === null;
 
   // A tunnel in front of the proxy may keep the path of --public-url in what it passes on.
   const publicPath = options.publicUrl ? new URL(options.publicUrl).pathname.replace(/\/+$/, '') : '';
   const webhookPrefix = (url: string) => [WEBHOOK_PATH, `${publicPath}${WEBHOOK_PATH}`].find((prefix) => url.startsWith(prefix));
 
-  const server = createServer((req, res) => {
+  // Host is checked below as the service checks it, with a problem rather than Node's bare 400.
+  const server = createServer({ requireHostHeader: false }, (req, res) => {
     const arrivedAt = now();
     const url = req.url ?? '/';
     const prefix = webhookPrefix(url);
     const work = prefix ? deliver(req, res, url.slice(prefix.length), arrivedAt) : forward(req, res, url, arrivedAt);
     work.catch((error: unknown) => {
+      if (res.destroyed) return;
       if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
       res.end(`conformance proxy: ${error instanceof Error ? error.message : String(error)}\n`);
     });
   });
+  answerConnectionErrors(server);
 
   async function forward(req: IncomingMessage, res: ServerResponse, url: string, arrivedAt: number): Promise<void> {
     const method = req.method ?? 'GET';
@@ -111,23 +145,59 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     };
     traffic.exchanges.push(seen);
 
+    const badHost = hostRefusal(req);
+    if (badHost) {
+      const problem = proxyProblem('malformed_request', badHost, url.split('?')[0]!);
+      seen.refusedByProxy = 'malformed_request';
+      seen.status = problem.status;
+      seen.responseHeaders = lowerHeaders(problem.headers);
+      seen.responseText = problem.body;
+      seen.responseJson = JSON.parse(problem.body);
+      seen.answeredAt = now();
+      return refuse(res, problem);
+    }
+
     if (key !== undefined && match?.bucket && injector.take(key)) {
       req.resume();
       return inject(res, seen, lastLimit.get(`${key}:${match.bucket}`) ?? SOURCE_BURST_LIMITS[match.bucket]);
     }
 
     const kind = method === 'POST' && match?.operationId === 'createAvatar' ? 'avatar' : method === 'POST' && match?.operationId === 'createAvatarVideo' ? 'avatar_video' : undefined;
-    // A create is read whole to point its webhook_url at the proxy; everything else streams.
+    // A create is read to point its webhook_url at the proxy, up to the service's limit;
+    // everything else streams.
     let body: Buffer | undefined;
     if (kind) {
-      const raw = await readAll(req);
-      const rewritten = rewriteWebhookUrl(raw, (receiver) => {
-        const id = randomBytes(12).toString('hex');
-        hooks.set(id, { receiver, key, createSeq: seen.seq });
-        return `${webhookBase}${id}`;
-      });
-      seen.requestJson = rewritten.json;
-      body = rewritten.body;
+      let read: Awaited<ReturnType<typeof readBounded>>;
+      try {
+        read = await readBounded(req, MAX_JSON_BODY_BYTES);
+      } catch (error) {
+        seen.proxyError = `the client's body did not arrive: ${error instanceof Error ? error.message : String(error)}`;
+        seen.answeredAt = now();
+        res.destroy();
+        return;
+      }
+      seen.requestBytes = read.size;
+      if (read.over) {
+        // The service refuses a body past its limit whatever follows the limit: it gets the
+        // bytes up to one past it, and answers as it would the whole (its 413, or the 401,
+        // 429 or 415 it judges first), while the rest is counted and dropped. Draining
+        // keeps the connection usable, as the service keeps it.
+        body = read.bytes;
+        req.on('data', (chunk: Buffer) => (seen.requestBytes! += chunk.length));
+        req.on('error', () => undefined); // a client that leaves mid-body ends only its own drain
+        req.resume();
+      } else {
+        const rewritten = rewriteWebhookUrl(read.bytes, (receiver) => {
+          // A URL the service's rule refuses goes on as written: the client gets the
+          // service's own refusal, and the proxy never delivers to it.
+          if (!routable(receiver)) return undefined;
+          const id = randomBytes(12).toString('hex');
+          hooks.set(id, { receiver, key, createSeq: seen.seq });
+          return `${webhookBase}${id}`;
+        });
+        seen.requestJson = rewritten.json;
+        body = rewritten.body;
+      }
     }
 
     const headers = passOn(req.rawHeaders, body === undefined ? [] : ['content-length']);
@@ -158,9 +228,11 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         answer.on('data', (chunk: Buffer) => {
           size += chunk.length;
           if (size <= KEPT_BODY_BYTES) kept.push(chunk);
+          else kept.length = 0;
         });
         answer.pipe(res);
         answer.on('end', () => {
+          seen.responseBytes = size;
           if (size <= KEPT_BODY_BYTES) readBody(seen, Buffer.concat(kept));
           if (key !== undefined && match?.bucket) {
             const limit = Number(seen.responseHeaders['ratelimit-limit']);
@@ -232,7 +304,14 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       return;
     }
     // Read whole: its signature is over these exact bytes, which the checks verify.
-    const rawBody = await readAll(req);
+    const read = await readBounded(req, MAX_DELIVERY_BYTES);
+    if (read.over) {
+      req.resume();
+      res.writeHead(413, { 'content-type': 'text/plain' });
+      res.end(`conformance proxy: a webhook delivery is read up to ${MAX_DELIVERY_BYTES} bytes; this one is longer\n`);
+      return;
+    }
+    const rawBody = read.bytes;
     const delivery: SeenDelivery = {
       seq: traffic.deliveries.length + 1,
       key: hook.key,
@@ -249,7 +328,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     const secure = target.protocol === 'https:';
     const headers = passOn(req.rawHeaders, ['content-length']);
     headers.push('Host', target.host, 'Content-Length', String(rawBody.length));
-    await new Promise<void>((resolve) => {
+    await new Promise<void>((done) => {
       const up = (secure ? httpsRequest : httpRequest)({
         protocol: target.protocol,
         hostname: target.hostname,
@@ -258,14 +337,28 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         path: `${target.pathname}${target.search}`,
         headers: headers as unknown as OutgoingHttpHeaders,
         timeout: RECEIVER_TIMEOUT_MS,
+        // A name is held to the rule again once resolved, every address of it, as the
+        // service holds its own deliveries (no name that points at a metadata service).
+        lookup: (host, _options, callback) => {
+          resolve(canonicalName(host)).then(
+            (addresses) => {
+              const inside = addresses.map((a) => ({ ...a, why: resolvedAddressRefusal(a.address, serviceMode) })).find((a) => a.why !== null);
+              if (inside) callback(Object.assign(new Error(`host ${host} resolves to ${inside.address}, which ${inside.why}: not delivered`), { code: 'EREFUSED' }), '', 4);
+              else if (addresses.length === 0) callback(Object.assign(new Error(`host ${host} has no address`), { code: 'ENOTFOUND' }), '', 4);
+              else if ((_options as { all?: boolean }).all) (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, [addresses[0]!]);
+              else callback(null, addresses[0]!.address, addresses[0]!.family);
+            },
+            (error: Error) => callback(error as NodeJS.ErrnoException, '', 4),
+          );
+        },
       });
       up.on('timeout', () => up.destroy(new Error(`no answer within ${RECEIVER_TIMEOUT_MS / 1000} s`)));
       up.on('response', (answer) => {
         delivery.receiverStatus = answer.statusCode;
         res.writeHead(answer.statusCode ?? 502, answer.statusMessage, passOn(answer.rawHeaders) as unknown as OutgoingHttpHeaders);
         answer.pipe(res);
-        answer.on('end', resolve);
-        answer.on('error', () => resolve());
+        answer.on('end', done);
+        answer.on('error', () => done());
       });
       up.on('error', (error) => {
         // The service sees what a sender sees when a receiver is down, and retries as it would.
@@ -273,7 +366,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
           res.writeHead(502, { 'content-type': 'text/plain' });
           res.end(`conformance proxy: the receiver could not be reached: ${error.message}\n`);
         } else res.destroy();
-        resolve();
+        done();
       });
       up.end(rawBody);
     });
@@ -333,13 +426,15 @@ function tokenOf(req: IncomingMessage, shape: Shape): string | undefined {
  * the rest of the body goes on as the client wrote it. A body whose member cannot be
  * found that way (escaped names, say) is written again whole.
  */
-export function rewriteWebhookUrl(raw: Buffer, route: (receiver: string) => string): { body: Buffer; json: unknown } {
+export function rewriteWebhookUrl(raw: Buffer, route: (receiver: string) => string | undefined): { body: Buffer; json: unknown } {
   const text = raw.toString('utf8');
   const json = parseJson(text);
   if (typeof json !== 'object' || json === null || Array.isArray(json)) return { body: raw, json };
   const receiver = (json as Record<string, unknown>).webhook_url;
   if (typeof receiver !== 'string') return { body: raw, json };
   const replacement = route(receiver);
+  // Not routed: the body goes on as the client wrote it.
+  if (replacement === undefined) return { body: raw, json };
   const wanted = { ...(json as Record<string, unknown>), webhook_url: replacement };
   for (const match of text.matchAll(/("webhook_url"\s*:\s*)"(?:[^"\\]|\\.)*"/g)) {
     const candidate = `${text.slice(0, match.index)}${match[1]}${JSON.stringify(replacement)}${text.slice(match.index + match[0].length)}`;
@@ -368,11 +463,41 @@ function lowerHeaders(headers: IncomingMessage['headers']): Record<string, strin
   return out;
 }
 
-function readAll(req: IncomingMessage): Promise<Buffer> {
+/**
+ * Reads a body up to `limit` bytes. Past it, reading stops (the stream is paused, the
+ * rest left unread) and `bytes` holds the first `limit` + 1: enough for a reader that
+ * refuses past the limit to refuse it, never more than one chunk beyond it in memory.
+ */
+function readBounded(req: IncomingMessage, limit: number): Promise<{ bytes: Buffer; size: number; over: boolean }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
+    let size = 0;
+    const stop = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('close', onClose);
+      req.off('error', reject);
+    };
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size <= limit) return;
+      stop();
+      req.pause();
+      resolve({ bytes: Buffer.from(Buffer.concat(chunks).subarray(0, limit + 1)), size, over: true });
+    };
+    const onEnd = () => {
+      stop();
+      resolve({ bytes: Buffer.concat(chunks), size, over: false });
+    };
+    const onClose = () => {
+      if (req.complete) return;
+      stop();
+      reject(new Error('the client closed the connection before its body was whole'));
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('close', onClose);
     req.on('error', reject);
   });
 }

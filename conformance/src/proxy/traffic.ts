@@ -17,6 +17,8 @@ export interface Seen {
   bucket: Bucket | undefined;
   /** The request body as the client sent it (before any webhook_url was rewritten), when the proxy kept it. */
   requestJson: unknown;
+  /** How many bytes of body the client sent, counted as they passed, when the proxy read them (a create's). */
+  requestBytes?: number;
   /** When the request's head reached the proxy. */
   arrivedAt: number;
   /** When the answer's head went back to the client. */
@@ -27,10 +29,17 @@ export interface Seen {
   /** The answer's body, when it was JSON and small enough to keep. */
   responseJson: unknown;
   responseText: string;
+  /** How many bytes of body the answer had, kept or not. */
+  responseBytes?: number;
   /** The proxy answered a 429 itself (--inject-429); the service never saw the request. */
   injected: boolean;
   /** The service could not be reached: the proxy answered 502, which says nothing of the service's rules. */
   proxyError?: string;
+  /**
+   * The proxy refused the request itself with this problem code, as the service refuses
+   * it before any route is known (two Host headers): the service never saw it.
+   */
+  refusedByProxy?: string;
 }
 
 export interface SeenDelivery {
