@@ -3,11 +3,21 @@
 // `npm run generate` rewrites from the bundle (and `npm run check:generated` finds stale),
 // so a change of an x- member in openapi/ reaches the docs without another edit. The
 // comments do not show when the Markdown is rendered.
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { creditCosts, formatNumber, monthlyCredits, rateLimitBuckets, webhookDelivery } from '../contract/readNumbers.ts';
 import type { JsonObject } from '../contract/schemas.ts';
 
-/** The Markdown files whose spans are filled, relative to the repository's root. */
-export const NUMBER_DOCS = ['README.md', 'openapi/README.md', 'conformance/README.md'] as const;
+/** The Markdown files whose spans are filled, relative to the repository's root: the READMEs and the guides of docs/. */
+export const NUMBER_DOCS: readonly string[] = [
+  'README.md',
+  'openapi/README.md',
+  'conformance/README.md',
+  ...readdirSync(join(import.meta.dirname, '..', 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => `docs/${name}`),
+];
 
 const SPAN = /<!-- n:([\w.]+) -->([\s\S]*?)<!-- \/n -->/g;
 

@@ -164,14 +164,14 @@ export async function stageGuides(stage: string): Promise<void> {
 }
 
 /**
- * An included report's text as text: a `<` outside code is written `&lt;`, since the site
+ * An included report's text as text: a `<` outside code (but a comment's) is written `&lt;`, since the site
  * reads Markdown's inline HTML as Vue templates (the benchmark's "/proc/<pid>/status"
  * would be an unclosed element).
  */
 export function escapeAngles(markdown: string): string {
   return markdown
     .split(/(^```[\s\S]*?^```$)/m)
-    .map((part, i) => (i % 2 === 1 ? part : part.split(/(`+[^`]*?`+)/).map((piece, j) => (j % 2 === 1 ? piece : piece.replaceAll('<', '&lt;'))).join('')))
+    .map((part, i) => (i % 2 === 1 ? part : part.split(/(`+[^`]*?`+)/).map((piece, j) => (j % 2 === 1 ? piece : piece.replace(/<(?!!--)/g, '&lt;'))).join('')))
     .join('');
 }
 

@@ -21,7 +21,7 @@ export const GUIDES = [
   { text: 'The contract and its changes', link: '/contract' },
   { text: 'Changelog', link: '/changelog' },
   { text: 'Benchmarks', link: '/benchmarks' },
-  { text: 'Publishing these docs', link: '/publishing' },
+  { text: 'Building and publishing these docs', link: '/publishing' },
 ];
 
 export default defineConfig({
