@@ -25,6 +25,8 @@ interface Reading {
   config: Partial<IndependentConfig>;
   /** What its profile says beyond the independent implementation's file; absent: the file alone. */
   profile?: ImplementationProfile;
+  /** The check that judges what this reading sends, which must pass, not merely not apply. */
+  judgedBy?: string;
 }
 
 const READINGS: readonly Reading[] = [
@@ -40,6 +42,20 @@ const READINGS: readonly Reading[] = [
   { name: 'a sliding log of long windows', config: counted('sliding-log', { generation: 10, read: 120, windowMs: 12_000 }) },
   { name: 'a sliding-window counter of long windows', config: counted('sliding-counter', { generation: 10, read: 120, windowMs: 12_000 }) },
   { name: 'RateLimit-Policy in an earlier IETF draft\'s syntax, unclaimed', config: { rateLimitPolicy: 'older-draft' } },
+  // Revisions 10 and 11 of the draft write the fields alike: a service written to 10 keeps
+  // passing whether its profile claims 10 or, as the contract does, 11.
+  {
+    name: 'RateLimit-Policy and RateLimit as revision 10 writes them, claimed as revision 10',
+    config: { rateLimitPolicy: 'ietf-draft-10' },
+    profile: independentProfileWith({ name: 'Independent avatars, claiming revision 10', rate_limits: { fields: 'ietf-draft-10' } }),
+    judgedBy: 'rate-limits.structured-fields-agree',
+  },
+  {
+    name: 'RateLimit-Policy and RateLimit as revision 10 writes them, claimed as revision 11',
+    config: { rateLimitPolicy: 'ietf-draft-10' },
+    profile: independentProfileWith({ name: 'Independent avatars, claiming revision 11', rate_limits: { fields: 'ietf-draft-11' } }),
+    judgedBy: 'rate-limits.structured-fields-agree',
+  },
 ];
 
 interface BrokenReading {
@@ -65,6 +81,14 @@ const BROKEN_READINGS: readonly BrokenReading[] = [
     catches: 'rate-limits.structured-fields-agree',
     profile: independentProfileWith({ name: 'Independent avatars, claiming the draft\'s fields', rate_limits: { fields: 'ietf-draft-10' } }),
   },
+  {
+    name: 'RateLimit-Policy in an earlier draft\'s syntax, where the profile claims revision 11',
+    config: { rateLimitPolicy: 'older-draft' },
+    flaws: {},
+    clause: 'ND-RATELIMIT-FIELDS',
+    catches: 'rate-limits.structured-fields-agree',
+    profile: independentProfileWith({ name: 'Independent avatars, claiming revision 11', rate_limits: { fields: 'ietf-draft-11' } }),
+  },
 ];
 
 describe('the runner against correct implementations that read the open points otherwise', () => {
@@ -78,6 +102,7 @@ describe('the runner against correct implementations that read the open points o
       expect(report.results.filter((r) => r.required && r.outcome === 'skipped').map((r) => `${r.id}: ${r.reason}`)).toEqual([]);
       expect(report.verdict).toBe('pass');
       expect(report.exitCode).toBe(0);
+      if (reading.judgedBy) expect(report.results.find((r) => r.id === reading.judgedBy)?.outcome).toBe('passed');
     } finally {
       await fixture.close();
     }
