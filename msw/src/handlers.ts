@@ -263,7 +263,8 @@ export function createHandlers(sandbox: Sandbox): HttpHandler[] {
     });
     const hit = matched.find(({ route }) => route.method === method);
     if (hit) return respond(request, (x) => hit.route.run(x, hit.params));
-    const allowed = [...new Set(matched.flatMap(({ route }) => (route.method === 'GET' ? ['GET', 'HEAD'] : [route.method])))];
+    // In the router's order: each route's methods as registered, HEAD first beside a GET.
+    const allowed = [...new Set(matched.flatMap(({ route }) => (route.method === 'GET' ? ['HEAD', 'GET'] : [route.method])))];
     return respond(request, async (x) => {
       if (allowed.length === 0) throw noSuchRoute(x);
       const allow = allowed.join(', ');

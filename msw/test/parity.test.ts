@@ -324,8 +324,7 @@ async function seen(response: Response): Promise<Seen> {
   const headers: Seen['headers'] = {
     // The media type and its parameters, however spaced or cased.
     'content-type': type === null ? null : type.toLowerCase().replace(/\s+/g, ''),
-    // A set of methods: its order says nothing.
-    allow: response.headers.get('allow')?.split(',').map((m) => m.trim()).filter(Boolean).sort().join(', ') ?? null,
+    allow: response.headers.get('allow'),
   };
   for (const name of BY_VALUE) headers[name] = response.headers.get(name);
   for (const name of BY_PRESENCE) headers[name] = response.headers.has(name);
