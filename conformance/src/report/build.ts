@@ -42,7 +42,7 @@ export function clauseMatrix(results: readonly CheckResult[], registry: readonly
   const byId = new Map(results.map((result) => [result.id, result]));
   return CLAUSES.map((clause) => {
     const checks = registry.filter((check) => (check.clauses as readonly string[]).includes(clause.id)).map((check) => check.id);
-    const ran = checks.flatMap((id) => {
+    const ran = checks.flatMap((id): { id: string; outcome: CellOutcome; required: boolean; stoppedAt?: string }[] => {
       const result = byId.get(id);
       if (!result) return [];
       // A check that failed broke the clause its failure names; it stopped before it
@@ -51,8 +51,8 @@ export function clauseMatrix(results: readonly CheckResult[], registry: readonly
       // decision rather than one of the check's clauses leaves all of them broken, as it
       // always did.
       const own = result.failure?.clause !== undefined && result.clauses.includes(result.failure.clause);
-      if ((result.outcome === 'failed' || result.outcome === 'warned') && own && result.failure!.clause !== clause.id) return [{ id, outcome: 'not_proven' as CellOutcome, required: false, stoppedAt: result.failure!.clause }];
-      return [{ id, outcome: result.outcome as CellOutcome, required: result.required }];
+      if ((result.outcome === 'failed' || result.outcome === 'warned') && own && result.failure!.clause !== clause.id) return [{ id, outcome: 'not_proven', required: false, stoppedAt: result.failure!.clause }];
+      return [{ id, outcome: result.outcome, required: result.required }];
     });
     // An optional check that did not run (e.g. one that needs a sandbox clock), or one
     // stopped by another clause, leaves the clause to the checks that did run it; it
