@@ -91,13 +91,23 @@ export function answerConnectionErrors(server: Server): void {
     }
     const answer = PARSER_ANSWERS[error.code ?? ''] ?? MALFORMED;
     const current = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
-    if (current?.headersSent) {
-      // An answer is under way (a request broke off its own body): it cannot be replaced.
-      socket.destroy();
-      return;
-    }
     socket.on('error', () => socket.destroy());
-    socket.end(rawAnswer(proxyProblem(answer.code, answer.detail, (current?.req.url ?? '').split('?')[0]!)));
+    if (!current) {
+      socket.end(rawAnswer(proxyProblem(answer.code, answer.detail, '')));
+    } else if (current.req.complete) {
+      // What follows a whole request is refused once that request is answered, never on
+      // its own response, which may already have been acted on (as the service does).
+      const after = () => (socket.writable ? socket.end(rawAnswer(proxyProblem(answer.code, answer.detail, ''))) : socket.destroy());
+      if (current.writableFinished) after();
+      else current.once('finish', after).once('close', () => current.writableFinished || socket.destroy());
+    } else if (!current.headersSent) {
+      // Its body is not HTTP (a bad chunk size): answered on its own response; the
+      // forwarding of it sees the response taken and stops.
+      const problem = proxyProblem(answer.code, answer.detail, (current.req.url ?? '').split('?')[0]!);
+      current.writeHead(problem.status, problem.title, problem.headers).end(problem.body, () => socket.destroy());
+    } else {
+      socket.destroy(); // a client that broke off its own request
+    }
   });
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
     socket.on('error', () => socket.destroy());

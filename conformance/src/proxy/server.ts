@@ -121,6 +121,11 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     });
   });
   answerConnectionErrors(server);
+  // A client that half-closes once its request is sent still gets its answer: the
+  // service, answering from memory, usually writes it before it reads the end, where the
+  // proxy must first ask the service, and Node would otherwise close the connection at
+  // the client's end, its answer unwritten.
+  (server as typeof server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
 
   async function forward(req: IncomingMessage, res: ServerResponse, url: string, arrivedAt: number): Promise<void> {
     const method = req.method ?? 'GET';
@@ -219,6 +224,14 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     });
     await new Promise<void>((resolve) => {
       up.on('response', (answer) => {
+        // The client's side already has its answer (its body was not HTTP, and the
+        // proxy refused it as the service would): this one has nowhere to go.
+        if (res.headersSent || res.destroyed) {
+          answer.resume();
+          up.destroy();
+          resolve();
+          return;
+        }
         seen.answeredAt = now();
         seen.status = answer.statusCode ?? 0;
         seen.responseHeaders = lowerHeaders(answer.headers);
