@@ -1752,7 +1752,7 @@ export interface components {
          */
         AvatarId: components["schemas"]["AvatarId"];
         /**
-         * @description Only the videos of this avatar of the account (none for an ID the account does not have).
+         * @description Only the videos of this avatar of the account (none for an ID the account does not have). A value outside the ID's format is answered as such an ID (an empty page), not refused, as the service answered it before the format was stated; only one longer than 64 characters is `422`.
          * @example av_3k9x2m7q4w8e1r5t6y0u2i4o
          */
         ListAvatarId: components["schemas"]["AvatarId"];
@@ -1762,7 +1762,7 @@ export interface components {
          */
         AvatarVideoId: components["schemas"]["AvatarVideoId"];
         /**
-         * @description Only the events of this avatar or avatar video of the account (none for an ID the account does not have).
+         * @description Only the events of this avatar or avatar video of the account (none for an ID the account does not have). A value outside the ID's format is answered as such an ID (an empty page), not refused, as the service answered it before the format was stated; only one longer than 64 characters is `422`.
          * @example av_3k9x2m7q4w8e1r5t6y0u2i4o
          */
         ListJobId: components["schemas"]["JobId"];
@@ -2134,7 +2134,7 @@ export interface operations {
                  */
                 status?: components["parameters"]["ListStatus"];
                 /**
-                 * @description Only the videos of this avatar of the account (none for an ID the account does not have).
+                 * @description Only the videos of this avatar of the account (none for an ID the account does not have). A value outside the ID's format is answered as such an ID (an empty page), not refused, as the service answered it before the format was stated; only one longer than 64 characters is `422`.
                  * @example av_3k9x2m7q4w8e1r5t6y0u2i4o
                  */
                 avatar_id?: components["parameters"]["ListAvatarId"];
@@ -2330,7 +2330,7 @@ export interface operations {
                  */
                 cursor?: components["parameters"]["ListCursor"];
                 /**
-                 * @description Only the events of this avatar or avatar video of the account (none for an ID the account does not have).
+                 * @description Only the events of this avatar or avatar video of the account (none for an ID the account does not have). A value outside the ID's format is answered as such an ID (an empty page), not refused, as the service answered it before the format was stated; only one longer than 64 characters is `422`.
                  * @example av_3k9x2m7q4w8e1r5t6y0u2i4o
                  */
                 job_id?: components["parameters"]["ListJobId"];
