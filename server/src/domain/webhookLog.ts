@@ -2,7 +2,8 @@
 // and every attempt to deliver them (when, how long, the receiver's status or why none
 // came, never the secret nor the signature), and asks for one new delivery of an event at
 // rest. Why an attempt failed is shown as its category (attemptErrors.ts), never in the
-// network's words; an event shows its last MAX_SHOWN_ATTEMPTS attempts and how many it had. The dispatcher writes the log, in the transaction of each attempt's outcome; a
+// network's words; an event shows its last MAX_SHOWN_ATTEMPTS attempts and how many it had,
+// and the stores keep its last MAX_KEPT_ATTEMPTS. The dispatcher writes the log, in the transaction of each attempt's outcome; a
 // replay only marks the event due, and the dispatcher signs it afresh when it sends it.
 import { shownAttemptsLimit } from '../../../contract/webhookLog.ts';
 import type { components } from '../../../generated/openapi.ts';
@@ -27,6 +28,16 @@ export type WebhookEventList = components['schemas']['WebhookEventList'];
  * such events) grow without bound.
  */
 export const MAX_SHOWN_ATTEMPTS = shownAttemptsLimit();
+
+/**
+ * Attempts of one event a store keeps at most, the latest: each store deletes the older
+ * ones as it records a new one, so an event replayed or retried without end holds a
+ * bounded log (some 200 bytes an attempt) while `attempts_total` still counts every
+ * attempt (the event's own count, kept apart). Twice what is shown, so that an answer read
+ * while later attempts are recorded and older ones deleted still has the latest
+ * MAX_SHOWN_ATTEMPTS of the moment it read.
+ */
+export const MAX_KEPT_ATTEMPTS = 2 * MAX_SHOWN_ATTEMPTS;
 
 const STATUSES: readonly OutboxEvent['status'][] = ['pending', 'delivered', 'failed'];
 
@@ -81,21 +92,22 @@ function toResource(event: OutboxEvent, attempts: readonly LoggedAttempt[], cloc
         signature_headers: a.standardWebhooks ? ['X-Service-Signature', 'webhook-signature'] : ['X-Service-Signature'],
       };
     }),
-    attempts_total: attempts.length,
+    attempts_total: event.attempts,
     payload: JSON.parse(event.payload) as Record<string, unknown>,
   };
 }
 
 /**
  * The events with their attempts, read in one query for all of them. An attempt may be
- * recorded between the two reads; attempts are only ever appended, each in the same step
- * as the event's count, so an event's first `attempts` are the ones it had when read and
- * the answer is the state of one moment, not a pending event with its retry's outcome.
+ * recorded between the two reads; each is recorded with its number, in the same step as
+ * the event's count, so the attempts numbered up to the event's count are the ones it had
+ * when read and the answer is the state of one moment, not a pending event with its
+ * retry's outcome.
  */
 async function withAttempts(deps: DomainDeps, events: readonly OutboxEvent[], clockOffsetMs: number): Promise<WebhookEventResource[]> {
   const attempts = await deps.store.outbox.attemptsOf(events.map((e) => e.id));
   const byEvent = Map.groupBy(attempts, (a) => a.eventId);
-  return events.map((event) => toResource(event, (byEvent.get(event.id) ?? []).slice(0, event.attempts), clockOffsetMs));
+  return events.map((event) => toResource(event, (byEvent.get(event.id) ?? []).filter((a) => a.number <= event.attempts), clockOffsetMs));
 }
 
 /** The account's events, newest first, a page at a time, as the other lists page (ND-LISTS). */

@@ -100,16 +100,12 @@ export function rowToClaimed(row: Row): ClaimedEvent {
   return { ...rowToEvent(row), sender };
 }
 
-/** The attempts of events as both stores keep them, in the order they were recorded: an attempt's number is its place among its event's. */
+/** The attempts of events as both stores keep them, in the order they were recorded, each with its number among its event's. */
 export function rowsToAttempts(rows: Row[]): LoggedAttempt[] {
-  const counts = new Map<string, number>();
   return rows.map((row) => {
-    const eventId = String(row.event_id);
-    const number = (counts.get(eventId) ?? 0) + 1;
-    counts.set(eventId, number);
     return {
-      eventId,
-      number,
+      eventId: String(row.event_id),
+      number: num(row.number),
       trigger: row.trigger as AttemptTrigger,
       startedAt: num(row.started_at),
       durationMs: num(row.duration_ms),

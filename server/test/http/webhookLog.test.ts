@@ -6,6 +6,7 @@
 // second of X-Service-Timestamp come when the test moves it, not by waiting.
 import { afterEach, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../../client/src/verify.ts';
+import { MAX_KEPT_ATTEMPTS, MAX_SHOWN_ATTEMPTS } from '../../src/domain/webhookLog.ts';
 import { fakeClock, type FakeClock } from '../support/clock.ts';
 import { GENEROUS_PLAN, promptAvatar, startTestService, type Reply, type TestService } from '../support/harness.ts';
 import { startReceiver, type Delivery, type TestReceiver } from '../support/receiver.ts';
@@ -144,6 +145,27 @@ describe('the delivery log', () => {
 
     expect(racing.body).toMatchObject({ status: 'pending', attempts: [expect.objectContaining({ number: 1 })] });
     expect(after.body).toMatchObject({ status: 'failed', attempts: [expect.objectContaining({ number: 1 }), expect.objectContaining({ number: 2 })] });
+  });
+
+  it('when an event has more attempts than the store keeps, then it shows the latest and counts them all, and the store holds its latest MAX_KEPT_ATTEMPTS', async () => {
+    const { svc, receiver } = await setup();
+    const { api_key: key } = await svc.account({ plan: GENEROUS_PLAN });
+    receiver.script = () => ({ status: 200 });
+    await svc.request('POST', '/v1/avatars', { key, json: promptAvatar({ webhook_url: `${receiver.url}/hook` }) });
+    const eventId = (await receiver.waitFor(1))[0]!.body.id as string;
+    const event = () => svc.request('GET', `/v1/webhook-events/${eventId}`, { key });
+    await eventually(event, (r) => r.body.status === 'delivered');
+    // Replays without end, recorded as the sender records each.
+    const total = MAX_KEPT_ATTEMPTS * 3;
+    for (let n = 2; n <= total; n++) {
+      await svc.store.outbox.markFailed(eventId, n, { trigger: 'replay', startedAt: n, durationMs: 1, statusCode: 500, error: 'status 500' }, 'unknown');
+    }
+
+    const read = await event();
+
+    expect(read.body.attempts_total).toBe(total);
+    expect(read.body.attempts.map((a: { number: number }) => a.number)).toEqual(Array.from({ length: MAX_SHOWN_ATTEMPTS }, (_, i) => total - MAX_SHOWN_ATTEMPTS + 1 + i));
+    expect((await svc.store.outbox.attemptsOf([eventId])).map((a) => a.number)).toEqual(Array.from({ length: MAX_KEPT_ATTEMPTS }, (_, i) => total - MAX_KEPT_ATTEMPTS + 1 + i));
   });
 
   it('when the receiver cannot be reached, then the attempt is logged with no status and the reason as a category, never the address or port', async () => {

@@ -5,6 +5,7 @@ import { loadConfig } from '../../src/config.ts';
 import { createAccount } from '../../src/domain/accounts.ts';
 import type { AttemptLog, Job } from '../../src/domain/model.ts';
 import { destinationOf } from '../../src/domain/webhookDestinations.ts';
+import { MAX_KEPT_ATTEMPTS } from '../../src/domain/webhookLog.ts';
 import { openStore } from '../../src/runtime.ts';
 import type { Store } from '../../src/domain/ports.ts';
 import { fakeClock } from '../support/clock.ts';
@@ -248,6 +249,25 @@ describe('a retry scheduled while the sandbox clock moved', () => {
 
     expect((await store.outbox.getEvent(inFlight!))!.nextAttemptAt).toBe(2000);
     expect((await store.outbox.getEvent(atRest!))!.nextAttemptAt).toBe(6000);
+  });
+});
+
+describe('the delivery log of an event retried and replayed without end', () => {
+  it('keeps its latest MAX_KEPT_ATTEMPTS attempts, numbered, whichever way each ended, and counts every attempt', async () => {
+    const [id] = await pendingEvents('a', 'https://a.example/hook', 1, 1000);
+    const total = MAX_KEPT_ATTEMPTS + 7;
+    // Each way an attempt is recorded: a retry, a failure that ends it, a delivery.
+    for (let n = 1; n <= total; n++) {
+      const attempt = { ...failed('status 500'), startedAt: n };
+      if (n % 3 === 0) await store.outbox.markDelivered([{ eventId: id!, at: 6000, attempts: n, attempt: { ...succeeded, startedAt: n } }]);
+      else if (n % 3 === 1) await store.outbox.scheduleRetry(id!, n, { at: 6000, clockOffsetMs: 0 }, attempt, 'down');
+      else await store.outbox.markFailed(id!, n, attempt, 'down');
+    }
+
+    const kept = await store.outbox.attemptsOf([id!]);
+    expect(kept.map((a) => a.number)).toEqual(Array.from({ length: MAX_KEPT_ATTEMPTS }, (_, i) => total - MAX_KEPT_ATTEMPTS + 1 + i));
+    expect(kept.map((a) => a.startedAt)).toEqual(kept.map((a) => a.number));
+    expect((await store.outbox.getEvent(id!))!.attempts).toBe(total);
   });
 });
 

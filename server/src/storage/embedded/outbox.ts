@@ -1,5 +1,6 @@
 import { HEAD_SCAN, fullDestinations, headScanFellShort, pickFairly, type DestinationHealth, type DestinationLoad } from '../../domain/webhookDestinations.ts';
 import type { AttemptLog } from '../../domain/model.ts';
+import { MAX_KEPT_ATTEMPTS } from '../../domain/webhookLog.ts';
 import type { WebhookOutbox } from '../../domain/ports.ts';
 import { newestFirstPage, transaction, type Db, type PageCondition } from './database.ts';
 import { numOrNull, rowsToAttempts, rowToClaimed, rowToEvent, type Row } from '../rows.ts';
@@ -65,9 +66,16 @@ export function embeddedOutbox(db: Db): WebhookOutbox {
   }
 
   const delivered = db.prepare(`UPDATE webhook_events SET status = 'delivered', delivered_at = ?, attempts = ?, lease_until = NULL, replay = 0 WHERE id = ?`);
-  const logged = db.prepare('INSERT INTO webhook_attempts (event_id, trigger, started_at, duration_ms, status_code, error, standard_webhooks) VALUES (?, ?, ?, ?, ?, ?, ?)');
-  /** Writes an attempt to the delivery log; called inside the transaction that records its outcome. */
-  const log = (id: string, a: AttemptLog) => logged.run(id, a.trigger, a.startedAt, a.durationMs, a.statusCode, a.error, a.standardWebhooks ? 1 : 0);
+  const logged = db.prepare('INSERT INTO webhook_attempts (event_id, number, trigger, started_at, duration_ms, status_code, error, standard_webhooks) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+  const pruned = db.prepare('DELETE FROM webhook_attempts WHERE event_id = ? AND number <= ?');
+  /**
+   * Writes the event's `number`th attempt to the delivery log, and deletes those older than
+   * its latest MAX_KEPT_ATTEMPTS; called inside the transaction that records its outcome.
+   */
+  const log = (id: string, number: number, a: AttemptLog) => {
+    logged.run(id, number, a.trigger, a.startedAt, a.durationMs, a.statusCode, a.error, a.standardWebhooks ? 1 : 0);
+    if (number > MAX_KEPT_ATTEMPTS) pruned.run(id, number - MAX_KEPT_ATTEMPTS);
+  };
   // Only an event at rest is made pending: a pending one has an attempt due or in flight.
   const replayed = db.prepare(`
     UPDATE webhook_events SET status = 'pending', next_attempt_at = ?, replay = 1, lease_until = NULL
@@ -102,14 +110,14 @@ export function embeddedOutbox(db: Db): WebhookOutbox {
       transaction(db, () => {
         for (const { eventId, at, attempts, attempt } of deliveries) {
           delivered.run(at, attempts, eventId);
-          log(eventId, attempt);
+          log(eventId, attempts, attempt);
           cleared.run(eventId);
         }
       });
     },
     async scheduleRetry(id, attempts, retry, attempt, health) {
       return transaction(db, () => {
-        log(id, attempt);
+        log(id, attempts, attempt);
         const account = db.prepare('SELECT a.clock_offset_ms FROM webhook_events e JOIN accounts a ON a.id = e.account_id WHERE e.id = ?').get(id) as Row | undefined;
         const movedSince = account ? Number(account.clock_offset_ms) - retry.clockOffsetMs : 0;
         db.prepare('UPDATE webhook_events SET attempts = ?, next_attempt_at = ?, last_error = ?, lease_until = NULL WHERE id = ?').run(attempts, retry.at - movedSince, attempt.error, id);
@@ -119,7 +127,7 @@ export function embeddedOutbox(db: Db): WebhookOutbox {
     async markFailed(id, attempts, attempt, health) {
       return transaction(db, () => {
         db.prepare(`UPDATE webhook_events SET status = 'failed', attempts = ?, last_error = ?, lease_until = NULL, replay = 0 WHERE id = ?`).run(attempts, attempt.error, id);
-        log(id, attempt);
+        log(id, attempts, attempt);
         const failures = judge(id, health);
         // A destination with nothing left to send starts afresh with its next event.
         forgetIfIdle.run(id);

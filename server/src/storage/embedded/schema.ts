@@ -157,4 +157,11 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE accounts ADD COLUMN standard_webhooks INTEGER NOT NULL DEFAULT 0 CHECK (standard_webhooks IN (0, 1));
   ALTER TABLE webhook_attempts ADD COLUMN standard_webhooks INTEGER NOT NULL DEFAULT 0 CHECK (standard_webhooks IN (0, 1));
   `,
+  `
+  -- An attempt's number among its event's, kept with it: the log keeps an event's latest
+  -- attempts only (MAX_KEPT_ATTEMPTS in domain/webhookLog.ts), so an attempt's place among
+  -- those kept is no longer its number. The attempts logged before are numbered by their place.
+  ALTER TABLE webhook_attempts ADD COLUMN number INTEGER NOT NULL DEFAULT 0;
+  UPDATE webhook_attempts SET number = (SELECT COUNT(*) FROM webhook_attempts b WHERE b.event_id = webhook_attempts.event_id AND b.id <= webhook_attempts.id);
+  `,
 ];

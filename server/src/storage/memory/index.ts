@@ -19,6 +19,7 @@ import type {
 } from '../../domain/ports.ts';
 import { WINDOWS, decide, windowStart } from '../../domain/rateLimits.ts';
 import { fullDestinations, pickFairly, type DestinationHealth } from '../../domain/webhookDestinations.ts';
+import { MAX_KEPT_ATTEMPTS } from '../../domain/webhookLog.ts';
 import { claimEach } from '../claims.ts';
 
 interface StoredKey extends ApiKey {
@@ -68,7 +69,8 @@ export function createMemoryStore(): MemoryStore {
   const ledgers = new Map<string, Ledger>();
   const idempotency = new Map<string, IdempotentRequest & { accountId: string }>();
   const events = new Map<string, StoredEvent>();
-  const attempts: LoggedAttempt[] = [];
+  /** Each event's logged attempts, its latest MAX_KEPT_ATTEMPTS, in the order they were made. */
+  const attempts = new Map<string, LoggedAttempt[]>();
   const destinationFailures = new Map<string, number>();
   const counters = new Map<string, { windowStart: number; count: number }>();
   const files = new Map<string, { contentType: string; bytes: Uint8Array }>();
@@ -95,9 +97,11 @@ export function createMemoryStore(): MemoryStore {
     if (changed) version++;
     return changed;
   };
-  const log = (eventId: string, attempt: AttemptLog) => {
-    const number = attempts.filter((a) => a.eventId === eventId).length + 1;
-    attempts.push({ ...attempt, eventId, number });
+  /** Logs the event's `number`th attempt, and forgets those older than its latest MAX_KEPT_ATTEMPTS. */
+  const log = (eventId: string, number: number, attempt: AttemptLog) => {
+    const logged = attempts.get(eventId) ?? [];
+    logged.push({ ...attempt, eventId, number });
+    attempts.set(eventId, logged.filter((a) => a.number > number - MAX_KEPT_ATTEMPTS));
   };
   const judge = (destination: string, health: DestinationHealth): number => {
     if (health === 'down') destinationFailures.set(destination, (destinationFailures.get(destination) ?? 0) + 1);
@@ -330,14 +334,14 @@ export function createMemoryStore(): MemoryStore {
         const e = events.get(eventId);
         if (!e) continue;
         Object.assign(e, { status: 'delivered', deliveredAt: at, attempts: count, leaseUntil: null, replay: false });
-        log(eventId, attempt);
+        log(eventId, count, attempt);
         destinationFailures.delete(e.destination);
       }
     },
     async scheduleRetry(id, count, retry, attempt, health) {
       const e = events.get(id);
       if (!e) return 0;
-      log(id, attempt);
+      log(id, count, attempt);
       const movedSince = (accounts.get(e.accountId)?.clockOffsetMs ?? retry.clockOffsetMs) - retry.clockOffsetMs;
       Object.assign(e, { attempts: count, nextAttemptAt: retry.at - movedSince, lastError: attempt.error, leaseUntil: null });
       return judge(e.destination, health);
@@ -346,7 +350,7 @@ export function createMemoryStore(): MemoryStore {
       const e = events.get(id);
       if (!e) return 0;
       Object.assign(e, { status: 'failed', attempts: count, lastError: attempt.error, leaseUntil: null, replay: false });
-      log(id, attempt);
+      log(id, count, attempt);
       const failures = judge(e.destination, health);
       // A destination with nothing left to send starts afresh with its next event.
       if (![...events.values()].some((o) => o.destination === e.destination && o.status === 'pending')) destinationFailures.delete(e.destination);
@@ -361,8 +365,7 @@ export function createMemoryStore(): MemoryStore {
       return newestFirst(mine, after, limit).map(eventOf);
     },
     async attemptsOf(eventIds) {
-      const wanted = new Set(eventIds);
-      return attempts.filter((a) => wanted.has(a.eventId)).map(copy);
+      return [...new Set(eventIds)].flatMap((id) => attempts.get(id) ?? []).map(copy);
     },
     async requestReplay(accountId, id, now) {
       const e = events.get(id);

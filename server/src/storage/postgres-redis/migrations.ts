@@ -420,4 +420,17 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     $fn$;
     `,
   },
+  {
+    version: 16,
+    name: 'attempts numbered',
+    // An attempt's number among its event's, kept with it: the log keeps an event's latest
+    // attempts only (MAX_KEPT_ATTEMPTS in domain/webhookLog.ts), so an attempt's place among
+    // those kept is no longer its number. The attempts logged before are numbered by their place.
+    sql: `
+    ALTER TABLE webhook_attempts ADD COLUMN number integer NOT NULL DEFAULT 0;
+    UPDATE webhook_attempts w SET number = p.n
+    FROM (SELECT id, row_number() OVER (PARTITION BY event_id ORDER BY id) AS n FROM webhook_attempts) p
+    WHERE w.id = p.id;
+    `,
+  },
 ];

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { HEAD_SCAN, fullDestinations, headScanFellShort, pickFairly, type DestinationHealth, type DestinationLoad } from '../../domain/webhookDestinations.ts';
 import type { AttemptLog } from '../../domain/model.ts';
+import { MAX_KEPT_ATTEMPTS } from '../../domain/webhookLog.ts';
 import type { WebhookOutbox } from '../../domain/ports.ts';
 import { num, numOrNull, rowsToAttempts, rowToClaimed, rowToEvent } from '../rows.ts';
 import { guarded, newestFirstPage, transaction, type PageCondition, type Row } from './database.ts';
@@ -14,10 +15,14 @@ type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
  */
 const CLAIM_LOCK = `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.webhook_claims'))`;
 
-/** Writes an attempt to the delivery log; called inside the transaction that records its outcome. */
-function log(client: pg.PoolClient, id: string, a: AttemptLog) {
-  return client.query('INSERT INTO webhook_attempts (event_id, trigger, started_at, duration_ms, status_code, error, standard_webhooks) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
+/**
+ * Writes the event's `number`th attempt to the delivery log, and deletes those older than
+ * its latest MAX_KEPT_ATTEMPTS; called inside the transaction that records its outcome.
+ */
+async function log(client: pg.PoolClient, id: string, number: number, a: AttemptLog): Promise<void> {
+  await client.query('INSERT INTO webhook_attempts (event_id, number, trigger, started_at, duration_ms, status_code, error, standard_webhooks) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)', [
     id,
+    number,
     a.trigger,
     a.startedAt,
     a.durationMs,
@@ -25,6 +30,7 @@ function log(client: pg.PoolClient, id: string, a: AttemptLog) {
     a.error,
     a.standardWebhooks === true,
   ]);
+  if (number > MAX_KEPT_ATTEMPTS) await client.query('DELETE FROM webhook_attempts WHERE event_id = $1 AND number <= $2', [id, number - MAX_KEPT_ATTEMPTS]);
 }
 
 export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
@@ -137,10 +143,15 @@ export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
            FROM unnest($1::text[], $2::bigint[], $3::int[]) AS d(id, at, attempts)
            WHERE e.id = d.id RETURNING e.destination),
          logged AS (
-           INSERT INTO webhook_attempts (event_id, trigger, started_at, duration_ms, status_code, error, standard_webhooks)
-           SELECT event_id, trigger, started_at, duration_ms, status_code, error, standard_webhooks
-           FROM unnest($1::text[], $4::text[], $5::bigint[], $6::int[], $7::int[], $8::text[], $9::boolean[]) WITH ORDINALITY AS a(event_id, trigger, started_at, duration_ms, status_code, error, standard_webhooks, n)
-           ORDER BY n)
+           INSERT INTO webhook_attempts (event_id, number, trigger, started_at, duration_ms, status_code, error, standard_webhooks)
+           SELECT event_id, number, trigger, started_at, duration_ms, status_code, error, standard_webhooks
+           FROM unnest($1::text[], $3::int[], $4::text[], $5::bigint[], $6::int[], $7::int[], $8::text[], $9::boolean[]) WITH ORDINALITY AS a(event_id, number, trigger, started_at, duration_ms, status_code, error, standard_webhooks, n)
+           ORDER BY n),
+         -- The log keeps each event's latest attempts (MAX_KEPT_ATTEMPTS); the one written
+         -- here is numbered past those deleted, so it is never among them.
+         pruned AS (
+           DELETE FROM webhook_attempts w USING unnest($1::text[], $3::int[]) AS p(event_id, number)
+           WHERE p.number > $10 AND w.event_id = p.event_id AND w.number <= p.number - $10)
          DELETE FROM webhook_destinations WHERE destination IN (SELECT destination FROM done)`,
         [
           deliveries.map((d) => d.eventId),
@@ -152,12 +163,13 @@ export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
           deliveries.map((d) => d.attempt.statusCode),
           deliveries.map((d) => d.attempt.error),
           deliveries.map((d) => d.attempt.standardWebhooks === true),
+          MAX_KEPT_ATTEMPTS,
         ],
       );
     },
     async scheduleRetry(id, attempts, retry, attempt, health) {
       return recordFailure(async (client) => {
-        await log(client, id, attempt);
+        await log(client, id, attempts, attempt);
         // Locked as advanceClock locks it: a move commits before this read (and is taken
         // off here) or after this transaction (and moves this event with the others).
         const account = await client.query('SELECT clock_offset_ms FROM accounts WHERE id = (SELECT account_id FROM webhook_events WHERE id = $1) FOR SHARE', [id]);
@@ -169,7 +181,7 @@ export function postgresOutbox(pool: pg.Pool): WebhookOutbox {
       const failures = await recordFailure(
         async (client) => {
           await client.query(`UPDATE webhook_events SET status = 'failed', attempts = $1, last_error = $2, lease_until = NULL, replay = false WHERE id = $3`, [attempts, attempt.error, id]);
-          await log(client, id, attempt);
+          await log(client, id, attempts, attempt);
         },
         id,
         health,
