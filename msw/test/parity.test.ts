@@ -430,9 +430,12 @@ describe('the mock and the server, sent the same hostile and odd requests', () =
     const statuses = new Set<number>();
     for (const [name, make] of CASES) {
       const sent = make(onServer);
-      const server = await seen(await requestTo(service.url, sent, realFetch));
+      // The two sides at once: each takes the table's requests in order, and neither sees the other's.
+      const [server, mock] = await Promise.all([
+        requestTo(service.url, sent, realFetch).then(seen),
+        requestTo(SANDBOX_URL, make(onMock), fetch).then(seen, (error: Error) => ({ passedThrough: String(error.cause ?? error) })),
+      ]);
       statuses.add(server.status);
-      const mock = await requestTo(SANDBOX_URL, make(onMock), fetch).then(seen, (error: Error) => ({ passedThrough: String(error.cause ?? error) }));
       const differing = differencesOf(server, mock);
       if (differing.length > 0) differences.push(`${name} (${sent.method} ${sent.path}): ${differing.join('; ')}`);
     }
