@@ -243,6 +243,21 @@ export interface KeysSection {
   stores: { store: StoreKind; cases: KeysCase[] }[];
 }
 
+/** The conformance proxy's memory after about 1 GB of traffic through it (parts/proxy.ts). */
+export interface ProxySection {
+  trafficBytes: number;
+  largeBodies: number;
+  largeBodyBytes: number;
+  exchanges: number;
+  seconds: number;
+  rssIdleBytes: number;
+  rssAfterBytes: number;
+  peakRssBytes: number;
+  hwmBytes: number;
+  /** The first answers that were not the expected ones (413 for a large body, 402 for a create, 200 for a read). */
+  unexpected: string[];
+}
+
 export interface ConformanceSection {
   status: 'measured' | 'not measured';
   reason?: string;
@@ -357,6 +372,7 @@ export interface BenchReport {
   keys?: KeysSection;
   conformance?: ConformanceSection;
   media?: MediaSection;
+  proxy?: ProxySection;
   verdict: VerdictRow[];
   notes: string[];
 }

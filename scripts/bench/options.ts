@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { ROOT } from './procs.ts';
 import type { StoreKind } from './stores.ts';
 
-export const PARTS = ['read', 'growth', 'write', 'history', 'jobs', 'webhooks', 'drain', 'keys', 'conformance', 'media'] as const;
+export const PARTS = ['read', 'growth', 'write', 'history', 'jobs', 'webhooks', 'drain', 'keys', 'conformance', 'media', 'proxy'] as const;
 export type Part = (typeof PARTS)[number];
 
 export const PART_TITLES: Record<Part, string> = {
@@ -19,6 +19,7 @@ export const PART_TITLES: Record<Part, string> = {
   keys: 'Growth: memory with 10 and 100,000 active keys',
   conformance: 'Conformance runner, core profile',
   media: "Media: making an avatar's preview and a 30-second video",
+  proxy: 'Conformance proxy: RSS after 1 GB of traffic',
 };
 
 /** How big each measurement is. `quick` is a smoke run: every path runs, no figure is meant to be quoted. */

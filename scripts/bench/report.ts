@@ -5,6 +5,7 @@ import { PART_TITLES } from './options.ts';
 import { formatInt, formatNumber, formatPercent, formatRatio, MB } from './stats.ts';
 import { STORE_LABEL } from './stores.ts';
 import { mediaSection } from './mediaReport.ts';
+import { proxySection } from './proxyReport.ts';
 import { barChart, type Bar } from './svg.ts';
 import { cpuMicrosPerRequest, topShares } from './verdict.ts';
 
@@ -428,7 +429,7 @@ function reproduceSection(report: BenchReport): string[] {
   return out;
 }
 
-const SECTIONS = [headerSection, verdictSection, readPathSection, writePathSection, historySection, jobsSection, webhooksSection, growthSection, conformanceSection, mediaSection, partsAndNotesSection, reproduceSection];
+const SECTIONS = [headerSection, verdictSection, readPathSection, writePathSection, historySection, jobsSection, webhooksSection, growthSection, conformanceSection, mediaSection, proxySection, partsAndNotesSection, reproduceSection];
 
 export function renderMarkdown(report: BenchReport): string {
   return SECTIONS.flatMap((section) => section(report)).join('\n');

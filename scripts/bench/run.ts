@@ -17,6 +17,7 @@ import { jobsPhase } from './parts/jobs.ts';
 import { historyPhase } from './parts/history.ts';
 import { keysPhase } from './parts/keys.ts';
 import { mediaPhase } from './parts/media.ts';
+import { proxyPhase } from './parts/proxy.ts';
 import { servePhase } from './parts/serve.ts';
 import { ROOT } from './procs.ts';
 import { startReceiver, type BenchReceiver } from './receiver.ts';
@@ -193,6 +194,9 @@ async function main(): Promise<number> {
     });
     await group(['media'], async () => {
       report.media = await mediaPhase(ctx);
+    });
+    await group(['proxy'], async () => {
+      report.proxy = await proxyPhase(ctx);
     });
   } finally {
     await receiver?.close();
