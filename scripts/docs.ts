@@ -120,18 +120,35 @@ function svgDataUri(text: string, width: number): string {
   return `data:image/svg+xml,${encodeURIComponent(svg).replaceAll("'", '%27')}`;
 }
 
+export interface SiteOptions {
+  /** Where docs/ is staged; inside the repository, so the site's config finds vitepress in node_modules. */
+  stage?: string;
+  /**
+   * false: reference/index.html is a one-line page instead of Redoc's, for a test of the
+   * guides alone (test/contract/docs.test.ts holds Redoc's page to its own rules).
+   */
+  reference?: boolean;
+}
+
 /**
  * The site: docs/ staged with the pages the repository makes, built by VitePress into
  * `outDir`, then the reference and the changelog's own files under reference/.
  * Returns the folder.
  */
-export async function buildSite(outDir: string = SITE_OUT): Promise<string> {
+export async function buildSite(outDir: string = SITE_OUT, options: SiteOptions = {}): Promise<string> {
   const target = resolve(outDir);
-  await stageGuides(STAGE);
+  const stage = options.stage ?? STAGE;
+  await stageGuides(stage);
   // VitePress empties its outDir first, so the reference goes in after it.
   const { build } = await import('vitepress');
-  await build(STAGE, { outDir: target });
-  const reference = await buildDocs(join(target, 'reference', 'index.html'));
+  await build(stage, { outDir: target });
+  const reference = join(target, 'reference', 'index.html');
+  if (options.reference === false) {
+    await mkdir(dirname(reference), { recursive: true });
+    await writeFile(reference, '<!doctype html><title>API reference</title><p>The API reference is built by npm run docs.</p>\n');
+  } else {
+    await buildDocs(reference);
+  }
   await writeChangelog(dirname(reference));
   return target;
 }

@@ -1,8 +1,10 @@
-// The README as a new user reads it: its in-page links lead somewhere, and its
+// The README as a new user reads it: a front page of at most 300 lines whose links lead
+// somewhere (its headings, the guides of docs/ and their headings, the repository's files),
+// as do those of the conformance runner's README and of the guides read on GitHub; and its
 // quickstart, pasted whole into bash, ends with a downloaded video.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -20,13 +22,45 @@ function quickstartBlock(): string {
   return block;
 }
 
-describe('README.md', () => {
-  it('links only to headings it has', () => {
-    const anchors = new Set([...README.matchAll(/^#{1,6} (.+)$/gm)].map((m) => anchorOf(m[1]!)));
-    const links = [...README.matchAll(/\]\(#([^)]+)\)/g)].map((m) => m[1]!);
+/** The anchors of a Markdown file's headings, as GitHub (and the docs site) make them. */
+function anchorsOf(markdown: string): Set<string> {
+  const outsideCode = markdown.replace(/^```[\s\S]*?^```$/gm, '');
+  return new Set([...outsideCode.matchAll(/^#{1,6} (.+)$/gm)].map((m) => anchorOf(m[1]!.replace(/`/g, ''))));
+}
 
-    expect(links.length).toBeGreaterThan(10);
-    expect(links.filter((link) => !anchors.has(link))).toEqual([]);
+/**
+ * Every link of a Markdown file that stays in the repository and leads nowhere: a file
+ * that does not exist, or a heading its file does not have. Links to the web, and the
+ * site's own paths (/reference/…, built by npm run docs), are not the repository's.
+ */
+function brokenLinks(file: string): string[] {
+  const text = readFileSync(join(ROOT, file), 'utf8').replace(/^```[\s\S]*?^```$/gm, '');
+  const broken: string[] = [];
+  for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+    if (/^(?:https?:|mailto:|\/)/.test(target!)) continue;
+    const [path, anchor] = target!.split('#') as [string, string | undefined];
+    const linked = path ? join(ROOT, dirname(file), path) : join(ROOT, file);
+    if (!existsSync(linked)) broken.push(`${file}: ${target} (no ${relative(ROOT, linked)})`);
+    else if (anchor && linked.endsWith('.md') && !anchorsOf(readFileSync(linked, 'utf8')).has(anchor)) broken.push(`${file}: ${target} (no heading #${anchor} in ${relative(ROOT, linked)})`);
+  }
+  return broken;
+}
+
+describe('README.md', () => {
+  it('is a front page: at most 300 lines, and the guides take the rest', () => {
+    expect(README.split('\n').length).toBeLessThanOrEqual(300);
+    for (const guide of ['getting-started', 'webhooks', 'rate-limits-and-credits', 'sandbox-clock', 'running-the-server', 'conformance', 'receivers-and-clients', 'mocking', 'benchmarks']) {
+      expect(README, guide).toContain(`](docs/${guide}.md)`);
+    }
+  });
+
+  it("links only to headings, files and guides that exist, as do the runner's README and the guides", () => {
+    const inPage = [...README.matchAll(/\]\(#([^)]+)\)/g)].map((m) => m[1]!);
+    expect(inPage.length).toBeGreaterThan(5);
+    expect(inPage.filter((link) => !anchorsOf(README).has(link))).toEqual([]);
+
+    const files = ['README.md', 'conformance/README.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+    expect(files.flatMap(brokenLinks)).toEqual([]);
   });
 
   describe('the quickstart', () => {
