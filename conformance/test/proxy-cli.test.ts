@@ -121,6 +121,7 @@ describe('conformance CLI: proxy', () => {
     [['--upstream', 'http://127.0.0.1:9', '--listen', '0', '--public-url', 'not a url'], '--public-url is not a URL'],
     [['--upstream', 'http://127.0.0.1:9', '--listen', '0', '--implementation', '/nonexistent/p.yaml'], '/nonexistent/p.yaml is not a valid implementation profile: cannot be read'],
     [['--upstream', 'http://127.0.0.1:9', '--listen', '0', '--base-url', 'x'], "Unknown option '--base-url'"],
+    [['--upstream', 'http://127.0.0.1:9', '--listen', '0', '--service-mode', 'staging'], '--service-mode must be sandbox or production, got "staging"'],
   ])('when given %j, then it exits 2 with one line naming the flag', async (args, message) => {
     const out: string[] = [];
     const err: string[] = [];
@@ -135,6 +136,25 @@ describe('conformance CLI: proxy', () => {
     const out: string[] = [];
     const code = await proxyCommand(['--help'], { out: (t) => void out.push(t), err: () => undefined, command: 'avatar-conformance', env: {}, color: false, stopped: new Promise(() => undefined) });
     expect(code).toBe(0);
-    for (const flag of ['--upstream', '--listen', '--public-url', '--signing-secret', '--implementation', '--duration', '--inject-429', '--report-json', '--report-junit', '--report-md']) expect(out.join('')).toContain(flag);
+    for (const flag of ['--upstream', '--listen', '--public-url', '--service-mode', '--signing-secret', '--implementation', '--duration', '--inject-429', '--report-json', '--report-junit', '--report-md']) expect(out.join('')).toContain(flag);
+    // The secret is recommended in the environment, where ps does not show it.
+    expect(out.join('')).toMatch(/Prefer the environment,\s+CONFORMANCE_SIGNING_SECRET=<secret>: a flag shows in the process\s+list \(ps\)/);
+  });
+
+  it('when the signing secret is given as a flag, then it warns on stderr that ps shows it, without printing it; from the environment, nothing', async () => {
+    const secret = 'whsec_flagflagflagflagflagflagflag';
+    const run = async (args: string[], env: Record<string, string>) => {
+      const err: string[] = [];
+      const out: string[] = [];
+      const code = await proxyCommand(['--upstream', 'http://127.0.0.1:9', '--listen', '0', '--duration', '0.01', ...args], { out: (t) => void out.push(t), err: (t) => void err.push(t), command: 'avatar-conformance', env, color: false, stopped: new Promise(() => undefined) });
+      return { code, err: err.join(''), out: out.join('') };
+    };
+    const flagged = await run(['--signing-secret', secret], {});
+    expect(flagged.err).toContain('warning: --signing-secret shows in the process list (ps) to every user of this machine; set CONFORMANCE_SIGNING_SECRET in the environment instead');
+    const fromEnv = await run([], { CONFORMANCE_SIGNING_SECRET: secret });
+    expect(fromEnv.err).not.toContain('warning');
+    for (const text of [flagged.err, flagged.out, fromEnv.err, fromEnv.out]) expect(text).not.toContain(secret);
+    // Without --public-url the service must call the proxy's own http:// address: a sandbox service.
+    expect(fromEnv.out).toContain('when the sandbox rule allows the client\'s webhook_url');
   });
 });
