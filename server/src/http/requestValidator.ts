@@ -2,6 +2,7 @@
 // publishes, never against a hand-copied version, and words Ajv's findings as the
 // contract's errors[].
 import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { bodyTooLargeDetail, MAX_JSON_BODY_BYTES } from '../../../contract/bodyLimit.ts';
 import { queryParameters } from '../../../contract/operations.ts';
 import { createContractAjv } from '../../../contract/schemas.ts';
 import { validationFailed, type FieldError } from '../domain/errors.ts';
@@ -161,8 +162,8 @@ export function createRequestValidator(ajv: Ajv2020 = createContractAjv(), taken
   };
 }
 
-/** Largest request body accepted (ND-ERRORS: 413 payload_too_large). */
-export const MAX_BODY_BYTES = 64 * 1024;
+/** Largest request body accepted (ND-ERRORS: 413 payload_too_large), stated once in contract/ where the conformance proxy reads it too. */
+export const MAX_BODY_BYTES = MAX_JSON_BODY_BYTES;
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;.*)?$/i;
 
@@ -175,7 +176,7 @@ export function refuseMediaType(type: string): void {
   );
 }
 
-export const bodyTooLarge = () => new HttpProblem('payload_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
+export const bodyTooLarge = () => new HttpProblem('payload_too_large', bodyTooLargeDetail());
 
 /**
  * UTF-8 with a byte order mark kept as the character it is: JSON text never begins with
