@@ -1,5 +1,6 @@
 // Assembles one running service from a Config: store, engine, HTTP server, workers.
 // main.ts adds the process concerns (signals, printing); tests call this directly.
+import { mkdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -101,6 +102,9 @@ async function serve(config: Config, overrides: ServiceOverrides, store: Store):
   // still running, if any, and their folders. Before this server renders anything.
   const swept = await sweepRenderFolders(rendersRoot);
   if (swept.renders > 0) log.warn(swept, 'removed what the renders of a server that was stopped without its shutdown left');
+  // A worker that cannot keep its renders there says so at start (as a data folder it
+  // cannot write), rather than failing every video.
+  if (config.role !== 'api' && !overrides.engine) await mkdir(rendersRoot, { recursive: true, mode: 0o700 });
   const engine =
     overrides.engine ?? createBuiltinEngine({ ...config.engine, rendersRoot, wait: (job, ms, signal) => timer.wait(job.accountId, ms, signal) });
   const metrics = createMetrics({ activeJobs: () => store.jobs.countActiveJobs(), pendingEvents: () => store.outbox.countPending() });
