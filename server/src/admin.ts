@@ -24,7 +24,6 @@ import {
   standardWebhookSecret,
 } from '../../contract/webhookSignature.ts';
 import type { Account, KeyMode, RatePlan } from './domain/model.ts';
-import { EMBEDDED_FILE, openStore } from './runtime.ts';
 import { StoreUnavailableError, type CreditsChanged, type Store } from './domain/ports.ts';
 import { SchemaMissingError } from './storage/postgres-redis/database.ts';
 
@@ -67,9 +66,9 @@ class StoreMissingError extends Error {}
  * Opening an embedded store creates it, so a mistyped DATA_DIR would get a new, empty
  * store that answers every command as if all were well. Only the server creates one.
  */
-function requireEmbeddedStore(config: Config): void {
+function requireEmbeddedStore(config: Config, embeddedFile: string): void {
   if (config.databaseUrl) return;
-  const file = join(config.dataDir, EMBEDDED_FILE);
+  const file = join(config.dataDir, embeddedFile);
   if (!existsSync(file)) throw new StoreMissingError(`no embedded store at ${file}: check DATA_DIR; the server creates the store on its first start (npm start)`);
 }
 
@@ -357,7 +356,10 @@ if (values.help) {
   try {
     checkValues();
     const config = loadConfig();
-    requireEmbeddedStore(config);
+    // The stores' modules (drivers, the engine they name) load only once the values and
+    // the settings are checked: most of a refusal's CPU was spent loading them.
+    const { EMBEDDED_FILE, openStore } = await import('./runtime.ts');
+    requireEmbeddedStore(config, EMBEDDED_FILE);
     store = await openStore(config, { serving: false });
     await run(store, positionals[0]);
   } catch (error) {
