@@ -332,7 +332,8 @@ function sendLarge(base: string, key: string, bytes: number, chunked: boolean): 
         const piece = chunked ? Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]) : chunk;
         if (!socket.write(piece)) return void socket.once('drain', pump);
       }
-      socket.end(chunked ? '0\r\n\r\n' : undefined);
+      if (chunked) socket.end('0\r\n\r\n');
+      else socket.end();
     };
     const chunks: Buffer[] = [];
     socket.on('data', (c: Buffer) => chunks.push(c));

@@ -36,7 +36,8 @@ function sendLarge(base: string, key: string, bytes: number, chunked: boolean): 
         sent += chunk.length;
         if (!socket.write(framed)) return void socket.once('drain', pump);
       }
-      socket.end(chunked ? '0\r\n\r\n' : undefined);
+      if (chunked) socket.end('0\r\n\r\n');
+      else socket.end();
     };
     let head = '';
     socket.on('data', (c: Buffer) => {
