@@ -235,6 +235,15 @@ describe('a create past the service\'s limit through the proxy', () => {
     expect(seen.requestBytes).toBe(big.length);
     expect(seen.requestJson).toBeUndefined();
   });
+
+  it('when a create under the limit is long, then the record keeps an excerpt of it with its true length', async () => {
+    const body = JSON.stringify({ type: 'prompt', name: 'n'.repeat(40_000), prompt: 'A presenter' });
+    const answer = await fetch(`${proxy.url}/v1/avatars`, { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body });
+    expect(answer.status).toBe(422);
+    const seen = proxy.traffic.exchanges.at(-1)!;
+    expect(seen.requestBytes).toBe(body.length);
+    expect(seen.requestJson).toEqual({ type: 'prompt', name: `${'n'.repeat(200)}… (40000 characters)`, prompt: 'A presenter' });
+  });
 });
 
 describe('a client\'s webhook_url through the proxy', () => {

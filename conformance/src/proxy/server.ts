@@ -43,6 +43,15 @@ const SOURCE_BURST_LIMITS: Record<Bucket, number> = { generation: CONTRACT_LIMIT
  * so that the record of a long run grows by a bounded excerpt per exchange.
  */
 const KEPT_BODY_BYTES = 64 * 1024;
+/**
+ * A create's body is kept whole in the record up to this. A longer one (up to the
+ * service's limit) keeps an excerpt: its top-level members, long strings cut with their
+ * length, which is what the checks read (an avatar_id) and a report shows. Refused
+ * creates are recorded too, and the service's rate limits do not bound those.
+ */
+const KEPT_REQUEST_BYTES = 16 * 1024;
+/** A string of a kept excerpt is cut here. */
+const EXCERPT_CHARS = 200;
 /** A webhook delivery the service sends is read whole (its signature is over its bytes) up to this: the runner's receiver's own limit. */
 const MAX_DELIVERY_BYTES = 1024 * 1024;
 /** How long a receiver may take to answer a routed delivery before the proxy gives up on it (longer than any sender waits). */
@@ -200,7 +209,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
           hooks.set(id, { receiver, key, createSeq: seen.seq });
           return `${webhookBase}${id}`;
         });
-        seen.requestJson = rewritten.json;
+        seen.requestJson = read.size <= KEPT_REQUEST_BYTES ? rewritten.json : excerptOf(rewritten.json);
         body = rewritten.body;
       }
     }
@@ -454,6 +463,16 @@ export function rewriteWebhookUrl(raw: Buffer, route: (receiver: string) => stri
     if (isDeepStrictEqual(parseJson(candidate), wanted)) return { body: Buffer.from(candidate, 'utf8'), json };
   }
   return { body: Buffer.from(JSON.stringify(wanted), 'utf8'), json };
+}
+
+/** A body's top-level members, long strings cut with their length and nested values left out: bounded, whatever the body. */
+export function excerptOf(json: unknown): unknown {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return undefined;
+  const cut = (text: string) => (text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}… (${text.length} characters)` : text);
+  const members = Object.entries(json as Record<string, unknown>);
+  return Object.fromEntries(
+    members.slice(0, 50).map(([name, value]) => [cut(name), typeof value === 'string' ? cut(value) : typeof value === 'object' && value !== null ? '(not kept)' : value]),
+  );
 }
 
 /** Raw headers (name, value, name, value, …) without the hop-by-hop ones, those the Connection header names, and `drop`. */
