@@ -203,6 +203,14 @@ async function replaceAsync(text: string, pattern: RegExp, replace: (group: stri
 }
 
 if (import.meta.main) {
+  if (process.argv.slice(2).some((arg) => arg === '--help' || arg === '-h')) {
+    console.log(`Usage: npm run docs [-- <output folder>]   (default dist/docs)
+
+Builds the docs site: the guides of docs/, the API reference in one file that renders
+offline (reference/index.html) and the contract's changes release by release, with no
+network at build or view time. It prints how to read the result.`);
+    process.exit(0);
+  }
   try {
     const out = await buildSite(process.argv[2] ?? SITE_OUT);
     const where = relative(process.cwd(), out) || '.';

@@ -11,6 +11,15 @@
 # - curl: the README's quickstart, which test/readme.test.ts runs as written, uses it.
 set -euo pipefail
 
+if [ "${1:-}" = --help ] || [ "${1:-}" = -h ]; then
+  echo "Usage: npm run pretest   (bash scripts/ensure-test-tools.sh; npm test runs it first)"
+  echo
+  echo "Installs what the tests drive and this machine lacks (chromium, ffmpeg, curl,"
+  echo "postgresql, redis-server) when run as root, else says what to install; exits 0"
+  echo "when all are there."
+  exit 0
+fi
+
 CHROMIUM=/usr/bin/chromium
 FFPROBE=/usr/bin/ffprobe
 

@@ -8,6 +8,15 @@ import { join, resolve } from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { bundleContract } from './bundle.ts';
 import { fillNumbers, NUMBER_DOCS } from './docNumbers.ts';
+import { answerHelp } from './help.ts';
+
+answerHelp(`Usage: npm run generate          (node scripts/generate.ts)
+       npm run check:generated   (node scripts/generate.ts --check)
+
+Bundles openapi/ into generated/openapi.json (Redocly), writes its types to
+generated/openapi.ts (openapi-typescript) and fills the contract's numbers into the
+Markdown docs that quote them. With --check it writes nothing and exits 1 when any of
+those files is stale (run npm run generate and commit the result).`);
 
 const root = resolve(import.meta.dirname, '..');
 const check = process.argv.includes('--check');

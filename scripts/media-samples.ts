@@ -14,6 +14,7 @@ import { runFfmpeg } from '../server/src/engine/ffmpeg.ts';
 import renderPortrait from '../server/src/engine/portraitWorker.ts';
 import { captionCues, VIDEO_FPS } from '../server/src/engine/timeline.ts';
 import { renderVideo } from '../server/src/engine/video.ts';
+import { answerHelp, parseOrExit } from './help.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 export const DEFAULT_OUT = join(ROOT, 'docs', 'media');
@@ -51,7 +52,12 @@ export async function writeMediaSamples(outDir: string = DEFAULT_OUT): Promise<s
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({ options: { out: { type: 'string' } } });
+  answerHelp(`Usage: npm run media:samples [-- --out <dir>]
+
+Writes the pictures the docs show of the built-in engine's media, made by the engine
+itself: an avatar's preview and a frame of a video of it in 9:16 and 16:9, into <dir>
+(default docs/media). The same inputs give the same files.`);
+  const { values } = parseOrExit('media:samples', () => parseArgs({ options: { out: { type: 'string' } } }));
   const files = await writeMediaSamples(values.out ? resolve(values.out) : DEFAULT_OUT);
   for (const file of files) console.log(`wrote ${relative(process.cwd(), file)}`);
 }

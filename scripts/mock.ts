@@ -14,6 +14,7 @@ import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { queryParameters } from '../contract/operations.ts';
 import type { JsonObject } from '../contract/schemas.ts';
+import { answerHelp } from './help.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BUNDLE = join(ROOT, 'generated', 'openapi.json');
@@ -76,10 +77,6 @@ export async function startMock(options: MockOptions = {}): Promise<MockServer> 
     // Piped even for the CLI: start-up is read from Prism's own log (see below).
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  if (logs === 'inherit') {
-    child.stdout?.pipe(process.stdout);
-    child.stderr?.pipe(process.stderr);
-  }
   const output = captureTail(child);
   if (options.onLine) {
     const onLine = options.onLine;
@@ -101,6 +98,13 @@ export async function startMock(options: MockOptions = {}): Promise<MockServer> 
   const prismUrl = origin(port);
   const url = front ? origin((front.server.address() as { port: number }).port) : prismUrl;
   front?.forwardTo(prismUrl);
+  if (logs === 'inherit') {
+    // Prism's log names the port Prism itself listens on behind our layer, which answers
+    // without the layer's rule: each line names the one URL to use instead, and Prism's
+    // "listening" line gives way to ours (usage()), so one URL is printed.
+    passLines(child.stdout, process.stdout, (line) => (line.includes('Prism is listening on') ? undefined : line.replaceAll(prismUrl, url)));
+    passLines(child.stderr, process.stderr, (line) => line.replaceAll(prismUrl, url));
+  }
   void exited.then(() => front?.close());
   const server: MockServer = {
     url,
@@ -245,6 +249,23 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
+/** Copies a stream line by line through `edit`, which may drop a line (undefined). */
+function passLines(from: NodeJS.ReadableStream | null, to: NodeJS.WritableStream, edit: (line: string) => string | undefined): void {
+  let partial = '';
+  from?.on('data', (chunk: Buffer) => {
+    const lines = (partial + chunk.toString('utf8')).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) {
+      const edited = edit(line);
+      if (edited !== undefined) to.write(`${edited}\n`);
+    }
+  });
+  from?.on('end', () => {
+    const edited = partial ? edit(partial) : undefined;
+    if (edited !== undefined) to.write(edited);
+  });
+}
+
 function captureTail(child: ChildProcess): () => string {
   let tail = '';
   const keep = (chunk: Buffer) => {
@@ -265,7 +286,7 @@ export function usage(url: string, document: string = BUNDLE): string {
   type Op = { responses?: Record<string, { content?: Record<string, { examples?: Record<string, unknown> }> }> };
   const doc = JSON.parse(readFileSync(document, 'utf8')) as { paths: Record<string, Record<string, Op>> };
   const lines = [
-    `Prism mock of ${relative(process.cwd(), document)} on ${url}`,
+    `Mock API on ${url} (a Prism mock of ${relative(process.cwd(), document)}): use this URL as the base URL`,
     'Every /v1 request needs a bearer key, e.g. -H "Authorization: Bearer sk_test_x".',
     'Pick a state with "Prefer: example=<name>" and an error with "Prefer: code=<status>":',
   ];
@@ -303,6 +324,12 @@ export function mockAddress(argv: string[], env: NodeJS.ProcessEnv): { port: num
 }
 
 if (import.meta.main) {
+  answerHelp(`Usage: npm run mock [-- --port N] [--host H]   (or PORT=N, HOST=H; default 127.0.0.1:4010)
+
+Serves a mock of the API from generated/openapi.json (Prism, with a layer of ours in
+front for the rule Prism cannot read from the document: an unknown query parameter gets
+the operation's 422). It prints the one URL to use as the base URL, then how to ask for
+each documented state and error, then a line per request. Ctrl-C stops it.`);
   // Prism runs in its own process group: pass on what the terminal or a supervisor
   // sends us, then leave with Prism's own exit code. The handlers go in first, so a
   // Ctrl-C during start-up stops Prism too instead of leaving it behind.

@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { answerHelp, parseOrExit } from './help.ts';
 import { bundleForBrowser } from './msw-browser.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -126,7 +127,20 @@ export async function buildPackages(out: string): Promise<string[]> {
   return tarballs;
 }
 
+/** The Node range each package states in `engines`, for --help and the docs that quote it. */
+export function nodeRanges(): { name: string; node: string }[] {
+  return PACKAGES.map((spec) => ({ name: spec.manifest.name as string, node: (spec.engines ?? ENGINES).node! }));
+}
+
 if (import.meta.main) {
-  const { values } = parseArgs({ options: { out: { type: 'string', default: join(ROOT, 'dist', 'packages') } } });
+  answerHelp(`Usage: npm run packages [-- --out <dir>]
+
+Builds the typed client, the conformance runner and the MSW mock as npm packages: compiles
+them to JavaScript with declarations, stages each with the modules it carries, packs one
+tarball each into <dir> (default dist/packages) and prints their paths. Install one with
+npm install <tarball>.
+
+${nodeRanges().map(({ name, node }) => `  ${name.padEnd(28)} Node ${node}`).join('\n')}`);
+  const { values } = parseOrExit('packages', () => parseArgs({ options: { out: { type: 'string', default: join(ROOT, 'dist', 'packages') } } }));
   for (const tarball of await buildPackages(resolve(values.out!))) console.log(tarball);
 }

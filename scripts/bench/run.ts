@@ -106,7 +106,8 @@ async function main(): Promise<number> {
   } catch (error) {
     if (error instanceof UsageError) {
       if (error.message) console.error(`bench: ${error.message}`);
-      console.error(USAGE);
+      // Asked for (--help), the usage is the answer, on stdout; after a bad flag, it is part of the error.
+      (error.message ? console.error : console.log)(USAGE);
       return error.message ? 2 : 0;
     }
     throw error;

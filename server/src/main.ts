@@ -27,6 +27,17 @@ function startFailure(error: NodeJS.ErrnoException, c: Config): string {
   return error.stack ?? String(error);
 }
 
+if (process.argv.slice(2).some((arg) => arg === '--help' || arg === '-h')) {
+  console.log(`Usage: npm start
+
+Runs the Avatar Service API, configured by the environment alone (keys and secrets never
+on a command line): PORT and HOST (default 3000 on 127.0.0.1), DATA_DIR for the embedded
+store (default ./data), or DATABASE_URL and REDIS_URL for PostgreSQL + Redis, and
+PUBLIC_BASE_URL; docs/running-the-server.md lists every setting. On its first start it
+creates an account and prints its sandbox key.`);
+  process.exit(0);
+}
+
 let config: Config;
 try {
   config = loadConfig();

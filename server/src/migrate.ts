@@ -3,6 +3,14 @@
 import { ConfigError, loadConfig, redactUrl } from './config.ts';
 import { createPool, migrate } from './storage/postgres-redis/database.ts';
 
+if (process.argv.slice(2).some((arg) => arg === '--help' || arg === '-h')) {
+  console.log(`Usage: DATABASE_URL=postgres://... npm run migrate
+
+Applies the pending PostgreSQL migrations to DATABASE_URL and exits; the server also
+applies them when it starts. The embedded store migrates itself when it opens.`);
+  process.exit(0);
+}
+
 try {
   const config = loadConfig();
   if (!config.databaseUrl) throw new ConfigError('DATABASE_URL is not set: the embedded store migrates itself when it opens');

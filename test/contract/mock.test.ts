@@ -260,7 +260,7 @@ describe('unknown query parameters on the mock, as on the server', () => {
 describe('the npm run mock command', () => {
   const MOCK = new URL('../../scripts/mock.ts', import.meta.url).pathname;
 
-  const READY = /Prism mock of .* on http:\/\/\S+\n/;
+  const READY = /Mock API on http:\/\/\S+ \(a Prism mock of .*\n/;
 
   /** Runs `node scripts/mock.ts <args>` until it says it is ready, then stops it; or until it ends. */
   function runMock(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -277,12 +277,14 @@ describe('the npm run mock command', () => {
     return new Promise((done) => child.once('close', (code) => done({ code, stdout, stderr })));
   }
 
-  test('listens on the port given with --port', async () => {
+  test('listens on the port given with --port, and names that one URL: never the port Prism itself listens on behind it', async () => {
     const port = await freePort();
 
     const run = await runMock(['--port', String(port)]);
 
-    expect(run.stdout).toContain(`Prism mock of generated/openapi.json on http://127.0.0.1:${port}\n`);
+    expect(run.stdout).toContain(`Mock API on http://127.0.0.1:${port} (a Prism mock of generated/openapi.json): use this URL as the base URL\n`);
+    const urls = new Set([...`${run.stdout}${run.stderr}`.matchAll(/https?:\/\/(?:127\.0\.0\.1|localhost):\d+/g)].map(([url]) => url));
+    expect([...urls]).toEqual([`http://127.0.0.1:${port}`]);
   });
 
   test('refuses an argument it does not know with one line and the usage, exit 2, instead of ignoring it', async () => {
