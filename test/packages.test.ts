@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECEIVER_SECRET, startClientReceiver } from '../conformance/test/fixtures/receivers.ts';
 import { KEYS, SECRET, startFixture, type Fixture } from '../conformance/test/fixtures/reference.ts';
-import { buildPackages } from '../scripts/packages.ts';
+import { buildPackages, nodeRanges } from '../scripts/packages.ts';
 
 const run = promisify(execFile);
 /** The system's Node, as a user without this repository has it; the repository's own if there is none. */
@@ -209,4 +209,49 @@ describe('the packed MSW mock', () => {
     expect(packages.size).toBeGreaterThan(3);
     expect([...packages].filter((name) => !declared.has(name))).toEqual([]);
   });
+});
+
+describe('the Node range of each package', () => {
+  /** Whether a version meets a range of the form >=major[.minor], the only form the packages state. */
+  const meets = (version: string, range: string) => {
+    const [major, minor = 0] = range.replace(/^>=/, '').split('.').map(Number);
+    const [haveMajor, haveMinor] = version.replace(/^v/, '').split('.').map(Number);
+    return haveMajor! > major! || (haveMajor === major && haveMinor! >= minor);
+  };
+
+  it('is the one each installed package states in engines, and the form the check above reads', () => {
+    const installed = (name: string) => JSON.parse(readFileSync(join(name.endsWith('/msw') ? mswProject : project, 'node_modules', name, 'package.json'), 'utf8'));
+    for (const { name, node } of nodeRanges()) {
+      expect(node, name).toMatch(/^>=\d+(\.\d+)?$/);
+      expect(installed(name).engines, name).toEqual({ node });
+    }
+  });
+
+  it('holds on the system Node: the client and the runner run there (the tests above), and the MSW mock, stated from 22, is what fails below it', async () => {
+    const version = (await run(USER_NODE, ['--version'])).stdout.trim();
+    const ranges = Object.fromEntries(nodeRanges().map(({ name, node }) => [name, node]));
+    expect(meets(version, ranges['@avatar-service/client']!)).toBe(true);
+    expect(meets(version, ranges['@avatar-service/conformance']!)).toBe(true);
+    // Only a Node below the mock's range can show why it is stated so; the repository's 24 cannot.
+    if (meets(version, ranges['@avatar-service/msw']!)) return;
+    writeFileSync(
+      join(mswProject, 'log.mjs'),
+      [
+        "import { setupServer } from 'msw/node';",
+        "import { createSandbox } from '@avatar-service/msw';",
+        "const sandbox = createSandbox({ baseUrl: 'http://127.0.0.1:8080' });",
+        'const server = setupServer(...sandbox.handlers);',
+        'server.listen();',
+        'const { apiKey } = await sandbox.createAccount({ credits: 10 });',
+        "const answer = await fetch('http://127.0.0.1:8080/v1/webhook-events', { headers: { authorization: `Bearer ${apiKey}` } });",
+        'server.close();',
+        'console.log(answer.status);',
+        '',
+      ].join('\n'),
+    );
+    const { stdout, stderr } = await run(USER_NODE, ['log.mjs'], { cwd: mswProject });
+    // The delivery log groups attempts with Map.groupBy (ES2024), which Node 20 lacks.
+    expect(stdout.trim()).toBe('500');
+    expect(stderr).toContain('Map.groupBy is not a function');
+  }, 60_000);
 });
