@@ -181,8 +181,11 @@ export const bodyTooLarge = () => new HttpProblem('payload_too_large', bodyTooLa
 /**
  * UTF-8 with a byte order mark kept as the character it is: JSON text never begins with
  * one (RFC 8259, section 8.1), so a body that does is not JSON (400), whoever reads it.
+ * Bytes that are not UTF-8 are refused the same way rather than stored as U+FFFD: JSON
+ * exchanged between systems is UTF-8 (same section), and a name the client never sent
+ * must not come back in its records.
  */
-const UTF8 = new TextDecoder('utf-8', { ignoreBOM: true });
+const UTF8 = new TextDecoder('utf-8', { ignoreBOM: true, fatal: true });
 
 /**
  * Step 3 of a body once its bytes are read (at most MAX_BODY_BYTES): JSON syntax (400),
@@ -190,9 +193,15 @@ const UTF8 = new TextDecoder('utf-8', { ignoreBOM: true });
  * typed as the schema says.
  */
 export function validJsonBody<T>(validator: RequestValidator, schemaName: string, raw: Uint8Array): T {
+  let text: string;
+  try {
+    text = UTF8.decode(raw);
+  } catch {
+    throw new HttpProblem('invalid_json', 'The request body is not valid JSON: it is not UTF-8 text (RFC 8259, section 8.1).');
+  }
   let body: unknown;
   try {
-    body = JSON.parse(UTF8.decode(raw));
+    body = JSON.parse(text);
   } catch (error) {
     throw new HttpProblem('invalid_json', `The request body is not valid JSON: ${(error as Error).message}.`);
   }

@@ -115,6 +115,22 @@ describe('a request that is not JSON (ND-ERRORS)', () => {
     expect(r.body.code).toBe('invalid_json');
   });
 
+  it.each([
+    ['a byte that never starts a character', Buffer.from([0xff])],
+    ['a character cut short', Buffer.from([0xc3])],
+    ['a surrogate written as UTF-8', Buffer.from([0xed, 0xa0, 0x80])],
+  ])('answers 400 invalid_json, creating nothing, for a name holding %s', async (_what, bytes) => {
+    const before = await svc.request('GET', '/v1/avatars', { key });
+    const body = Buffer.concat([Buffer.from('{"type":"prompt","prompt":"a face","name":"x'), bytes, Buffer.from('"}')]);
+
+    const r = await svc.request('POST', '/v1/avatars', { key, body, headers: { 'Content-Type': 'application/json' } });
+
+    expect(r.status).toBe(400);
+    expect(r.body.code).toBe('invalid_json');
+    expect(r.body.detail).toContain('not UTF-8');
+    expect((await svc.request('GET', '/v1/avatars', { key })).body.data).toEqual(before.body.data);
+  });
+
   it.each([['text/plain'], ['application/x-www-form-urlencoded'], ['']])('answers 415 for Content-Type "%s"', async (type) => {
     const headers: Record<string, string> = type ? { 'Content-Type': type } : {};
     const r = await svc.request('POST', '/v1/avatars', { key, body: JSON.stringify(promptAvatar()), headers });
