@@ -74,7 +74,7 @@ export function describeBudget(budget: PlannedBudget): string {
   const made =
     windowed === 0
       ? 'every create counted as charged'
-      : `every create counted as charged: ${counted(windowed, 'create')}${windowCredits === undefined ? '' : ` (${windowCredits} credits)`} ${windowed === 1 ? 'is' : 'are'} the rate-limit checks' sent to use a window up, which a service charges only if it accepts them instead of refusing them with 429, so a correct run spends far less`;
+      : `every create counted as charged: ${counted(windowed, 'create')}${windowCredits === undefined ? '' : ` (${windowCredits} credits)`} ${windowed === 1 ? 'is' : 'are'} sent by the rate-limit checks to use a window up, and a service charges ${windowed === 1 ? 'it' : 'them'} only if it accepts ${windowed === 1 ? 'it' : 'them'} instead of refusing with 429, so a correct run spends far less`;
   if (budget.credits === undefined) return `at most ${counted(budget.requests, 'generation request')} that can be charged (${kinds}), ${made}; the implementation profile states no prices`;
   return `at most ${budget.credits} credits and ${counted(budget.requests, 'generation request')} that can be charged (${kinds} at ${budget.prices!.avatar} and ${budget.prices!.avatar_video}), ${made}`;
 }

@@ -101,7 +101,7 @@ describe('the budget of a run', () => {
     // The shared refusal and the check's own tries, each one over the limit of 10.
     expect(windowed).toBe(11 + REFUSAL_TRIES * 11);
     expect(describeBudget(limits)).toBe(
-      `at most ${limits.credits} credits and ${limits.requests} generation requests that can be charged (${limits.creates.avatar} avatars and 4 videos at 10 and 20), every create counted as charged: ${windowed} creates (${windowed * 10} credits) are the rate-limit checks' sent to use a window up, which a service charges only if it accepts them instead of refusing them with 429, so a correct run spends far less`,
+      `at most ${limits.credits} credits and ${limits.requests} generation requests that can be charged (${limits.creates.avatar} avatars and 4 videos at 10 and 20), every create counted as charged: ${windowed} creates (${windowed * 10} credits) are sent by the rate-limit checks to use a window up, and a service charges them only if it accepts them instead of refusing with 429, so a correct run spends far less`,
     );
   });
 
