@@ -124,14 +124,14 @@ describe('the daily windows (RL-BUCKETS)', () => {
     expect(otherMe.body.rate_limits.generation.minute.reset).toBe(45);
   });
 
-  it('when a key spent its 10,000 reads of the day, then the day window refuses it, whatever the minute', async () => {
-    const { api_key: key } = await svc.account({ plan: { read: { minute: 2_000, day: 10_000 }, generation: { minute: 10, day: 300 } } });
-    // 2,000 a minute, 32 at a time: 2,000 connections opened at once overflow the listen
-    // queue of a loaded machine, and a reset connection says nothing about the windows.
+  it('when a key spent its reads of the day, a minute window at a time, then the day window refuses it, whatever the minute', async () => {
+    // A day of 200 reads in minutes of 40: the rule is the same at any size, and each
+    // read is a real request checked against the contract, so the day is kept small.
+    const { api_key: key } = await svc.account({ plan: { read: { minute: 40, day: 200 }, generation: { minute: 10, day: 300 } } });
     const spendMinute = async () => {
-      let left = 2_000;
-      await Promise.all(Array.from({ length: 32 }, async () => {
-        while (left-- > 0) await svc.request('GET', '/v1/me', { key });
+      let left = 40;
+      await Promise.all(Array.from({ length: 8 }, async () => {
+        while (left-- > 0) expect((await svc.request('GET', '/v1/me', { key })).status).toBe(200);
       }));
     };
     for (let minute = 0; minute < 5; minute++) {
@@ -142,7 +142,7 @@ describe('the daily windows (RL-BUCKETS)', () => {
     const refused = await svc.request('GET', '/v1/me', { key });
 
     expect(refused.status).toBe(429);
-    expect(limitHeaders(refused).limit).toBe('10000');
+    expect(limitHeaders(refused).limit).toBe('200');
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(3600);
   });
 });
