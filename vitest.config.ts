@@ -36,6 +36,7 @@ export default defineConfig({
             'server/test/config.test.ts',
             'server/test/domain/**',
             'server/test/engine/timeline.test.ts',
+            'server/test/engine/videoPlayback.test.ts',
             'server/test/storage/embedded*.test.ts',
             'server/test/storage/redisReplyWithin.test.ts',
             'server/test/storage/statementGroup.test.ts',
