@@ -1,6 +1,6 @@
 // The contract's numbers, read once from the bundle: each rate-limit bucket's windows,
 // each create's price, the default plan's credits, the webhook delivery's timeout and
-// retry schedule, and every problem code with its status and title. The contract states
+// retry schedule, the file links' lifetime, and every problem code with its status and title. The contract states
 // them in x- members (openapi/README.md, "Vendor extensions"); the server's rules, the
 // runner's defaults and texts, the benchmark and the docs' tables all take them from
 // here, so changing one is an edit of openapi/ and `npm run generate`.
@@ -10,11 +10,13 @@ import {
   bucketLimitsTextOf,
   bucketWindowsOf,
   creditCosts,
+  fileLinks,
   monthlyCredits,
   problemCodes,
   rateLimitBuckets,
   webhookDelivery,
   type CreateKind,
+  type FileLinks,
   type ProblemCode,
   type RateLimitBuckets,
   type RateLimitWindow,
@@ -34,6 +36,8 @@ export const CREDIT_COSTS: Readonly<Record<CreateKind, number>> = creditCosts(bu
 export const MONTHLY_CREDITS: number = monthlyCredits(bundle);
 /** The contract's webhook delivery. */
 export const WEBHOOK_DELIVERY: WebhookDelivery = webhookDelivery(bundle);
+/** The contract's file links: their lifetime and the unsigned links' grace (ND-FILE-LINKS). */
+export const FILE_LINKS: FileLinks = fileLinks(bundle);
 /** The contract's problem codes. */
 export const PROBLEM_CODES: Readonly<Record<string, ProblemCode>> = problemCodes(bundle);
 

@@ -1,6 +1,6 @@
 // Reads the contract's numbers from a bundle given to it: each rate-limit bucket's
 // windows, each create's price, the default plan's credits, the webhook delivery's
-// timeout and retry schedule, and every problem code with its status and title. It
+// timeout and retry schedule, the file links' lifetime, and every problem code with its status and title. It
 // loads nothing itself, so `npm run generate` can read the bundle it is making while
 // the committed one is stale; everything else reads them, loaded once, from numbers.ts.
 import type { JsonObject } from './schemas.ts';
@@ -25,6 +25,14 @@ export interface WebhookDelivery {
   jitter: number;
   /** Attempts in all: the first and one per retry. */
   attempts: number;
+}
+
+/** How file links expire: `x-file-links` of the document's info (ND-FILE-LINKS). */
+export interface FileLinks {
+  /** How long a link given by a read of a record or a webhook stays valid, on the account's time. */
+  lifetimeSeconds: number;
+  /** Until when (ms since the epoch, the service's time) a link without `expires` and `signature` is still served. */
+  unsignedUntilMs: number;
 }
 
 /** The kinds of job a create makes, as their records' `object` names them. */
@@ -97,6 +105,16 @@ export function webhookDelivery(bundle: JsonObject): WebhookDelivery {
   if (typeof jitter !== 'number' || jitter < 0 || jitter >= 1) throw new ContractNumberError(`${where}.jitter must be a number from 0 up to (not including) 1, not ${JSON.stringify(jitter)}`);
   const retryDelaysSeconds = delays.map((d, i) => positiveInteger(d, `${where}.retry_delays_seconds[${i}]`));
   return { timeoutSeconds: positiveInteger(stated.timeout_seconds, `${where}.timeout_seconds`), retryDelaysSeconds, jitter, attempts: retryDelaysSeconds.length + 1 };
+}
+
+/** The file links' lifetime and the end of the unsigned links' grace (`info.x-file-links`). */
+export function fileLinks(bundle: JsonObject): FileLinks {
+  const where = 'info.x-file-links';
+  const stated = object(info(bundle)['x-file-links'], where);
+  const until = stated.unsigned_until;
+  const unsignedUntilMs = typeof until === 'string' ? Date.parse(until) : Number.NaN;
+  if (Number.isNaN(unsignedUntilMs)) throw new ContractNumberError(`${where}.unsigned_until must be an RFC 3339 date-time, not ${JSON.stringify(until)}`);
+  return { lifetimeSeconds: positiveInteger(stated.lifetime_seconds, `${where}.lifetime_seconds`), unsignedUntilMs };
 }
 
 /** The credits a month of an account's default plan (`info.x-monthly-credits`). */

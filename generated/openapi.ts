@@ -502,7 +502,8 @@ export interface components {
             status: components["schemas"]["JobStatus"];
             /**
              * Format: uri
-             * @description A still of the avatar, set once it is `ready`; `null` before and on failure.
+             * @description A still of the avatar, set once it is `ready`; `null` before and on failure. A link
+             *     that needs no key and expires (ND-FILE-LINKS): each read of the record gives a fresh one.
              */
             preview_image_url: string | null;
             /**
@@ -575,7 +576,9 @@ export interface components {
             status: number;
             /**
              * @description Machine-readable code: `invalid_json` (400), `unauthorized` (401),
-             *     `insufficient_credits` (402), `not_found` (404), `method_not_allowed` (405),
+             *     `insufficient_credits` (402), `file_link_expired` (403), `file_link_invalid` (403)
+             *     (a file link past its expiry, or one that was altered: read the record again for a
+             *     fresh link), `not_found` (404), `method_not_allowed` (405),
              *     `avatar_not_ready` (409), `idempotency_key_reused` (409),
              *     `sandbox_clock_unavailable` (409), `webhook_event_pending` (409),
              *     `payload_too_large` (413), `unsupported_media_type` (415), `validation_failed`
@@ -715,7 +718,9 @@ export interface components {
              *     The reference server's sandbox engine makes H.264 video with AAC speech at 25 frames per
              *     second: 720x1280 for `9:16`, 1280x720 for `16:9`, 720x720 for `1:1`. It shows the avatar's
              *     portrait speaking, with the script as captions. The download needs no key and answers
-             *     byte ranges, as video players ask.
+             *     byte ranges, as video players ask. The link expires (ND-FILE-LINKS): it carries
+             *     `expires` and `signature`, each read of the record gives a fresh one, and an expired
+             *     or altered link answers `403` (`file_link_expired`, `file_link_invalid`).
              */
             video_url: string | null;
             /**
@@ -729,6 +734,7 @@ export interface components {
              * Format: uri
              * @description Where the video's captions can be downloaded, as WebVTT (`text/vtt`): the script in
              *     short cues, timed as the video speaks them. Set when `status` is `ready`, `null` otherwise.
+             *     It expires as `video_url` does (ND-FILE-LINKS).
              *     Optional: an implementation without captions leaves it out.
              */
             captions_url?: string | null;

@@ -101,6 +101,7 @@ export const DECISIONS = [
   { id: 'ND-CREDIT-COST', rule: `An avatar costs ${CREDIT_COSTS.avatar} credits and a video ${CREDIT_COSTS.avatar_video}; the record states its credits.` },
   { id: 'ND-SANDBOX-FAILURE', rule: 'With a sandbox key, [sandbox:fail] in an avatar name or video script ends the job failed with sandbox_forced_failure.' },
   { id: 'ND-SANDBOX-CLOCK', rule: 'A sandbox account moves its own time forward with POST /v1/test_helpers/clock/advance; its windows, credit period, jobs and webhook retries follow; live keys get 404.' },
+  { id: 'ND-FILE-LINKS', rule: 'File links need no key and expire: a read of a record (or a webhook) gives links valid for the stated lifetime on the account\'s time; an expired link answers 403 file_link_expired, an altered one 403 file_link_invalid.' },
   { id: 'ND-COMPAT', rule: 'Only additive changes within /v1; removals ship as /v2 with Deprecation and Sunset headers.' },
 ] as const;
 
