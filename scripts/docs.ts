@@ -156,7 +156,7 @@ export async function buildSite(outDir: string = SITE_OUT, options: SiteOptions 
 /**
  * docs/ copied to `stage`, with changelog.md written from the contract's releases, each
  * `<!-- include: path -->` line replaced by that file of the repository (the benchmark's
- * report) and the figures of runs filled from their records.
+ * report), its headings one level down, and the figures of runs filled from their records.
  */
 export async function stageGuides(stage: string): Promise<void> {
   await rm(stage, { recursive: true, force: true });
@@ -175,7 +175,7 @@ export async function stageGuides(stage: string): Promise<void> {
     if (!name.endsWith('.md')) continue;
     const file = join(stage, name);
     const text = await readFile(file, 'utf8');
-    const included = await replaceAsync(text, /^<!-- include: (\S+) -->$/gm, async (path) => escapeAngles(await readFile(join(ROOT, path), 'utf8')));
+    const included = await replaceAsync(text, /^<!-- include: (\S+) -->$/gm, async (path) => escapeAngles(demoteHeadings(await readFile(join(ROOT, path), 'utf8'))));
     await writeFile(file, fillFigures(included, records, `docs/${name}`));
   }
 }
@@ -189,6 +189,14 @@ export function escapeAngles(markdown: string): string {
   return markdown
     .split(/(^```[\s\S]*?^```$)/m)
     .map((part, i) => (i % 2 === 1 ? part : part.split(/(`+[^`]*?`+)/).map((piece, j) => (j % 2 === 1 ? piece : piece.replace(/<(?!!--)/g, '&lt;'))).join('')))
+    .join('');
+}
+
+/** An included file's headings one level down: the page that includes it has its own title. */
+export function demoteHeadings(markdown: string): string {
+  return markdown
+    .split(/(^```[\s\S]*?^```$)/m)
+    .map((part, i) => (i % 2 === 1 ? part : part.replace(/^(#{1,5}) /gm, '#$1 ')))
     .join('');
 }
 
