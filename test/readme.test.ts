@@ -3,7 +3,8 @@
 // as do those of the conformance runner's README and of the guides read on GitHub; and its
 // quickstart, pasted whole into bash, ends with a downloaded video.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { dirname, join, relative, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
@@ -101,4 +102,60 @@ describe('README.md', () => {
       await expect.poll(() => readFileSync(join(cwd, 'server.log'), 'utf8'), { timeout: 15_000 }).toMatch(/shutting down/);
     }, 120_000);
   });
+});
+
+describe('docs/getting-started.md', () => {
+  const guide = readFileSync(join(ROOT, 'docs', 'getting-started.md'), 'utf8');
+  const section = guide.split(/^## /m).find((part) => part.startsWith('A create with a webhook'));
+  const receiver = section && /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+  const commands = section && /```sh\n([\s\S]*?)```/.exec(section)?.[1];
+
+  mkdirSync(join(ROOT, '.reports'), { recursive: true });
+  const cwd = mkdtempSync(join(ROOT, '.reports', 'webhook-guide-'));
+  const groups: number[] = [];
+  afterAll(() => {
+    for (const group of groups) {
+      try {
+        process.kill(-group, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+    rmSync(cwd, { recursive: true, force: true });
+  });
+
+  it("a create with webhook_url reaches the guide's receiver, run as written but for its ports and the clone's paths", async () => {
+    expect(receiver, 'a ```ts receiver in "A create with a webhook"').toBeDefined();
+    expect(commands, 'a ```sh block in "A create with a webhook"').toBeDefined();
+    const server = spawn(process.execPath, [join(ROOT, 'server', 'src', 'main.ts')], { cwd: ROOT, detached: true, env: { ...process.env, PORT: '0', DATA_DIR: join(cwd, 'data'), LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    groups.push(server.pid!);
+    let log = '';
+    server.stdout.on('data', (chunk: Buffer) => (log += chunk));
+    server.stderr.on('data', (chunk: Buffer) => (log += chunk));
+    // The whole line: the secret is read from it.
+    await expect.poll(() => log, { timeout: 20_000 }).toMatch(/signing_secret: *\S+\n/);
+    writeFileSync(join(cwd, 'server.log'), log);
+    const origin = /listening on (\S+)/.exec(log)![1]!;
+    const key = /api_key: *(\S+)/.exec(log)![1]!;
+    // A free port for the receiver: the guide's 4000 may be taken on a shared machine.
+    const port = await new Promise<number>((done) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as { port: number };
+        probe.close(() => done(port));
+      });
+    });
+    writeFileSync(join(cwd, 'receiver.ts'), receiver!.replace("'./client/src/receiver.ts'", JSON.stringify(join(ROOT, 'client', 'src', 'receiver.ts'))).replace('app.listen(4000,', `app.listen(${port},`));
+    const script = commands!.replaceAll('http://localhost:3000', origin).replaceAll('127.0.0.1:4000', `127.0.0.1:${port}`).replace('node_modules/.bin/node', process.execPath);
+    const shell = spawn('bash', ['-c', script], { cwd, detached: true, env: { ...process.env, KEY: key }, stdio: ['ignore', 'pipe', 'pipe'] });
+    groups.push(shell.pid!);
+    let output = '';
+    shell.stdout.on('data', (chunk: Buffer) => (output += chunk));
+    shell.stderr.on('data', (chunk: Buffer) => (output += chunk));
+
+    // What the commands, the receiver and the server printed, for a failure to say why.
+    await expect.poll(() => output, { timeout: 20_000 }).toMatch(/^avatar\.ready av_\w+ ready$/m).catch((error: Error) => {
+      throw new Error(`${error.message}\n--- commands and receiver ---\n${output}\n--- server ---\n${log}`);
+    });
+    expect(output).toMatch(/"webhook_url":"http:\/\/127\.0\.0\.1:\d+\/webhooks"/);
+  }, 60_000);
 });
