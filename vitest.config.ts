@@ -1,4 +1,42 @@
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/**
+ * Files that take long whatever the machine (whole conformance runs, which wait on jobs,
+ * windows and retries; rendered videos; servers started as processes), longest first.
+ * Vitest starts the files it has no timings for largest first, and a fresh clone has no
+ * timings: these small files started last and the run ended on one of them while the
+ * other worker sat idle. Starting them first lets the short files fill in around them.
+ */
+const LONG_FILES = [
+  'server/test/scaled/conformance.test.ts',
+  'conformance/test/independent.test.ts',
+  'conformance/test/broken.test.ts',
+  'server/test/startup.test.ts',
+  'test/e2e/conformance.test.ts',
+  'conformance/test/reference.test.ts',
+  'test/e2e/prismProxy.test.ts',
+  'server/test/engine/video.test.ts',
+  'conformance/test/cli.test.ts',
+  'conformance/test/readings.test.ts',
+  'test/packages.test.ts',
+  'conformance/test/bound.test.ts',
+  'server/test/adminHostile.test.ts',
+  'server/test/scaled/multiProcess.test.ts',
+];
+
+/** Vitest's order (each project in turn, failed and longer files first), with LONG_FILES started first within each project. */
+class LongFilesFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const ordered = await super.sort(files);
+    const rank = (spec: TestSpecification) => {
+      const at = LONG_FILES.findIndex((path) => spec.moduleId.endsWith(`/${path}`));
+      return at < 0 ? LONG_FILES.length : at;
+    };
+    const position = new Map(ordered.map((spec, i) => [spec, i]));
+    return [...ordered].sort((a, b) => (a.project.name === b.project.name ? rank(a) - rank(b) : 0) || position.get(a)! - position.get(b)!);
+  }
+}
 
 // Two projects: everything on the embedded store, and the server's suite again on
 // PostgreSQL + Redis, which the scaled project's global setup starts (or takes from
@@ -14,6 +52,7 @@ export default defineConfig({
     // where one left them idle; a test that fails when another file shares the machine
     // is a flake to fix at its cause.
     maxWorkers: 2,
+    sequence: { sequencer: LongFilesFirst },
     projects: [
       {
         extends: true,
