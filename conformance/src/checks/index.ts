@@ -11,6 +11,7 @@ import avatarsFailedHasError from './avatars/failed-has-error.ts';
 import avatarsGetReturnsRecord from './avatars/get-returns-record.ts';
 import avatarsNameRequired from './avatars/name-required.ts';
 import avatarsPhotoFileValidated from './avatars/photo-file-validated.ts';
+import avatarsPreviewImageDecodes from './avatars/preview-image-decodes.ts';
 import avatarsPromptRequired from './avatars/prompt-required.ts';
 import avatarsPropsValidated from './avatars/props-validated.ts';
 import avatarsTypeValidated from './avatars/type-validated.ts';
@@ -47,7 +48,10 @@ import statesTransitionsDocumented from './states/transitions-documented.ts';
 import versioningV1Prefix from './versioning/v1-prefix.ts';
 import videosFailedHasError from './videos/failed-has-error.ts';
 import videosGetReturnsRecord from './videos/get-returns-record.ts';
+import videosCaptionsAreWebvtt from './videos/captions-are-webvtt.ts';
 import videosReadyHasUrl from './videos/ready-has-url.ts';
+import videosReadyUrlAnswersRanges from './videos/ready-url-answers-ranges.ts';
+import videosReadyUrlServesMp4 from './videos/ready-url-serves-mp4.ts';
 import videosRequestValidated from './videos/request-validated.ts';
 import videosRequireReadyAvatar from './videos/require-ready-avatar.ts';
 import webhooksDeliveryLogReplay from './webhooks/delivery-log-replay.ts';
@@ -81,9 +85,14 @@ export const CHECKS: readonly Check[] = [
   avatarsCreateReturnsAtOnce,
   avatarsGetReturnsRecord,
   avatarsFailedHasError,
+  avatarsPreviewImageDecodes,
   videosRequireReadyAvatar,
   videosGetReturnsRecord,
   videosReadyHasUrl,
+  // the ready video's files, downloaded once and shared (checks/media.ts)
+  videosReadyUrlServesMp4,
+  videosReadyUrlAnswersRanges,
+  videosCaptionsAreWebvtt,
   videosFailedHasError,
   authOtherAccountHidden,
   // main: webhooks

@@ -126,7 +126,26 @@ export interface ImplementationProfile {
     signaturePrefix: string;
     envelope: Json | null;
   };
+  /**
+   * The files records link to, which the runner downloads and judges: pointers into the
+   * video record to its MP4 (the source's video_url), to its length in seconds and to its
+   * captions (WebVTT), and into the avatar record to its preview (PNG or JPEG), each null
+   * where records have none; and whether the links answer byte ranges (true: a Range
+   * request is answered 206; false: not claimed, so a whole file (200) is taken too).
+   */
+  files: FileMembers;
 }
+
+export interface FileMembers {
+  video: string;
+  duration: string | null;
+  captions: string | null;
+  preview: string | null;
+  ranges: boolean;
+}
+
+/** Where another implementation's records link to files when its profile says nothing: the source's video_url alone. */
+export const SOURCE_FILES: FileMembers = { video: '/video_url', duration: null, captions: null, preview: null, ranges: false };
 
 export interface Timings {
   jobSeconds: Record<JobKind, number>;
@@ -206,6 +225,8 @@ export const CONTRACT_PROFILE: ImplementationProfile = {
     signaturePrefix: WEBHOOK_SIGNATURE_PREFIX,
     envelope: null,
   },
+  // The contract's AvatarVideo and Avatar members; its downloads answer byte ranges.
+  files: { video: '/video_url', duration: '/duration_seconds', captions: '/captions_url', preview: '/preview_image_url', ranges: true },
 };
 
 /** A profile file that cannot be used: every message names the member and the rule. */
@@ -307,6 +328,14 @@ export function parseProfile(value: unknown, file = 'the profile'): Implementati
       signaturePrefix: raw.webhook_format?.signature_prefix ?? base.webhookFormat.signaturePrefix,
       envelope: raw.webhook_format?.envelope ?? null,
     },
+    // Not the contract's: another implementation's records link to more than the source's video_url only by saying so.
+    files: {
+      video: raw.files?.video ?? SOURCE_FILES.video,
+      duration: raw.files?.duration ?? SOURCE_FILES.duration,
+      captions: raw.files?.captions ?? SOURCE_FILES.captions,
+      preview: raw.files?.preview ?? SOURCE_FILES.preview,
+      ranges: raw.files?.ranges ?? SOURCE_FILES.ranges,
+    },
   };
   const problems = placeholderProblems(profile);
   const code = raw.errors?.code;
@@ -348,6 +377,7 @@ interface RawProfile {
   lists?: { limit?: string; cursor?: string; data?: string; next: string } | null;
   webhook_log?: RawWebhookLog | null;
   webhook_format?: { headers?: { event_id?: string; timestamp?: string; signature?: string }; signature_prefix?: string; envelope?: Json };
+  files?: { video?: string; duration?: string | null; captions?: string | null; preview?: string | null; ranges?: boolean };
 }
 
 type RawCodeLocation = string | null | { pointer?: string; header?: string; form?: 'value' | 'uri' };
