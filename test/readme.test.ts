@@ -153,7 +153,7 @@ describe('docs/getting-started.md', () => {
     shell.stderr.on('data', (chunk: Buffer) => (output += chunk));
 
     // What the commands, the receiver and the server printed, for a failure to say why.
-    await expect.poll(() => output, { timeout: 20_000 }).toMatch(/^avatar\.ready av_\w+ ready$/m).catch((error: Error) => {
+    await expect.poll(() => output, { timeout: 20_000 }).toMatch(/avatar\.ready av_\w+ ready$/m).catch((error: Error) => {
       throw new Error(`${error.message}\n--- commands and receiver ---\n${output}\n--- server ---\n${log}`);
     });
     expect(output).toMatch(/"webhook_url":"http:\/\/127\.0\.0\.1:\d+\/webhooks"/);
