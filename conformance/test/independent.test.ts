@@ -12,7 +12,7 @@ vi.setConfig({ maxConcurrency: 10 });
 /** Its broken variants run ten at a time in one process: as in broken.test.ts, slow on a loaded machine. */
 const CONCURRENT_RUN_MS = 180_000;
 
-describe('the runner against an independent implementation', () => {
+describe.concurrent('the runner against an independent implementation', () => {
   it('when run in the core profile with its profile file, then every check passes, duplicates included', async () => {
     const fixture = await startIndependent();
     try {
