@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runConformance } from '../../conformance/src/run.ts';
 import { periodOf } from '../../server/src/domain/credits.ts';
 import { startTestService, type TestService } from '../../server/test/support/harness.ts';
-import { expectClockChecked, expectPass, expectWorkspaceChecked, keysForRun } from './support.ts';
+import { expectClockChecked, expectPass, expectWorkspaceChecked, keysForRun, SPENDS_DAYS } from './support.ts';
 
 let svc: TestService;
 
@@ -19,10 +19,13 @@ describe.concurrent('the conformance runner against the server on the embedded s
   it.each([['core'], ['contract']] as const)('passes the %s profile', async (profile) => {
     const keys = await keysForRun(svc.store, svc.domain.clock);
 
-    const report = await runConformance({ baseUrl: svc.url, ...keys, profile });
+    // The day of each bucket is spent once per server, in the contract run.
+    const leftOut = profile === 'core' ? [SPENDS_DAYS] : [];
+
+    const report = await runConformance({ baseUrl: svc.url, ...keys, profile, skip: leftOut });
 
     expectPass(report);
-    expectClockChecked(report);
+    expectClockChecked(report, leftOut);
     expectWorkspaceChecked(report);
   }, 240_000);
 

@@ -9,10 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runConformance } from '../../conformance/src/run.ts';
 import { startMock, type MockServer } from '../../scripts/mock.ts';
 import { startTestService, type TestService } from '../../server/test/support/harness.ts';
-import { expectPass, keysForRun } from './support.ts';
-
-/** The check whose requests are a day's limit of each bucket (see above). */
-const SPENDS_DAYS = 'rate-limits.daily-windows';
+import { expectPass, keysForRun, SPENDS_DAYS } from './support.ts';
 
 let svc: TestService;
 let proxy: MockServer;
