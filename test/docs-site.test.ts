@@ -1,9 +1,10 @@
 // The docs site as a reader meets it: built once by scripts/docs.ts (the guides, the
-// changelog, a stand-in for the Redoc reference, which test/contract/docs.test.ts judges),
-// served by plain files on 127.0.0.1 and loaded page by page in headless Chromium with
+// changelog, a stand-in for the Redoc reference, which test/contract/docs.test.ts judges)
+// in a process without a network, served by plain files on 127.0.0.1 and loaded page by page in headless Chromium with
 // every request that would leave the machine refused. Every page loads without one, every
 // link inside the site leads to a page and a heading that exist, no code block is wider
 // than a phone's screen, and search finds a page offline.
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,7 +12,6 @@ import { tmpdir } from 'node:os';
 import { extname, join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildSite } from '../scripts/docs.ts';
 import { figureDocs, fillFigures, readRunRecords } from '../scripts/docFigures.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -26,6 +26,8 @@ let stage: string;
 let server: Server;
 let origin: string;
 let browser: Browser;
+/** Whether the build ran with no network at all (unshare --net). */
+let builtOffline = false;
 /** Requests a page made to anything but the site's own server. */
 const offMachine: string[] = [];
 const pageErrors: string[] = [];
@@ -53,7 +55,14 @@ beforeAll(async () => {
   // The stage is inside the repository (the site's config imports vitepress from its node_modules).
   stage = mkdtempSync(join(ROOT, 'dist', 'docs-test-src-'));
   out = mkdtempSync(join(tmpdir(), 'docs-site-'));
-  await buildSite(out, { stage, reference: false });
+  // Built in a network namespace of its own where the machine allows one (root, as CI
+  // runs): a build that fetched anything would fail there rather than pass by reaching out.
+  const offline = spawnSync('unshare', ['--net', 'true']).status === 0;
+  builtOffline = offline;
+  const build = `const { buildSite } = await import(${JSON.stringify(join(ROOT, 'scripts', 'docs.ts'))}); await buildSite(${JSON.stringify(out)}, { stage: ${JSON.stringify(stage)}, reference: false });`;
+  const command = offline ? ['unshare', ['--net', process.execPath, '--input-type=module', '-e', build]] as const : [process.execPath, ['--input-type=module', '-e', build]] as const;
+  const built = spawnSync(command[0], command[1], { cwd: ROOT, encoding: 'utf8', timeout: 110_000 });
+  if (built.status !== 0) throw new Error(`the docs build failed${offline ? ' without a network' : ''}:\n${built.stdout}${built.stderr}`);
   server = createServer((req, res) => {
     const file = fileOf(new URL(req.url ?? '/', 'http://127.0.0.1').pathname);
     if (!file.startsWith(out) || !existsSync(file)) {
@@ -75,6 +84,11 @@ afterAll(async () => {
 });
 
 describe('the docs site', () => {
+  it('builds with no network (where the machine gives a process a network namespace of its own)', () => {
+    // CI and the development machines run as root, where unshare works: there this holds.
+    if (process.getuid?.() === 0) expect(builtOffline).toBe(true);
+  });
+
   it('has the guides in reading order, the changelog and the reference', () => {
     const pages = readdirSync(out).filter((name) => name.endsWith('.html'));
     for (const name of ['index', 'getting-started', 'webhooks', 'rate-limits-and-credits', 'sandbox-clock', 'running-the-server', 'conformance', 'receivers-and-clients', 'mocking', 'contract', 'changelog', 'benchmarks', 'publishing']) {
