@@ -22,7 +22,7 @@
 import { execFile } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, extname, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { writeChangelog } from '../contract/changelog.ts';
 import { fillFigures, readRunRecords } from './docFigures.ts';
@@ -156,7 +156,7 @@ export async function buildSite(outDir: string = SITE_OUT, options: SiteOptions 
 /**
  * docs/ copied to `stage`, with changelog.md written from the contract's releases, each
  * `<!-- include: path -->` line replaced by that file of the repository (the benchmark's
- * report), its headings one level down, and the figures of runs filled from their records.
+ * report, the runner's CI recipe), and the figures of runs filled from their records.
  */
 export async function stageGuides(stage: string): Promise<void> {
   await rm(stage, { recursive: true, force: true });
@@ -175,8 +175,8 @@ export async function stageGuides(stage: string): Promise<void> {
     if (!name.endsWith('.md')) continue;
     const file = join(stage, name);
     const text = await readFile(file, 'utf8');
-    const included = await replaceAsync(text, /^<!-- include: (\S+) -->$/gm, async (path) => escapeAngles(demoteHeadings(await readFile(join(ROOT, path), 'utf8'))));
-    await writeFile(file, fillFigures(included, records, `docs/${name}`));
+    const expanded = await replaceAsync(text, /^<!-- include: (\S+) -->$/gm, async (path) => included(path, await readFile(join(ROOT, path), 'utf8')));
+    await writeFile(file, fillFigures(expanded, records, `docs/${name}`));
   }
 }
 
@@ -190,6 +190,16 @@ export function escapeAngles(markdown: string): string {
     .split(/(^```[\s\S]*?^```$)/m)
     .map((part, i) => (i % 2 === 1 ? part : part.split(/(`+[^`]*?`+)/).map((piece, j) => (j % 2 === 1 ? piece : piece.replace(/<(?!!--)/g, '&lt;'))).join('')))
     .join('');
+}
+
+/**
+ * What an include puts in the page: a Markdown file's text, its headings one level down
+ * and its angle brackets as text; any other file as a code block of its kind.
+ */
+function included(path: string, text: string): string {
+  if (path.endsWith('.md')) return escapeAngles(demoteHeadings(text));
+  const fence = '`'.repeat(Math.max(3, ...[...text.matchAll(/`+/g)].map((m) => m[0].length + 1)));
+  return `${fence}${extname(path).slice(1)}\n${text.endsWith('\n') ? text : `${text}\n`}${fence}`;
 }
 
 /** An included file's headings one level down: the page that includes it has its own title. */

@@ -184,9 +184,15 @@ describe('the guides', () => {
     expect(guide('conformance')).toMatch(/<!-- run:conformance\.seconds -->[\d.]+<!-- \/run --> s/);
   });
 
-  it('show the workflow that publishes the site as it is in .github/workflows', () => {
-    const workflow = readFileSync(join(ROOT, '.github', 'workflows', 'docs.yml'), 'utf8');
-    expect(guide('publishing')).toContain(`\`\`\`yaml\n${workflow}\`\`\``);
-    expect(workflow).toContain('run: npm run docs');
+  it('show the workflows that publish the site and run the runner in CI as they are in the repository', () => {
+    // The build puts each file where its guide says <!-- include: path -->.
+    expect(guide('publishing')).toMatch(/^<!-- include: \.github\/workflows\/docs\.yml -->$/m);
+    expect(guide('conformance')).toMatch(/^<!-- include: conformance\/examples\/github-actions\.yml -->$/m);
+    // The page's text, without the highlighter's spans.
+    const site = (page: string) => readFileSync(join(out, `${page}.html`), 'utf8').replace(/<[^>]+>/g, '');
+    expect(site('publishing')).toContain('npm run docs');
+    expect(site('publishing')).toContain('actions/deploy-pages');
+    expect(site('conformance')).toContain('avatar-conformance compare');
+    expect(readFileSync(join(ROOT, '.github', 'workflows', 'docs.yml'), 'utf8')).toContain('run: npm run docs');
   });
 });
