@@ -25,6 +25,7 @@ import { receiverCommand } from './receiver-checks/command.ts';
 import { compareCommand } from './report/compare.ts';
 import { consoleProgress, summary } from './report/console.ts';
 import { writeReports } from './report/files.ts';
+import { runHar, writeHar } from './report/har.ts';
 import { listMatrix } from './report/markdown.ts';
 import { EXIT_CODES } from './report/model.ts';
 import { counted } from './report/text.ts';
@@ -115,6 +116,9 @@ Reports:
   --report-html <file>  one self-contained page: the clause matrix, each check with the
                         exchanges of its failure, and pictures of the webhook attempts, each
                         key's RateLimit-Remaining and the job durations (opens offline)
+  --report-har <file>   every exchange of the run and every webhook its receiver got, as
+                        HAR 1.2 (a browser's network panel opens it); each entry names its
+                        check in "_check", keys and secrets masked
   --verbose             also print waits and skip reasons as they happen
   --no-color
 
@@ -359,8 +363,10 @@ async function main(): Promise<number> {
   const live = profile === 'production' && maxCredits === undefined ? liveRefusal(planned, 'the production profile runs on a live key') : undefined;
   if (live) usage(live);
 
-  const report = await runConformance(options);
+  const traffic: Parameters<typeof runConformance>[1] = { baseUrl, exchanges: [], deliveries: [], secrets: [] };
+  const report = await runConformance(options, traffic);
   writeReports(report, values, (text) => process.stderr.write(text));
+  writeHar(values['report-har'], () => runHar(traffic!), (text) => process.stderr.write(text));
   process.stdout.write(summary(report, color));
   return report.exitCode;
 }
@@ -408,6 +414,7 @@ function parse() {
       'report-junit': { type: 'string' },
       'report-md': { type: 'string' },
       'report-html': { type: 'string' },
+      'report-har': { type: 'string' },
       'max-credits': { type: 'string' },
       verbose: { type: 'boolean', short: 'v' },
       'no-color': { type: 'boolean' },

@@ -3,6 +3,7 @@
 // presented as the implementation profile says; the bucket of each request is the one
 // the contract states for its operation (x-rate-limit-bucket). A client made `within` a
 // deadline's signal ends every wait and request with LimitReached when it aborts.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { retryAfterSeconds } from '../../client/src/index.ts';
 import { redact } from '../../contract/secrets.ts';
 import { failedConnection, watchConnections } from './connections.ts';
@@ -39,6 +40,8 @@ export interface Exchange {
   /** 429s the pacer waited out before this answer, if any. */
   retriedAfter429: number;
   note: string | undefined;
+  /** The check whose client sent it; absent for the run's own requests (preflight, shared jobs, balances). */
+  check?: string;
 }
 
 export interface SendRequest {
@@ -62,6 +65,19 @@ export interface SendRequest {
    * connection before any byte of the answer sends it again, as for a GET.
    */
   resend?: boolean;
+}
+
+/**
+ * The check whose run a request is part of, carried through its async calls: a check
+ * reaches the service through its own client and through the run's shared world (jobs
+ * made once for several checks), and either way the exchange names the check that was
+ * running when it was sent. run.ts enters it around each check.
+ */
+export const checkScope = new AsyncLocalStorage<string>();
+
+function checkOf(): { check?: string } {
+  const check = checkScope.getStore();
+  return check === undefined ? {} : { check };
 }
 
 export class UnreachableError extends Error {
@@ -287,6 +303,7 @@ export class Http {
       bucket,
       retriedAfter429: 0,
       note: resent ? `${note ? `${note}; ` : ''}sent again on a new connection after ${resent} on a reused one, before any byte of the answer` : note,
+      ...checkOf(),
     };
     this.log.push(exchange);
     return exchange;

@@ -12,7 +12,7 @@ import type { CheckContext } from './context.ts';
 import { SandboxClock } from './clock.ts';
 import { ContractValidator, DEFAULT_OPENAPI_PATH } from './contract.ts';
 import { type Deadline, deadline, LimitReached, reached, RUN_SCOPE, sleepWithin, within } from './deadline.ts';
-import { type Exchange, Http, type KeyName, redact, UnreachableError } from './http.ts';
+import { checkScope, type Exchange, Http, type KeyName, redact, UnreachableError } from './http.ts';
 import { Shape } from './implementation/shape.ts';
 import { resolveOptions, type ResolvedOptions, type RunOptions } from './options.ts';
 import { CheckFailure, CheckSkip, failedOutcome, PrerequisiteError, type Phase } from './outcome.ts';
@@ -21,6 +21,7 @@ import { timeline } from './observe/timeline.ts';
 import { preflight } from './preflight.ts';
 import { WebhookReceiver } from './receiver/server.ts';
 import { aborted, buildReport, reportedFailure } from './report/build.ts';
+import type { RunTraffic } from './report/har.ts';
 import type { AbortKind, CheckResult, Report } from './report/model.ts';
 import { areaOf, isOptional, isRequired, selectChecks, startsJobs } from './selection.ts';
 import { CheckStalls, StallMeter } from './stalls.ts';
@@ -39,7 +40,11 @@ const RECEIVER_CLOSE_MS = 2000;
 
 export type { Report, RunOptions };
 
-export async function runConformance(input: RunOptions): Promise<Report> {
+/**
+ * `traffic`, when given, is filled as the run goes with what it sent and received (the
+ * HAR file's entries): whatever way the run ends, it holds every exchange made.
+ */
+export async function runConformance(input: RunOptions, traffic?: { -readonly [K in keyof RunTraffic]: RunTraffic[K] }): Promise<Report> {
   const options = resolveOptions(input);
   const startedAt = options.now();
   const progress = options.onProgress;
@@ -91,6 +96,7 @@ export async function runConformance(input: RunOptions): Promise<Report> {
     windowsOf: (json) => shape.generationWindows(json),
   });
   const http = unbound.within(run.signal);
+  if (traffic) Object.assign(traffic, { baseUrl: options.baseUrl, exchanges: unbound.log, secrets: [...unbound.secrets, ...(options.signingSecret ? [options.signingSecret] : [])] });
   const sleep = (ms: number, signal?: AbortSignal) => sleepWithin(options.sleep, ms, signal ? AbortSignal.any([run.signal, signal]) : run.signal, 'pausing between polls');
   // The runner's own stalls, left out of the intervals it judges and the waits it states.
   const stalls = new StallMeter(options.now);
@@ -246,6 +252,7 @@ export async function runConformance(input: RunOptions): Promise<Report> {
         await Promise.all(lanes.map(runLane));
       }
     } finally {
+      if (receiver && traffic) Object.assign(traffic, { deliveries: receiver.deliveries(), receiverBase: receiver.publicBase });
       if (receiver) {
         const closing = deadline('closing the receiver', RECEIVER_CLOSE_MS);
         await within(receiver.close(), closing.signal, 'closing the receiver').catch(() => undefined);
@@ -338,7 +345,7 @@ async function runOne(check: Check, ctx: CheckContext, options: ResolvedOptions,
   });
   stopped.catch(() => undefined);
   try {
-    await Promise.race([check.run(ctx), stopped]);
+    await Promise.race([checkScope.run(check.id, () => check.run(ctx)), stopped]);
     return done({ outcome: 'passed' });
   } catch (error) {
     // Not run to its end: reported as not run, with the limit and the wait it was in.

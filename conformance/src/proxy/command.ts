@@ -12,6 +12,7 @@ import { profileFlag, Usage } from '../usage.ts';
 import { Shape } from '../implementation/shape.ts';
 import { detail, resultLine, summary } from '../report/console.ts';
 import { writeReports } from '../report/files.ts';
+import { proxyHar, writeHar } from '../report/har.ts';
 import { EXIT_CODES } from '../report/model.ts';
 import { counted } from '../report/text.ts';
 import { PROXY_CHECKS } from './index.ts';
@@ -63,6 +64,8 @@ avatars) and the service (rate-limit headers, records, webhooks) from what it sa
                                 0.2) with a 429 of the proxy's own (Retry-After: ${INJECTED_RETRY_AFTER_SECONDS}), never sent
                                 to the service, so the client's handling of 429 is seen
   --report-json <file>  --report-junit <file>  --report-md <file>  --report-html <file>
+  --report-har <file>   the traffic seen, as HAR 1.2: each exchange named by its key's label
+                        in "_check", each webhook passed on as an entry of its own
   --no-color
 
 A create's body is read up to the service's own limit (${MAX_JSON_BODY_BYTES} bytes) and no further:
@@ -163,6 +166,7 @@ export async function proxyCommand(args: string[], io: ProxyIo): Promise<number>
     if (result.outcome === 'failed' || result.outcome === 'warned' || result.outcome === 'not_applicable') io.out(detail(result, color));
   });
   writeReports(report, values, io.err);
+  writeHar(values['report-har'], () => proxyHar(proxy.traffic, origin, secret ? [secret] : []), io.err);
   io.out(summary(report, color));
   return report.exitCode;
 }
@@ -206,6 +210,7 @@ function parse(args: string[]) {
       'report-junit': { type: 'string' },
       'report-md': { type: 'string' },
       'report-html': { type: 'string' },
+      'report-har': { type: 'string' },
       'no-color': { type: 'boolean' },
     },
   });

@@ -8,6 +8,7 @@ import type { ImplementationProfile } from '../implementation/profile.ts';
 import { profileFlag, Usage } from '../usage.ts';
 import { detail, paint, resultLine, summary, warningLines } from '../report/console.ts';
 import { writeReports } from '../report/files.ts';
+import { senderHar, writeHar } from '../report/har.ts';
 import { EXIT_CODES } from '../report/model.ts';
 import { DEFAULT_DELIVERY_TIMEOUT_SECONDS, type ReceiverPlan, runReceiverConformance } from './run.ts';
 import { formatSeconds } from './sender.ts';
@@ -38,6 +39,8 @@ takes events of different jobs in any order. Only the given URL is ever contacte
   --timeout <s>                 how long each delivery waits for its answer (default ${DEFAULT_DELIVERY_TIMEOUT_SECONDS})
   --only <id|clause>  --skip <id|clause>   run only these checks / leave these out
   --report-json <file>  --report-junit <file>  --report-md <file>  --report-html <file>
+  --report-har <file>   every delivery and the receiver's answer, as HAR 1.2, each naming
+                        its check in "_check", the signing secret masked
   --verbose  --no-color
 
 Exit codes: 0 pass, 1 fail, 2 usage, 3 unreachable, 6 runner bug.
@@ -98,7 +101,9 @@ export async function receiverCommand(args: string[], io: CommandIo): Promise<nu
   const verbose = Boolean(values.verbose);
   let total = 0;
   let done = 0;
+  const sent: NonNullable<Parameters<typeof runReceiverConformance>[0]['sent']> = [];
   const report = await runReceiverConformance({
+    sent,
     url,
     signingSecret: secret,
     ...(implementation ? { implementation } : {}),
@@ -120,6 +125,7 @@ export async function receiverCommand(args: string[], io: CommandIo): Promise<nu
     },
   });
   writeReports(report, values, io.err);
+  writeHar(values['report-har'], () => senderHar(url, sent, [secret], Date.parse(report.startedAt)), io.err);
   io.out(summary(report, color));
   return report.exitCode;
 }
@@ -150,6 +156,7 @@ function parse(args: string[]) {
       'report-junit': { type: 'string' },
       'report-md': { type: 'string' },
       'report-html': { type: 'string' },
+      'report-har': { type: 'string' },
       verbose: { type: 'boolean', short: 'v' },
       'no-color': { type: 'boolean' },
     },

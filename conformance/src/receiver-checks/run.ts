@@ -43,6 +43,8 @@ export interface ReceiverRunOptions {
   onStart?: (plan: ReceiverPlan) => void;
   onProgress?: (event: ProgressEvent) => void;
   now?: () => number;
+  /** Filled as deliveries go, for --report-har: each with the check that sent it and when. */
+  sent?: { delivery: Delivery; answer: Answer; check: string; at: number }[];
 }
 
 export interface ReceiverPlan {
@@ -114,7 +116,11 @@ export async function runReceiverConformance(options: ReceiverRunOptions): Promi
       const send = (delivery: Delivery) => {
         if (++sent > check.deliveries) throw new Error(`${check.id} tried a delivery beyond the ${check.deliveries} it declares`);
         if (now() - started > budgetMs) throw new Error(`${check.id} is past its share of the run's bound`);
-        return sender.send(delivery);
+        const at = now();
+        return sender.send(delivery).then((answer) => {
+          options.sent?.push({ delivery, answer, check: check.id, at });
+          return answer;
+        });
       };
       const ctx: ReceiverContext = {
         sender,

@@ -1,0 +1,167 @@
+// The run's traffic as HAR 1.2 (--report-har): held to the spec's required fields by a
+// JSON schema of them, each entry naming its check, the webhooks the receiver got as
+// entries of their own, and no key or signing secret anywhere in the file.
+import { Ajv } from 'ajv';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runConformance } from '../src/run.ts';
+import { Traffic } from '../src/proxy/traffic.ts';
+import { type Har, proxyHar, RUN_LABEL, runHar, senderHar, toHar } from '../src/report/har.ts';
+import type { Report } from '../src/report/model.ts';
+import { type Fixture, SECRET, startFixture } from './fixtures/reference.ts';
+import { optionsFor } from './helpers.ts';
+
+const nameValue = { type: 'object', required: ['name', 'value'], properties: { name: { type: 'string' }, value: { type: 'string' } } };
+const nameValues = { type: 'array', items: nameValue };
+/** The members HAR 1.2 requires (softwareishard.com/blog/har-12-spec), with their types. */
+export const HAR_1_2_SCHEMA = {
+  type: 'object',
+  required: ['log'],
+  properties: {
+    log: {
+      type: 'object',
+      required: ['version', 'creator', 'entries'],
+      properties: {
+        version: { const: '1.2' },
+        creator: { type: 'object', required: ['name', 'version'], properties: { name: { type: 'string' }, version: { type: 'string' } } },
+        entries: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['startedDateTime', 'time', 'request', 'response', 'cache', 'timings'],
+            properties: {
+              startedDateTime: { type: 'string', pattern: '^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d+)?(Z|[+-]\\d\\d:\\d\\d)$' },
+              time: { type: 'number', minimum: 0 },
+              request: {
+                type: 'object',
+                required: ['method', 'url', 'httpVersion', 'cookies', 'headers', 'queryString', 'headersSize', 'bodySize'],
+                properties: {
+                  method: { type: 'string' },
+                  url: { type: 'string', pattern: '^https?://' },
+                  httpVersion: { type: 'string' },
+                  cookies: { type: 'array' },
+                  headers: nameValues,
+                  queryString: nameValues,
+                  postData: { type: 'object', required: ['mimeType', 'text'], properties: { mimeType: { type: 'string' }, text: { type: 'string' } } },
+                  headersSize: { type: 'integer' },
+                  bodySize: { type: 'integer' },
+                },
+              },
+              response: {
+                type: 'object',
+                required: ['status', 'statusText', 'httpVersion', 'cookies', 'headers', 'content', 'redirectURL', 'headersSize', 'bodySize'],
+                properties: {
+                  status: { type: 'integer' },
+                  statusText: { type: 'string' },
+                  httpVersion: { type: 'string' },
+                  cookies: { type: 'array' },
+                  headers: nameValues,
+                  content: { type: 'object', required: ['size', 'mimeType'], properties: { size: { type: 'integer' }, mimeType: { type: 'string' }, text: { type: 'string' } } },
+                  redirectURL: { type: 'string' },
+                  headersSize: { type: 'integer' },
+                  bodySize: { type: 'integer' },
+                },
+              },
+              cache: { type: 'object' },
+              timings: {
+                type: 'object',
+                required: ['send', 'wait', 'receive'],
+                properties: { send: { type: 'number', minimum: -1 }, wait: { type: 'number', minimum: -1 }, receive: { type: 'number', minimum: -1 } },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+} as const;
+
+export function validateHar(har: unknown): string[] {
+  const validate = new Ajv({ allErrors: true, strict: false }).compile(HAR_1_2_SCHEMA);
+  return validate(har) ? [] : (validate.errors ?? []).map((error) => `${error.instancePath} ${error.message}`);
+}
+
+describe('--report-har', () => {
+  let fixture: Fixture;
+  let report: Report;
+  let har: Har;
+  let text: string;
+
+  beforeAll(async () => {
+    // The 402 answered with another code: a failed check, and webhooks, in one small run.
+    fixture = await startFixture({ flaws: { insufficientCode: 'no_credits' } });
+    const traffic: Parameters<typeof runConformance>[1] = { baseUrl: '', exchanges: [], deliveries: [], secrets: [] };
+    report = await runConformance(optionsFor(fixture, 'core', { only: ['credits.insufficient-credits-402', 'webhooks.event-type-matches-state', 'avatars.name-required'] }), traffic);
+    har = runHar(traffic!);
+    text = toHar(har);
+  }, 60_000);
+  afterAll(() => fixture.close());
+
+  it('when a run ends, then its HAR file has the shape HAR 1.2 requires', () => {
+    expect(validateHar(JSON.parse(text))).toEqual([]);
+  });
+
+  it('when a run ends, then every exchange is an entry naming the check that made it, the run\'s own and shared requests named "run"', () => {
+    const requests = har.log.entries.filter((entry) => !entry._webhook);
+    expect(requests).toHaveLength(report.requests);
+    const checks = new Set(requests.map((entry) => entry._check));
+    expect(checks).toContain(RUN_LABEL);
+    expect(checks).toContain('avatars.name-required');
+    for (const check of checks) expect([RUN_LABEL, ...report.results.map((result) => result.id)]).toContain(check);
+    // Its own creates without a name, each refused.
+    expect(requests.filter((entry) => entry._check === 'avatars.name-required' && entry.request.method === 'POST').map((entry) => entry.response.status)).toEqual([422, 422, 422]);
+    // The shared 402 attempt, made once for every check that reads it, says what it was.
+    expect(requests.find((entry) => entry.response.status === 402)).toMatchObject({ _check: RUN_LABEL, _note: 'valid request without credits' });
+    expect(requests.find((entry) => entry.response.status === 402)?.response.content.text).toContain('no_credits');
+  });
+
+  it('when the receiver got webhooks, then each is an entry of its own, the service\'s POST and the receiver\'s answer', () => {
+    const webhooks = har.log.entries.filter((entry) => entry._webhook);
+    expect(webhooks.length).toBeGreaterThan(0);
+    expect(webhooks.length).toBe(report.deliveries);
+    for (const entry of webhooks) {
+      expect(entry.request.method).toBe('POST');
+      expect(entry.request.postData?.text).toMatch(/"type"/);
+      // The receiver answers as the job's mode says: 200, or 500 to make the service retry.
+      expect([200, 500]).toContain(entry.response.status);
+    }
+  });
+
+  it('when a run ends, then no key and no signing secret is in the file', () => {
+    for (const secret of [...Object.values(fixture.keys), SECRET]) expect(text).not.toContain(secret);
+    expect(text).toContain('sk_test_…(redacted)');
+  });
+});
+
+describe('--report-har of a proxy run and of a receiver run', () => {
+  it('when the proxy saw a client\'s exchange and passed a webhook on, then both are entries, the key by its label only', () => {
+    const traffic = new Traffic();
+    const token = 'sk_test_proxyclient0123456789';
+    const label = traffic.label(token);
+    traffic.exchanges.push({ seq: 1, key: label, method: 'GET', path: `/v1/avatars?echo=${token}`, operationId: 'listAvatars', bucket: 'read', requestJson: undefined, arrivedAt: 1_700_000_000_000, answeredAt: 1_700_000_000_012, status: 200, responseHeaders: { 'content-type': 'application/json' }, responseJson: { data: [] }, responseText: '{"data":[]}', injected: false });
+    traffic.deliveries.push({ seq: 1, key: label, receiver: 'http://127.0.0.1:9/hooks', createSeq: 1, arrivedAt: 1_700_000_000_020, headers: { 'x-signature': 't=1,v1=ab' }, rawBody: Buffer.from(`{"type":"avatar.ready","secret":"${SECRET}"}`), json: {}, receiverStatus: 204 });
+    const har = proxyHar(traffic, 'http://127.0.0.1:3000/', [SECRET]);
+    const text = toHar(har);
+    expect(validateHar(JSON.parse(text))).toEqual([]);
+    expect(har.log.entries.map((entry) => [entry._check, entry.request.method, entry.response.status, entry._webhook ?? false])).toEqual([
+      [label, 'GET', 200, false],
+      [label, 'POST', 204, true],
+    ]);
+    expect(text).not.toContain(token);
+    expect(text).not.toContain(SECRET);
+  });
+
+  it('when the runner sent deliveries to a receiver, then each is an entry naming its check, an unanswered one with status 0', () => {
+    const delivery = { label: 'first delivery', body: Buffer.from('{"type":"avatar.ready"}'), headers: [['x-signature', 't=1,v1=ab'], ['content-type', 'application/json']] as [string, string][] };
+    const har = senderHar('http://127.0.0.1:4000/webhooks', [
+      { delivery, answer: { kind: 'answered', status: 200, ms: 5, body: '' }, check: 'receiver.accepts-valid', at: 1_700_000_000_000 },
+      { delivery, answer: { kind: 'no-answer', reason: `no answer within 1 s (${SECRET})`, ms: 1000 }, check: 'receiver.answers-fast', at: 1_700_000_000_100 },
+    ], [SECRET], 1_700_000_000_000);
+    const text = toHar(har);
+    expect(validateHar(JSON.parse(text))).toEqual([]);
+    expect(har.log.entries.map((entry) => [entry._check, entry.response.status, entry.request.postData?.mimeType])).toEqual([
+      ['receiver.accepts-valid', 200, 'application/json'],
+      ['receiver.answers-fast', 0, 'application/json'],
+    ]);
+    expect(text).not.toContain(SECRET);
+  });
+});
