@@ -1,8 +1,8 @@
 // The files the run's records link to, downloaded once a run and shared by the checks
 // that judge them (ctx.once): the ready video's MP4, read through the member the
 // implementation profile names (files.video, the source's video_url by default). The
-// record is read again first: a service may renew its links on each read, and the link
-// of the record the run's polling saw may have expired by the time a check asks.
+// record the run's polling saw ready is used; it is read again only where its link fails,
+// since a service may renew its links on each read (and a run's reads are counted).
 import type { CheckContext } from '../context.ts';
 import { at, type Json } from '../implementation/profile.ts';
 import type { KeyName } from '../http.ts';
@@ -24,9 +24,9 @@ export const DURATION_TOLERANCE_SECONDS = 0.25;
 
 export interface LinkedRecord {
   job: TrackedJob;
-  /** The record read afresh, or the one the run's polling saw ready when that read failed. */
+  /** The record the run's polling saw ready, or the one read again for a fresh link. */
   record: Json;
-  /** The GET the record was read again with. */
+  /** The record's GET. */
   path: string;
 }
 
@@ -38,7 +38,7 @@ export interface LinkedFile extends LinkedRecord {
   fetched: Fetched;
 }
 
-/** The run's ready video, its record read again, and its MP4 downloaded: the same for every check of a run. */
+/** The run's ready video and its MP4, downloaded once: the same for every check of a run. */
 export function videoFile(ctx: CheckContext): Promise<LinkedFile & { mp4: Mp4Reading | undefined }> {
   return ctx.once('files:video', async () => {
     const linked = await readyRecord(ctx, 'video');
@@ -48,23 +48,44 @@ export function videoFile(ctx: CheckContext): Promise<LinkedFile & { mp4: Mp4Rea
   });
 }
 
-/** The run's ready avatar (the one its videos are made of), read again. */
+/** The run's ready avatar (the one its videos are made of). */
 export function avatarRecord(ctx: CheckContext): Promise<LinkedRecord> {
   return ctx.once('files:avatar', () => readyRecord(ctx, 'avatar'));
 }
 
+/** The record the run's polling saw ready: reading it again costs a read, spent only where a link fails (fetchLinked). */
 async function readyRecord(ctx: CheckContext, kind: 'avatar' | 'video'): Promise<LinkedRecord> {
   const job = kind === 'video' ? await ctx.world.video() : await ctx.world.readyAvatar();
   const seen = await job.settled;
   if (job.ended !== 'ready') throw new PrerequisiteError(`the run's ${kind} ended ${String(ctx.shape.state(seen))}, not ready: ${JSON.stringify(seen.error)}`);
-  const path = `${kind === 'video' ? '/v1/avatar-videos' : '/v1/avatars'}/${job.id!}`;
-  const again = await ctx.http.send({ key: job.key, method: 'GET', path, note: `the ready ${kind} read again for its file links` });
-  const fresh = again.status === 200 && isJson(again.json) && ctx.shape.terminal(ctx.shape.state(again.json)) === 'ready';
-  return { job, record: fresh ? (again.json as Json) : seen, path };
+  return { job, record: seen, path: `${kind === 'video' ? '/v1/avatar-videos' : '/v1/avatars'}/${job.id!}` };
 }
 
-/** Downloads the file at `pointer` of a record; a record without a link there is the prerequisite missing. */
-export async function fetchLinked(ctx: CheckContext, linked: LinkedRecord, pointer: string, name: string, headers?: Record<string, string>): Promise<LinkedFile> {
+/** The record read again: a service may renew its links on each read. */
+async function readAgain(ctx: CheckContext, linked: LinkedRecord): Promise<LinkedRecord> {
+  const again = await ctx.http.send({ key: linked.job.key, method: 'GET', path: linked.path, note: 'the ready record read again for a fresh file link' });
+  if (again.status !== 200 || !isJson(again.json)) return linked;
+  const now = ctx.shape.state(again.json);
+  // A record that left ready owes no file: states.terminal-never-changes judges the change.
+  if (ctx.shape.terminal(now) !== 'ready') throw new PrerequisiteError(`${linked.path}, ready before, now reads ${String(now)}`);
+  return { ...linked, record: again.json };
+}
+
+/**
+ * Downloads the file at `pointer` of a record; a record without a link there is the
+ * prerequisite missing. A link that does not answer with the file is given a second
+ * chance: its record is read again, and a link renewed by that read is downloaded instead
+ * (the one the run's polling saw may have expired since).
+ */
+export async function fetchLinked(ctx: CheckContext, linked: LinkedRecord, pointer: string, name: string): Promise<LinkedFile> {
+  const first = await fetchOnce(ctx, linked, pointer, name);
+  if (first.fetched.ok && first.fetched.download.status < 300) return first;
+  const fresh = await readAgain(ctx, linked);
+  if (at(fresh.record, pointer) === first.link) return { ...first, record: fresh.record };
+  return fetchOnce(ctx, fresh, pointer, name);
+}
+
+async function fetchOnce(ctx: CheckContext, linked: LinkedRecord, pointer: string, name: string): Promise<LinkedFile> {
   const link = at(linked.record, pointer);
   if (typeof link !== 'string' || link === '') throw new PrerequisiteError(`the ready record ${linked.job.id!} has no ${name} to download at ${pointer || '(the record)'}: ${JSON.stringify(link) ?? 'absent'}`);
   let url: string;
@@ -74,7 +95,7 @@ export async function fetchLinked(ctx: CheckContext, linked: LinkedRecord, point
   } catch {
     url = link;
   }
-  const fetched = await download(url, downloadOptions(ctx, linked.job.key, headers));
+  const fetched = await download(url, downloadOptions(ctx, linked.job.key, undefined));
   return { ...linked, link, url, fetched };
 }
 
