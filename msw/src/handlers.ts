@@ -15,7 +15,8 @@ import { DomainError, validationFailed } from '../../server/src/domain/errors.ts
 import { readIdempotencyKey } from '../../server/src/domain/idempotency.ts';
 import { createAvatar, createAvatarVideo, getAvatar, getAvatarVideo } from '../../server/src/domain/jobs.ts';
 import { listAvatars, listAvatarVideos, type Query } from '../../server/src/domain/lists.ts';
-import { fileAnswer, readJobFile } from '../../server/src/domain/files.ts';
+import { fileAnswer, linkedMaxAgeSeconds, readLinkedFile } from '../../server/src/domain/files.ts';
+import { accountLinks, signedList } from '../../server/src/domain/fileLinks.ts';
 import { getMe } from '../../server/src/domain/me.ts';
 import type { LimitedBucket } from '../../server/src/domain/model.ts';
 import type { StoredFile } from '../../server/src/domain/ports.ts';
@@ -174,15 +175,15 @@ export function createHandlers(sandbox: Sandbox): HttpHandler[] {
     } },
     { method: 'GET', path: '/v1/avatars', run: async (x) => {
       const { caller } = await admitted(x, 'listAvatars');
-      return x.ok('listAvatars', 200, await listAvatars(deps, caller.account.id, query(x)));
+      return x.ok('listAvatars', 200, signedList(accountLinks(deps, caller.account), await listAvatars(deps, caller.account.id, query(x))));
     } },
     { method: 'GET', path: '/v1/avatar-videos', run: async (x) => {
       const { caller } = await admitted(x, 'listAvatarVideos');
-      return x.ok('listAvatarVideos', 200, await listAvatarVideos(deps, caller.account.id, query(x)));
+      return x.ok('listAvatarVideos', 200, signedList(accountLinks(deps, caller.account), await listAvatarVideos(deps, caller.account.id, query(x))));
     } },
     { method: 'GET', path: '/v1/avatars/:id', run: async (x, params) => {
       const { caller } = await admitted(x, 'getAvatar');
-      return x.ok('getAvatar', 200, await getAvatar(deps, caller.account.id, params.id!));
+      return x.ok('getAvatar', 200, accountLinks(deps, caller.account).json(await getAvatar(deps, caller.account.id, params.id!)));
     } },
     { method: 'POST', path: '/v1/avatar-videos', run: async (x) => {
       const { caller } = await admitted(x, 'createAvatarVideo');
@@ -194,7 +195,7 @@ export function createHandlers(sandbox: Sandbox): HttpHandler[] {
     } },
     { method: 'GET', path: '/v1/avatar-videos/:id', run: async (x, params) => {
       const { caller } = await admitted(x, 'getAvatarVideo');
-      return x.ok('getAvatarVideo', 200, await getAvatarVideo(deps, caller.account.id, params.id!));
+      return x.ok('getAvatarVideo', 200, accountLinks(deps, caller.account).json(await getAvatarVideo(deps, caller.account.id, params.id!)));
     } },
     { method: 'GET', path: '/v1/me', run: async (x) => {
       const admission = await admitted(x, 'getMe');
@@ -225,13 +226,15 @@ export function createHandlers(sandbox: Sandbox): HttpHandler[] {
       return x.ok('advanceSandboxClock', 200, moved);
     } },
     // A ready job's files need no key, as the server's: the preview and a video's captions
-    // (placeholders.ts), whole or the byte range asked for, by the domain's fileAnswer.
+    // (placeholders.ts), whole or the byte range asked for, by the domain's fileAnswer,
+    // through links that expire as the server's do (ND-FILE-LINKS, on the sandbox's clock).
     { method: 'GET', path: '/files/:id/:name', run: async (x, params) => {
-      const file = await readJobFile(deps, placeholderFiles, params.id!, params.name!);
-      if (!file) throw noSuchRoute(x);
+      const linked = await readLinkedFile(deps, placeholderFiles, params.id!, params.name!, x.url.pathname, x.url.searchParams);
+      if (!linked) throw noSuchRoute(x);
+      const { file } = linked;
       const bytes = 'body' in file ? file.body : await readWhole(file);
       const header = (name: string) => x.request.headers.get(name) || undefined;
-      const { status, headers, start, end } = fileAnswer(x.url.pathname, file, header('Range'), header('If-Range'));
+      const { status, headers, start, end } = fileAnswer(x.url.pathname, file, header('Range'), header('If-Range'), linkedMaxAgeSeconds(linked));
       for (const [name, value] of Object.entries(headers)) x.headers.set(name, value);
       x.headers.set('Content-Type', file.contentType);
       return { status, body: bytes.subarray(start, end + 1), headers: x.headers };

@@ -3,10 +3,12 @@
 // over the in-memory store, with a clock the test moves. Jobs advance when something
 // asks (each request, each move of the clock), never on a timer of their own, so a
 // polling UI under fake timers sees queued, processing and ready in milliseconds.
+import { randomBytes } from 'node:crypto';
 import { createAccount as createServiceAccount, type CreatedAccount } from '../../server/src/domain/accounts.ts';
 import { finishJob } from '../../server/src/domain/completion.ts';
 import type { DomainDeps } from '../../server/src/domain/deps.ts';
 import type { EngineOutcome } from '../../server/src/domain/engine.ts';
+import { accountLinks } from '../../server/src/domain/fileLinks.ts';
 import { createFinishedRecords } from '../../server/src/domain/finishedRecords.ts';
 import { createKeyCache } from '../../server/src/domain/keyCache.ts';
 import type { AvatarInput, Job, RatePlan, VideoInput } from '../../server/src/domain/model.ts';
@@ -104,6 +106,8 @@ export class Sandbox {
       finished: createFinishedRecords(),
       clock: { now },
       publicBaseUrl: this.baseUrl,
+      // A key of this sandbox's own: its links are good in this sandbox alone, as a server's are on its store.
+      fileLinkKey: randomBytes(32).toString('base64url'),
       mode: 'sandbox',
       onJobQueued: () => undefined,
       // A move of an account's own sandbox clock (the contract's operation) can make its jobs due.
@@ -153,7 +157,7 @@ export class Sandbox {
     const ready: AvatarResource[] = [];
     for (const id of made) {
       const job = await this.store.jobs.getJob(id);
-      ready.push(toAvatarResource(job!, this.baseUrl));
+      ready.push(accountLinks(this.deps, caller.account).record(toAvatarResource(job!, this.baseUrl)));
     }
     return ready;
   }

@@ -32,6 +32,8 @@ export interface Config {
   shutdownGraceMs: number;
   /** Megabytes of finished records' answers an API process keeps (0: none). */
   readCacheMb: number;
+  /** FILE_LINK_KEY: the key that signs file links (ND-FILE-LINKS); null: the one the store keeps, made at the first start. */
+  fileLinkKey: string | null;
 }
 
 export class ConfigError extends Error {
@@ -131,7 +133,21 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd(), heapMb =
     http: httpLimits(env),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     readCacheMb: readCacheMb(env, heapMb),
+    fileLinkKey: fileLinkKey(env),
   };
+}
+
+/** Characters a FILE_LINK_KEY has at least: 32 random ones are some 190 bits, as an HMAC-SHA256 key should be (RFC 2104, section 3). */
+const FILE_LINK_KEY_MIN_LENGTH = 32;
+
+function fileLinkKey(env: Env): string | null {
+  const raw = env.FILE_LINK_KEY;
+  if (raw === undefined || raw === '') return null;
+  // The value itself is never repeated: it is a secret.
+  if (raw.length < FILE_LINK_KEY_MIN_LENGTH || /\s/u.test(raw)) {
+    throw new ConfigError(`FILE_LINK_KEY must be at least ${FILE_LINK_KEY_MIN_LENGTH} characters without spaces (got ${raw.length} characters); leave it unset to have the store keep one`);
+  }
+  return raw;
 }
 
 function readCacheMb(env: Env, heapMb: number): number {

@@ -1,5 +1,6 @@
 // Assembles one running service from a Config: store, engine, HTTP server, workers.
 // main.ts adds the process concerns (signals, printing); tests call this directly.
+import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -123,6 +124,8 @@ async function serve(config: Config, overrides: ServiceOverrides, store: Store):
     finished: createFinishedRecords({ maxChars: config.readCacheMb * 1_000_000 }),
     clock,
     publicBaseUrl: config.publicBaseUrl,
+    // Every process signs and verifies with the one key: the operator's, or the store's.
+    fileLinkKey: config.fileLinkKey ?? (await store.files.linkKey(randomBytes(32).toString('base64url'))),
     mode: config.mode,
     onJobQueued: () => runner?.wake(),
     onWebhookRecorded: () => dispatcher.wake(),

@@ -15,6 +15,8 @@ export interface DomainDeps {
   clock: Clock;
   /** Scheme, host and port the service's file URLs use. */
   publicBaseUrl: string;
+  /** The key that signs and verifies file links (fileLinks.ts), the same in every process of the service. */
+  fileLinkKey: string;
   mode: ServiceMode;
   /** Called after a job is queued, so a worker in this process can start at once. */
   onJobQueued?: () => void;

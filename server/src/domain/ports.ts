@@ -337,6 +337,13 @@ export interface FileStore {
    */
   putFile(jobId: string, name: string, contentType: string, body: AsyncIterable<Uint8Array>): Promise<void>;
   getFile(jobId: string, name: string): Promise<StoredFile | null>;
+  /**
+   * The key that signs file links (ND-FILE-LINKS) where the operator sets none: the one
+   * the store keeps, or else `candidate`, kept now. Of processes that start together, the
+   * first to keep one wins and every one gets that one, so each verifies what another
+   * signed, and links outlive a restart.
+   */
+  linkKey(candidate: string): Promise<string>;
 }
 
 export interface Store {

@@ -10,7 +10,8 @@ import { getMe } from '../domain/me.ts';
 import type { DomainDeps } from '../domain/deps.ts';
 import { validationFailed } from '../domain/errors.ts';
 import type { GenerationEngine } from '../domain/engine.ts';
-import { readJobFile } from '../domain/files.ts';
+import { readLinkedFile } from '../domain/files.ts';
+import { accountLinks, signedList } from '../domain/fileLinks.ts';
 import type { JsonText } from '../domain/serialize.ts';
 import { readIdempotencyKey } from '../domain/idempotency.ts';
 import { listAvatars, listAvatarVideos } from '../domain/lists.ts';
@@ -107,16 +108,19 @@ export function createRouter({ domain, validator, engine }: RouteDeps): Router<A
   });
 
   router.get('/v1/avatars', admit('listAvatars'), async (ctx) => {
-    send(ctx, 'listAvatars', 200, await listAvatars(domain, ctx.state.caller!.account.id, ctx.query));
+    const list = await listAvatars(domain, ctx.state.caller!.account.id, ctx.query);
+    send(ctx, 'listAvatars', 200, signedList(accountLinks(domain, ctx.state.caller!.account), list));
   });
 
   router.get('/v1/avatar-videos', admit('listAvatarVideos'), async (ctx) => {
-    send(ctx, 'listAvatarVideos', 200, await listAvatarVideos(domain, ctx.state.caller!.account.id, ctx.query));
+    const list = await listAvatarVideos(domain, ctx.state.caller!.account.id, ctx.query);
+    send(ctx, 'listAvatarVideos', 200, signedList(accountLinks(domain, ctx.state.caller!.account), list));
   });
 
   router.get('/v1/avatars/:id', async (ctx) => {
     const avatar = await readRecord('getAvatar', ctx, (accountId) => getAvatar(domain, accountId, ctx.params.id!));
-    sendJson(ctx, 'getAvatar', 200, avatar);
+    // Signed as it leaves (ND-FILE-LINKS): each read gives links valid for their whole lifetime.
+    sendJson(ctx, 'getAvatar', 200, accountLinks(domain, ctx.state.caller!.account).json(avatar));
   });
 
   router.post('/v1/avatar-videos', admit('createAvatarVideo'), async (ctx) => {
@@ -128,7 +132,7 @@ export function createRouter({ domain, validator, engine }: RouteDeps): Router<A
 
   router.get('/v1/avatar-videos/:id', async (ctx) => {
     const video = await readRecord('getAvatarVideo', ctx, (accountId) => getAvatarVideo(domain, accountId, ctx.params.id!));
-    sendJson(ctx, 'getAvatarVideo', 200, video);
+    sendJson(ctx, 'getAvatarVideo', 200, accountLinks(domain, ctx.state.caller!.account).json(video));
   });
 
   router.get('/v1/me', admit('getMe'), async (ctx) => {
@@ -158,7 +162,7 @@ export function createRouter({ domain, validator, engine }: RouteDeps): Router<A
   });
 
   router.get('/files/:id/:name', async (ctx) => {
-    const file = await readJobFile(domain, engine, ctx.params.id!, ctx.params.name!);
+    const file = await readLinkedFile(domain, engine, ctx.params.id!, ctx.params.name!, ctx.path, new URLSearchParams(ctx.querystring));
     if (!file) return; // 404 problem from the error handler
     sendFile(ctx, file);
   });

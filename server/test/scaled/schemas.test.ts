@@ -16,6 +16,7 @@ const ONLY_POSTGRES = [
   'schema_migrations', // SQLite records its version in PRAGMA user_version
   'job_files', // the embedded store keeps the files jobs make in a folder beside its database
   'job_file_chunks',
+  'service_keys', // the embedded store keeps its file-link key in the files' folder, backed up with them
 ];
 
 function embeddedColumns(): string[] {

@@ -38,7 +38,7 @@ afterEach(async () => {
 const clock = { now: () => Date.now() };
 
 function deps(store: Store): DomainDeps {
-  return { store, keys: createKeyCache(), finished: createFinishedRecords(), clock, publicBaseUrl: 'http://127.0.0.1:1', mode: 'sandbox' };
+  return { store, keys: createKeyCache(), finished: createFinishedRecords(), clock, publicBaseUrl: 'http://127.0.0.1:1', fileLinkKey: 'two-runners-file-link-key-of-32-chars', mode: 'sandbox' };
 }
 
 describe('two job runners on one store', () => {

@@ -3,7 +3,7 @@
 // the folder it writes is the folder it reads; the operator backs both up together.
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { link, mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
@@ -26,8 +26,32 @@ function pathOf(dir: string, jobId: string, name: string): string {
 /** Where a file's content type is kept: beside it, so that it is renamed into place with it. */
 const typeFile = (path: string) => `${path}.type`;
 
+/** Where the file-link key is kept: in the files' folder, backed up with them; no job's folder starts with a dot. */
+const LINK_KEY_FILE = '.file-link-key';
+
 export function embeddedFiles(dir: string): FileStore {
   return {
+    async linkKey(candidate) {
+      const path = join(dir, LINK_KEY_FILE);
+      try {
+        return (await readFile(path, 'utf8')).trim();
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
+      await mkdir(dir, { recursive: true, mode: STORE_DIR_MODE });
+      // Written whole under another name, then linked into place: link fails when a key is
+      // already there, so a key is never replaced, nor read half written.
+      const temp = `${path}.${randomBytes(6).toString('hex')}.part`;
+      await writeFile(temp, `${candidate}\n`, { mode: 0o600, flush: true });
+      try {
+        await link(temp, path);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      } finally {
+        await rm(temp, { force: true });
+      }
+      return (await readFile(path, 'utf8')).trim();
+    },
     async putFile(jobId, name, contentType, body) {
       const path = pathOf(dir, jobId, name);
       await mkdir(dirname(path), { recursive: true, mode: STORE_DIR_MODE });

@@ -74,6 +74,7 @@ export function createMemoryStore(): MemoryStore {
   const destinationFailures = new Map<string, number>();
   const counters = new Map<string, { windowStart: number; count: number }>();
   const files = new Map<string, { contentType: string; bytes: Uint8Array }>();
+  let linkKey: string | undefined;
   // One version for every account, as the embedded store keeps: any change to an account or a key moves it.
   let version = 0;
   let closed = false;
@@ -395,6 +396,10 @@ export function createMemoryStore(): MemoryStore {
       }
       // Set once whole: a reader sees the file before or after, never part of it.
       files.set(`${jobId}\u0000${name}`, { contentType, bytes });
+    },
+    async linkKey(candidate) {
+      linkKey ??= candidate;
+      return linkKey;
     },
     async getFile(jobId, name) {
       const kept = files.get(`${jobId}\u0000${name}`);

@@ -36,6 +36,12 @@ async function* pieces(body: AsyncIterable<Uint8Array>): AsyncIterable<Buffer> {
 
 export function postgresFiles(pool: pg.Pool): FileStore {
   return {
+    async linkKey(candidate) {
+      // The first process to insert wins; every process, that one included, reads the winner.
+      await guarded(() => pool.query("INSERT INTO service_keys (name, value) VALUES ('file_links', $1) ON CONFLICT (name) DO NOTHING", [candidate]));
+      const r = await guarded(() => pool.query("SELECT value FROM service_keys WHERE name = 'file_links'"));
+      return (r.rows[0] as { value: string }).value;
+    },
     async putFile(jobId, name, contentType, body) {
       await transaction(pool, async (client) => {
         await client.query('DELETE FROM job_file_chunks WHERE job_id = $1 AND name = $2', [jobId, name]);

@@ -433,4 +433,12 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     WHERE w.id = p.id;
     `,
   },
+  {
+    version: 17,
+    name: 'service keys',
+    // Keys of the service itself, the same for every process: the one that signs file
+    // links (ND-FILE-LINKS), written by the first process that needs it when the operator
+    // sets no FILE_LINK_KEY.
+    sql: `CREATE TABLE service_keys (name TEXT PRIMARY KEY, value TEXT NOT NULL);`,
+  },
 ];
