@@ -6,6 +6,7 @@
 // code and broken rules, and the headers that matter.
 import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FILE_LINKS } from '../../contract/numbers.ts';
 import type { GenerationEngine } from '../../server/src/domain/engine.ts';
 import type { VideoInput } from '../../server/src/domain/model.ts';
 import { videoDurationSeconds } from '../../server/src/engine/timeline.ts';
@@ -35,6 +36,10 @@ interface Fixture {
   video: string;
   /** The ETag of the avatar's preview, whose bytes (a colour of its ID) differ between the two. */
   previewTag: string;
+  /** The avatar's preview_image_url as a read gives it (path and query): signed, valid (ND-FILE-LINKS). */
+  link: string;
+  /** A preview link of another account's avatar, read before that account's clock moved past its lifetime. */
+  expiredLink: string;
 }
 
 interface Sent {
@@ -236,6 +241,19 @@ const CASES: Case[] = [
   ['a range of a video not made', file((f) => `/files/${f.video}/video.mp4`, { Range: 'bytes=0-9' })],
   ['a range of a video that does not exist', file(`/files/${UNKNOWN_VIDEO}/video.mp4`, { Range: 'bytes=0-9' })],
   ['a range on an API read', get('/v1/me', { headers: { Range: 'bytes=0-9' } })],
+  // Signed links (ND-FILE-LINKS): the links a read gives, expired, altered.
+  ['a signed link', file((f) => f.link)],
+  ['a range of a signed link', file((f) => f.link, { Range: 'bytes=0-9' })],
+  ['a signed link by HEAD', file((f) => f.link, {}, 'HEAD')],
+  ['a signed link past its expiry', file((f) => f.expiredLink)],
+  ['a signed link with its signature altered', file((f) => f.link.replace(/signature=./u, (m) => (m.endsWith('A') ? 'signature=B' : 'signature=A')))],
+  ['a signed link with a later expiry', file((f) => f.link.replace(/expires=(\d+)/u, (_, n: string) => `expires=${Number(n) + 86_400}`))],
+  ['a signed link without its signature', file((f) => f.link.replace(/&signature=.*$/u, ''))],
+  ['a signed link without its expiry', file((f) => f.link.replace(/expires=\d+&/u, ''))],
+  ['a signed link with an expiry that is no number', file((f) => f.link.replace(/expires=\d+/u, 'expires=soon'))],
+  ['a signed link moved to the captions', file((f) => f.link.replace(`/files/${f.avatar}/preview.png`, `/files/${f.video}/captions.vtt`))],
+  ['a signed link moved to a job that does not exist', file((f) => f.link.replace(f.avatar, UNKNOWN_AVATAR))],
+  ['a signed link with the key of its account', request('GET', (f) => f.link, {})],
   // Files.
   ['a preview with a key', get(preview)],
   ['a preview with a query', file((f) => `${preview(f)}?size=large`)],
@@ -327,6 +345,8 @@ async function seen(response: Response): Promise<Seen> {
     allow: response.headers.get('allow'),
   };
   for (const name of BY_VALUE) headers[name] = response.headers.get(name);
+  // A signed link's file is cached until the link expires: seconds that differ by when each side made its link.
+  headers['cache-control'] = headers['cache-control']?.replace(/max-age=(\d+)/u, (m, n: string) => (Number(n) < 31_536_000 ? 'max-age=(the link\'s remaining lifetime)' : m)) ?? null;
   for (const name of BY_PRESENCE) headers[name] = response.headers.has(name);
   const out: Seen = { status: response.status, headers };
   if (type?.includes('json') && body.length > 0) {
@@ -387,7 +407,16 @@ async function serverFixture(): Promise<Fixture> {
   const video = await service.waitTerminal(`/v1/avatar-videos/${started.body.id}`, key.api_key);
   expect([avatar.status, video.status]).toEqual(['ready', 'ready']);
   const previewTag = (await realFetch(`${service.url}/files/${avatar.id}/preview.png`)).headers.get('ETag')!;
-  return { key: key.api_key, stranger: stranger.api_key, spent: spent.api_key, poor: poor.api_key, clock: clock.api_key, avatar: avatar.id, video: video.id, previewTag };
+  // The stranger's own avatar, its link read, then its clock moved past the link's lifetime.
+  const theirs = await service.request('POST', '/v1/avatars', { key: stranger.api_key, json: JSON.parse(avatarBody('Theirs')) });
+  const expiring = await service.waitTerminal(`/v1/avatars/${theirs.body.id}`, stranger.api_key);
+  await service.request('POST', '/v1/test_helpers/clock/advance', { key: stranger.api_key, json: { seconds: FILE_LINKS.lifetimeSeconds } });
+  const relative = (url: string) => {
+    const parsed = new URL(url);
+    return parsed.pathname + parsed.search;
+  };
+  const link = relative((await service.request('GET', `/v1/avatars/${avatar.id}`, { key: key.api_key })).body.preview_image_url);
+  return { key: key.api_key, stranger: stranger.api_key, spent: spent.api_key, poor: poor.api_key, clock: clock.api_key, avatar: avatar.id, video: video.id, previewTag, link, expiredLink: relative(expiring.preview_image_url) };
 }
 
 async function mockFixture(): Promise<Fixture> {
@@ -405,7 +434,14 @@ async function mockFixture(): Promise<Fixture> {
   const video = await create('/v1/avatar-videos', videoBody(avatar));
   await sandbox.clock.advance(60_000);
   const previewTag = (await fetch(`${SANDBOX_URL}/files/${avatar}/preview.png`)).headers.get('ETag')!;
-  return { key: key.apiKey, stranger: stranger.apiKey, spent: spent.apiKey, poor: poor.apiKey, clock: clock.apiKey, avatar, video, previewTag };
+  const read = async (apiKey: string, id: string) =>
+    ((await (await requestTo(SANDBOX_URL, { method: 'GET', path: `/v1/avatars/${id}`, headers: bearer(apiKey) }, fetch)).json()) as { preview_image_url: string }).preview_image_url.slice(SANDBOX_URL.length);
+  const theirs = (await (await requestTo(SANDBOX_URL, { method: 'POST', path: '/v1/avatars', headers: { ...bearer(stranger.apiKey), ...json }, body: avatarBody('Theirs') }, fetch)).json()) as { id: string };
+  await sandbox.clock.advance(60_000);
+  const expiredLink = await read(stranger.apiKey, theirs.id);
+  await requestTo(SANDBOX_URL, { method: 'POST', path: '/v1/test_helpers/clock/advance', headers: { ...bearer(stranger.apiKey), ...json }, body: JSON.stringify({ seconds: FILE_LINKS.lifetimeSeconds }) }, fetch);
+  const link = await read(key.apiKey, avatar);
+  return { key: key.apiKey, stranger: stranger.apiKey, spent: spent.apiKey, poor: poor.apiKey, clock: clock.apiKey, avatar, video, previewTag, link, expiredLink };
 }
 
 beforeAll(async () => {
@@ -442,7 +478,7 @@ describe('the mock and the server, sent the same hostile and odd requests', () =
 
     expect(CASES.length).toBeGreaterThanOrEqual(200);
     // The table reaches every step of the order of checks, and the files' ranges.
-    expect([...statuses].sort((a, b) => a - b)).toEqual([200, 202, 206, 400, 401, 402, 404, 405, 409, 413, 415, 422, 429]);
+    expect([...statuses].sort((a, b) => a - b)).toEqual([200, 202, 206, 400, 401, 402, 403, 404, 405, 409, 413, 415, 422, 429]);
     expect(passedThrough).toEqual([]);
     expect(differences.join('\n')).toBe('');
   });
