@@ -4,17 +4,18 @@
 // bundled afresh (an edit not yet regenerated into generated/ is judged all the same), or
 // with the bundle at another ref; prints every change by kind, and fails when a change
 // inside /v1 breaks a client.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { compareDocuments, markAccepted, type Change, type ChangeKind } from '../contract/compatibility.ts';
 import { ACCEPTED_BREAKS_FILE, BUNDLE_FILE, HistoryError, RELEASED_BUNDLES_DIR, RELEASES_FILE, ROOT, bundleAt, commitOf, loadAcceptedBreaks, loadReleases, releasedBundle, releasedBundleFile, workingBundle, type Release } from '../contract/releases.ts';
+import { callsFromHar, formatImpacts, judgeAgainstTraffic, TrafficError } from '../contract/traffic.ts';
 import { BundleError, bundleContract } from './bundle.ts';
 
 const EXIT_BREAKING = 1;
 const EXIT_USAGE = 2;
 
-const HELP = `Usage: npm run contract:diff -- [--base <release or ref>] [--head <ref>] [--repo <dir>] [--json]
+const HELP = `Usage: npm run contract:diff -- [--base <release or ref>] [--head <ref>] [--repo <dir>] [--traffic <file.har>] [--json]
 
 Compares the bundle of a release, or ${BUNDLE_FILE} at a git ref, with
 openapi/ as the working tree has it, bundled now as npm run generate does (or
@@ -30,7 +31,15 @@ are reported as other. The rules are written down in contract/compatibility.ts.
   --head <ref>   compare with the bundle at this git ref instead of the working tree.
                  A repository without redocly.yaml has its ${BUNDLE_FILE} compared.
   --repo <dir>   the repository (default: this one).
-  --json         print {base, head, changes} as JSON.
+  --traffic <file.har>
+                 judge each breaking change against the calls clients made: a HAR
+                 file (the runner's, the proxy's or a receiver run's --report-har, or
+                 a browser's export). Lists, per breaking change, the observed calls
+                 it would break (method, path template, status, the member involved,
+                 how many times seen), or says that it touches nothing observed.
+                 The exit status is the same: a change that touches nothing observed
+                 still breaks a client whose calls this traffic does not hold.
+  --json         print {base, head, changes} as JSON (with --traffic, also traffic).
   --help         this text.
 
 Releases: the releases of the contract are recorded in ${RELEASES_FILE},
@@ -119,7 +128,7 @@ function baseOf(repo: string, asked: string | undefined): { side: Side; bundle: 
 function main(argv: string[]): number {
   const { values } = parseArgs({
     args: argv,
-    options: { base: { type: 'string' }, head: { type: 'string' }, repo: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean' } },
+    options: { base: { type: 'string' }, head: { type: 'string' }, repo: { type: 'string' }, traffic: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean' } },
     strict: true,
     allowPositionals: false,
   });
@@ -140,8 +149,9 @@ function main(argv: string[]): number {
   const changes = markAccepted(compareDocuments(baseBundle, headBundle), loadAcceptedBreaks(repo));
   const breaking = changes.filter((change) => change.kind === 'breaking' && change.accepted === undefined).length;
   const accepted = changes.filter((change) => change.accepted !== undefined).length;
+  const judged = values.traffic === undefined ? undefined : judgeTraffic(values.traffic, changes, Object.keys((baseBundle.paths ?? {}) as object));
   if (values.json) {
-    console.log(JSON.stringify({ base, head, changes }, null, 2));
+    console.log(JSON.stringify({ base, head, changes, ...(judged ? { traffic: { file: values.traffic, calls: judged.calls, impacts: judged.impacts.map(({ change, ...rest }) => ({ where: change.where, rule: change.rule, ...rest })) } } : {}) }, null, 2));
   } else {
     const where = repo === ROOT ? BUNDLE_FILE : join(repo, BUNDLE_FILE);
     console.log(`Comparing ${describe(base, where)} with ${describe(head, where)}.\n`);
@@ -151,8 +161,21 @@ function main(argv: string[]): number {
         ? `${breaking} breaking change${breaking === 1 ? '' : 's'} inside /v1: within /v1 only additive changes are allowed (ND-COMPAT); make it additive or ship it as /v2.`
         : `No breaking change${accepted > 0 ? ` but the ${accepted} accepted in ${ACCEPTED_BREAKS_FILE}` : ''} (${changes.length} change${changes.length === 1 ? '' : 's'} in all).`,
     );
+    if (judged) console.log(`\n${formatImpacts(judged.impacts, judged.calls, values.traffic!)}`);
   }
   return breaking > 0 ? EXIT_BREAKING : 0;
+}
+
+/** The breaking changes judged against a HAR file's calls, matched to the base's paths (the traffic was made against it). */
+export function judgeTraffic(file: string, changes: Change[], templates: string[]) {
+  let har: unknown;
+  try {
+    har = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new TrafficError(`cannot read --traffic ${file}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const calls = callsFromHar(har, templates);
+  return { calls: calls.length, impacts: judgeAgainstTraffic(changes, calls) };
 }
 
 if (import.meta.main) {
@@ -163,7 +186,7 @@ if (import.meta.main) {
     // shallow clone lacks, a ref or release with no bundle, a malformed releases file, a
     // contract that does not bundle. Anything else is a bug, shown with its stack; neither may pass for a verdict.
     const usage = (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') === true;
-    if (usage || error instanceof HistoryError || error instanceof BundleError) console.error(`contract:diff: ${(error as Error).message}${usage ? ' (see --help)' : ''}`);
+    if (usage || error instanceof HistoryError || error instanceof BundleError || error instanceof TrafficError) console.error(`contract:diff: ${(error as Error).message}${usage ? ' (see --help)' : ''}`);
     else console.error(error);
     process.exitCode = EXIT_USAGE;
   }

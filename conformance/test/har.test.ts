@@ -1,8 +1,14 @@
 // The run's traffic as HAR 1.2 (--report-har): held to the spec's required fields by a
 // JSON schema of them, each entry naming its check, the webhooks the receiver got as
 // entries of their own, and no key or signing secret anywhere in the file.
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compareDocuments } from '../../contract/compatibility.ts';
+import { callsFromHar, formatImpacts } from '../../contract/traffic.ts';
+import { judgeTraffic } from '../../scripts/contract-diff.ts';
 import { runConformance } from '../src/run.ts';
 import { Traffic } from '../src/proxy/traffic.ts';
 import { type Har, proxyHar, RUN_LABEL, runHar, senderHar, toHar } from '../src/report/har.ts';
@@ -90,7 +96,7 @@ describe('--report-har', () => {
     // The 402 answered with another code: a failed check, and webhooks, in one small run.
     fixture = await startFixture({ flaws: { insufficientCode: 'no_credits' } });
     const traffic: Parameters<typeof runConformance>[1] = { baseUrl: '', exchanges: [], deliveries: [], secrets: [] };
-    report = await runConformance(optionsFor(fixture, 'core', { only: ['credits.insufficient-credits-402', 'webhooks.event-type-matches-state', 'avatars.name-required'] }), traffic);
+    report = await runConformance(optionsFor(fixture, 'core', { only: ['credits.insufficient-credits-402', 'webhooks.event-type-matches-state', 'avatars.name-required', 'avatars.get-returns-record'] }), traffic);
     har = runHar(traffic!);
     text = toHar(har);
   }, 60_000);
@@ -124,6 +130,34 @@ describe('--report-har', () => {
       // The receiver answers as the job's mode says: 200, or 500 to make the service retry.
       expect([200, 500]).toContain(entry.response.status);
     }
+  });
+
+  it('when a member of the avatar record is renamed, then contract:diff --traffic of the run\'s HAR names the observed avatar reads it breaks, and the changes that touch nothing observed', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'har-')), 'run.har');
+    writeFileSync(file, text);
+    const base = JSON.parse(readFileSync(new URL('../../generated/openapi.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+    const head = structuredClone(base) as { components: { schemas: Record<string, { properties: Record<string, unknown>; required: string[] }> } };
+    const avatar = head.components.schemas.Avatar!;
+    avatar.properties.display_name = avatar.properties.name;
+    delete avatar.properties.name;
+    avatar.required = avatar.required.map((member) => (member === 'name' ? 'display_name' : member));
+
+    const { calls, impacts } = judgeTraffic(file, compareDocuments(base, head as unknown as Record<string, unknown>), Object.keys(base.paths as object));
+    expect(calls).toBe(har.log.entries.length);
+    const reads = impacts.find((impact) => impact.change.where === 'GET /v1/avatars/{id} 200 response: name');
+    const polls = har.log.entries.filter((entry) => entry.request.method === 'GET' && /\/v1\/avatars\/av_/.test(entry.request.url) && entry.response.status === 200).length;
+    expect(polls).toBeGreaterThan(0);
+    expect(reads?.touched).toEqual([{ method: 'GET', template: '/v1/avatars/{id}', status: 200, member: 'name', count: polls }]);
+    // The run listed no avatars: the same rename in the list's items breaks nothing it saw.
+    expect(impacts.find((impact) => impact.change.where === 'GET /v1/avatars 200 response: data[].name')).toMatchObject({ touched: [], untouched: 'no GET /v1/avatars call was observed' });
+    const printed = formatImpacts(impacts, calls, file);
+    expect(printed).toContain(`breaks GET /v1/avatars/{id} 200 (name): seen ${polls} times`);
+    expect(printed).toContain('touches nothing observed: no GET /v1/avatars call was observed');
+  });
+
+  it('when the traffic file is not HAR, then contract:diff says what it lacks', () => {
+    expect(() => callsFromHar({ results: [] }, [])).toThrow(/not HAR: it has no log\.entries array .*--report-har/);
+    expect(() => callsFromHar({ log: { entries: [{ request: { method: 'GET', url: 'nope' }, response: { status: 200 } }] } }, [])).toThrow('log.entries[0].request.url is not a URL');
   });
 
   it('when a run ends, then no key and no signing secret is in the file', () => {
