@@ -41,3 +41,48 @@ export function killAll(loops: readonly BusyLoop[]): void {
 export function stoppedEarly(loops: readonly BusyLoop[]): BusyLoop[] {
   return loops.filter(({ child }) => child.exitCode !== null || child.signalCode !== null);
 }
+
+/** What work done under load may ask of it. */
+export interface Load {
+  /** Whether SIGINT or SIGTERM came: the work stops starting anything new. */
+  interrupted(): boolean;
+  /** Says so when loops ended before the work did (the load was lighter than asked). */
+  sayIfLighter(): void;
+}
+
+/**
+ * Runs `work` with `count` busy loops beside it, and exits with its code. The loops are
+ * killed whatever ends it: its end, an error, SIGINT or SIGTERM (which also stop the
+ * child `current()` names, and are said on stderr), the process's exit. A loop that does
+ * not start is said on stderr with code 3, before any work.
+ */
+export async function underLoad(name: string, count: number, current: () => ChildProcess | undefined, work: (load: Load) => Promise<number>): Promise<number> {
+  let loops: BusyLoop[] = [];
+  process.once('exit', () => killAll(loops));
+  let interrupted = false;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      interrupted = true;
+      killAll(loops);
+      current()?.kill(signal);
+      process.stderr.write(`${name}: ${signal}: the busy loops and the run under way stopped\n`);
+    });
+  }
+  try {
+    try {
+      loops = await startBusyLoops(count);
+    } catch (error) {
+      process.stderr.write(`${name}: ${(error as Error).message}\n`);
+      return 3;
+    }
+    return await work({
+      interrupted: () => interrupted,
+      sayIfLighter: () => {
+        const stopped = stoppedEarly(loops);
+        if (stopped.length > 0 && !interrupted) process.stdout.write(`${name}: ${stopped.length} busy loop(s) ended before the runs did, so the load was lighter than asked; one wrote: ${stopped[0]!.output() || '(nothing)'}\n`);
+      },
+    });
+  } finally {
+    killAll(loops);
+  }
+}

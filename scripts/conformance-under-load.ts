@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import type { Report } from '../conformance/src/report/model.ts';
 import { LOAD_WARNINGS } from '../conformance/src/stalls.ts';
 import { ROOT } from './bench/procs.ts';
-import { killAll, startBusyLoops, stoppedEarly, type BusyLoop } from './busyLoops.ts';
+import { underLoad } from './busyLoops.ts';
 import { makeAccounts, RUNNER, startServer, stopServer, type RunningServer } from './conformance-server.ts';
 
 const NAME = 'conformance:under-load';
@@ -273,43 +273,25 @@ async function main(argv: string[]): Promise<number> {
   const reportDir = args.reportDir === undefined ? mkdtempSync(join(tmpdir(), 'avatar-under-load-reports-')) : resolve(args.reportDir);
   mkdirSync(reportDir, { recursive: true });
 
-  let loops: BusyLoop[] = [];
-  // The loops go whatever ends this process: an error, a signal, its normal end.
-  process.once('exit', () => killAll(loops));
-  let interrupted = false;
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      interrupted = true;
-      killAll(loops);
-      current?.kill(signal);
-      process.stderr.write(`${NAME}: ${signal}: the busy loops and the run under way stopped\n`);
-    });
-  }
   try {
-    try {
-      loops = await startBusyLoops(args.busy);
-    } catch (error) {
-      process.stderr.write(`${NAME}: ${(error as Error).message}\n`);
-      return 3;
-    }
-    const plan = args.targets.flatMap((target) => Array.from({ length: args.runs }, () => target));
-    process.stdout.write(`${NAME}: ${args.busy} busy loop${args.busy === 1 ? '' : 's'} on ${availableParallelism()} cores; the core profile ${args.runs} time${args.runs === 1 ? '' : 's'} against ${args.targets.map((t) => TARGET_NAMES[t]).join(' and ')}; reports in ${reportDir}${keptReports ? '' : ' (removed afterwards)'}\n`);
-    const all: Figures[] = [];
-    for (const [i, target] of plan.entries()) {
-      if (interrupted) break;
-      const reportFile = join(reportDir, `${String(i + 1).padStart(2, '0')}-${target}.json`);
-      const figures = target === 'server' ? await serverRun(i + 1, reportFile) : await independentRun(i + 1, reportFile);
-      all.push(figures);
-      print(figures, plan.length);
-    }
-    const stopped = stoppedEarly(loops);
-    if (stopped.length > 0 && !interrupted) process.stdout.write(`${NAME}: ${stopped.length} busy loop(s) ended before the runs did, so the load was lighter than asked; one wrote: ${stopped[0]!.output() || '(nothing)'}\n`);
-    const failed = all.filter((f) => !f.passed).length;
-    const notRun = plan.length - all.length;
-    process.stdout.write(`${all.length} runs: ${all.length - failed} passed, ${failed} failed${notRun > 0 ? `, ${notRun} not run (interrupted)` : ''}\n`);
-    return failed > 0 || notRun > 0 ? 1 : 0;
+    return await underLoad(NAME, args.busy, () => current, async (load) => {
+      const plan = args.targets.flatMap((target) => Array.from({ length: args.runs }, () => target));
+      process.stdout.write(`${NAME}: ${args.busy} busy loop${args.busy === 1 ? '' : 's'} on ${availableParallelism()} cores; the core profile ${args.runs} time${args.runs === 1 ? '' : 's'} against ${args.targets.map((t) => TARGET_NAMES[t]).join(' and ')}; reports in ${reportDir}${keptReports ? '' : ' (removed afterwards)'}\n`);
+      const all: Figures[] = [];
+      for (const [i, target] of plan.entries()) {
+        if (load.interrupted()) break;
+        const reportFile = join(reportDir, `${String(i + 1).padStart(2, '0')}-${target}.json`);
+        const figures = target === 'server' ? await serverRun(i + 1, reportFile) : await independentRun(i + 1, reportFile);
+        all.push(figures);
+        print(figures, plan.length);
+      }
+      load.sayIfLighter();
+      const failed = all.filter((f) => !f.passed).length;
+      const notRun = plan.length - all.length;
+      process.stdout.write(`${all.length} runs: ${all.length - failed} passed, ${failed} failed${notRun > 0 ? `, ${notRun} not run (interrupted)` : ''}\n`);
+      return failed > 0 || notRun > 0 ? 1 : 0;
+    });
   } finally {
-    killAll(loops);
     if (!keptReports) rmSync(reportDir, { recursive: true, force: true });
   }
 }

@@ -10,7 +10,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT } from './bench/procs.ts';
-import { killAll, startBusyLoops, stoppedEarly, type BusyLoop } from './busyLoops.ts';
+import { underLoad } from './busyLoops.ts';
 
 const NAME = 'test:repeat';
 const VITEST = join(ROOT, 'node_modules', 'vitest', 'vitest.mjs');
@@ -178,58 +178,41 @@ async function main(argv: string[]): Promise<number> {
   const reportDir = args.reportDir === undefined ? mkdtempSync(join(tmpdir(), 'avatar-test-repeat-')) : resolve(args.reportDir);
   mkdirSync(reportDir, { recursive: true });
 
-  let loops: BusyLoop[] = [];
-  process.once('exit', () => killAll(loops));
-  let interrupted = false;
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      interrupted = true;
-      killAll(loops);
-      current?.kill(signal);
-      process.stderr.write(`${NAME}: ${signal}: the busy loops and the run under way stopped\n`);
-    });
-  }
   try {
-    try {
-      loops = await startBusyLoops(args.busy);
-    } catch (error) {
-      process.stderr.write(`${NAME}: ${(error as Error).message}\n`);
-      return 3;
-    }
-    const what = args.vitestArgs.length > 0 ? `vitest ${args.vitestArgs.join(' ')}` : 'the whole suite';
-    process.stdout.write(`${NAME}: ${what}, ${args.times} time${args.times === 1 ? '' : 's'}, ${args.busy} busy loop${args.busy === 1 ? '' : 's'} on ${availableParallelism()} cores; reports in ${reportDir}${keptReports ? '' : ' (removed afterwards)'}\n`);
-    const failures = new Map<string, Failure>();
-    const broken: number[] = [];
-    let done = 0;
-    for (let run = 1; run <= args.times && !interrupted; run++) {
-      const reportFile = join(reportDir, `run-${String(run).padStart(2, '0')}.json`);
-      const end = await runVitest(reportFile, args.vitestArgs);
-      const report = readReport(reportFile);
-      done++;
-      if (!report) {
-        broken.push(run);
-        process.stdout.write(`run ${run}/${args.times}: no report (${end.signal ? `signal ${end.signal}` : `code ${end.code}`}, ${(end.wallMs / 1000).toFixed(1)} s); its output ended with:\n${end.output.split('\n').map((l) => `    | ${l}`).join('\n')}\n`);
-        continue;
+    return await underLoad(NAME, args.busy, () => current, async (load) => {
+      const what = args.vitestArgs.length > 0 ? `vitest ${args.vitestArgs.join(' ')}` : 'the whole suite';
+      process.stdout.write(`${NAME}: ${what}, ${args.times} time${args.times === 1 ? '' : 's'}, ${args.busy} busy loop${args.busy === 1 ? '' : 's'} on ${availableParallelism()} cores; reports in ${reportDir}${keptReports ? '' : ' (removed afterwards)'}\n`);
+      const failures = new Map<string, Failure>();
+      const broken: number[] = [];
+      let done = 0;
+      for (let run = 1; run <= args.times && !load.interrupted(); run++) {
+        const reportFile = join(reportDir, `run-${String(run).padStart(2, '0')}.json`);
+        const end = await runVitest(reportFile, args.vitestArgs);
+        const report = readReport(reportFile);
+        done++;
+        if (!report) {
+          broken.push(run);
+          process.stdout.write(`run ${run}/${args.times}: no report (${end.signal ? `signal ${end.signal}` : `code ${end.code}`}, ${(end.wallMs / 1000).toFixed(1)} s); its output ended with:\n${end.output.split('\n').map((l) => `    | ${l}`).join('\n')}\n`);
+          continue;
+        }
+        const failed = failuresOf(report);
+        for (const { key, firstLine } of failed) {
+          const seen = failures.get(key) ?? { key, runs: [], firstLine };
+          seen.runs.push(run);
+          failures.set(key, seen);
+        }
+        process.stdout.write(`run ${run}/${args.times}: ${report.numPassedTests} passed, ${report.numFailedTests} failed, ${(end.wallMs / 1000).toFixed(1)} s${failed.length > 0 ? `\n${failed.map((f) => `    ✗ ${f.key}`).join('\n')}` : ''}\n`);
       }
-      const failed = failuresOf(report);
-      for (const { key, firstLine } of failed) {
-        const seen = failures.get(key) ?? { key, runs: [], firstLine };
-        seen.runs.push(run);
-        failures.set(key, seen);
+      load.sayIfLighter();
+      const sorted = [...failures.values()].sort((a, b) => b.runs.length - a.runs.length || a.key.localeCompare(b.key));
+      if (sorted.length > 0) {
+        process.stdout.write(`\ntests that failed in at least one run (${sorted.length}):\n`);
+        for (const failure of sorted) process.stdout.write(`  ${failure.runs.length}/${done}  ${failure.key}\n        runs ${failure.runs.join(', ')}: ${failure.firstLine}\n`);
       }
-      process.stdout.write(`run ${run}/${args.times}: ${report.numPassedTests} passed, ${report.numFailedTests} failed, ${(end.wallMs / 1000).toFixed(1)} s${failed.length > 0 ? `\n${failed.map((f) => `    ✗ ${f.key}`).join('\n')}` : ''}\n`);
-    }
-    const stopped = stoppedEarly(loops);
-    if (stopped.length > 0 && !interrupted) process.stdout.write(`${NAME}: ${stopped.length} busy loop(s) ended before the runs did, so the load was lighter than asked; one wrote: ${stopped[0]!.output() || '(nothing)'}\n`);
-    const sorted = [...failures.values()].sort((a, b) => b.runs.length - a.runs.length || a.key.localeCompare(b.key));
-    if (sorted.length > 0) {
-      process.stdout.write(`\ntests that failed in at least one run (${sorted.length}):\n`);
-      for (const failure of sorted) process.stdout.write(`  ${failure.runs.length}/${done}  ${failure.key}\n        runs ${failure.runs.join(', ')}: ${failure.firstLine}\n`);
-    }
-    process.stdout.write(`${done} runs: ${sorted.length} test${sorted.length === 1 ? '' : 's'} failed in at least one${broken.length > 0 ? `, ${broken.length} run${broken.length === 1 ? '' : 's'} left no report` : ''}${done < args.times ? `, ${args.times - done} not run (interrupted)` : ''}\n`);
-    return sorted.length > 0 || broken.length > 0 || done < args.times ? 1 : 0;
+      process.stdout.write(`${done} runs: ${sorted.length} test${sorted.length === 1 ? '' : 's'} failed in at least one${broken.length > 0 ? `, ${broken.length} run${broken.length === 1 ? '' : 's'} left no report` : ''}${done < args.times ? `, ${args.times - done} not run (interrupted)` : ''}\n`);
+      return sorted.length > 0 || broken.length > 0 || done < args.times ? 1 : 0;
+    });
   } finally {
-    killAll(loops);
     if (!keptReports) rmSync(reportDir, { recursive: true, force: true });
   }
 }
