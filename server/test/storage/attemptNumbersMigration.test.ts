@@ -6,14 +6,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { randomSuffix } from '../../src/domain/ids.ts';
 import { openDatabase } from '../../src/storage/embedded/database.ts';
-import { MIGRATIONS as EMBEDDED_MIGRATIONS } from '../../src/storage/embedded/schema.ts';
-import { createPool, migrate } from '../../src/storage/postgres-redis/database.ts';
-import { MIGRATIONS as POSTGRES_MIGRATIONS } from '../../src/storage/postgres-redis/migrations.ts';
-import { scaled, TEST_DATABASE_URL } from '../support/stores.ts';
+import { migrate } from '../../src/storage/postgres-redis/database.ts';
+import { embeddedBefore, postgresBefore } from '../support/migrations.ts';
+import { scaled } from '../support/stores.ts';
 
 const PLAN = JSON.stringify({ read: { minute: 120, day: 10_000 }, generation: { minute: 10, day: 300 } });
 /** Two events whose attempts were logged in turn: a, b, a, a, b. */
@@ -43,11 +40,9 @@ if (!scaled) describe('the embedded store, migrated to numbered attempts', () =>
   it('numbers each attempt logged before by its place among its event\'s', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'attempt-numbers-migration-'));
     const file = join(dir, 'store.db');
-    const numbered = EMBEDDED_MIGRATIONS.findIndex((sql) => sql.includes('ADD COLUMN number'));
     try {
+      const numbered = embeddedBefore(file, (sql) => sql.includes('ADD COLUMN number'));
       const old = new DatabaseSync(file);
-      for (let version = 0; version < numbered; version++) old.exec(EMBEDDED_MIGRATIONS[version]!);
-      old.exec(`PRAGMA user_version = ${numbered}`);
       for (const sql of OLD_ROWS('1')) old.exec(sql);
       old.close();
 
@@ -65,31 +60,17 @@ if (!scaled) describe('the embedded store, migrated to numbered attempts', () =>
 
 if (scaled) describe('the PostgreSQL store, migrated to numbered attempts', () => {
   it('numbers each attempt logged before by its place among its event\'s', async () => {
-    const schema = `t_${randomSuffix(12)}`;
-    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await admin.connect();
-    await admin.query(`CREATE SCHEMA ${schema}`);
-    const url = new URL(TEST_DATABASE_URL);
-    url.searchParams.set('options', `-c search_path=${schema}`);
-    const pool = createPool(url.toString());
+    const { pool, version, drop } = await postgresBefore('attempts numbered');
     try {
-      await pool.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
-      const numbered = POSTGRES_MIGRATIONS.find((m) => m.name === 'attempts numbered')!;
-      for (const m of POSTGRES_MIGRATIONS.filter((x) => x.version < numbered.version)) {
-        await pool.query(m.sql);
-        await pool.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
-      }
       for (const sql of OLD_ROWS('true')) await pool.query(sql);
 
       const applied = await migrate(pool);
       const rows = (await pool.query(NUMBERS)).rows.map((r) => ({ ...r, started_at: Number(r.started_at) }));
 
-      expect(applied).toContain(numbered.version);
+      expect(applied).toContain(version);
       expect(rows).toEqual(NUMBERED);
     } finally {
-      await pool.end();
-      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-      await admin.end();
+      await drop();
     }
   });
 });

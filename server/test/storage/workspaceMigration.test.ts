@@ -5,14 +5,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { randomSuffix } from '../../src/domain/ids.ts';
 import { openDatabase } from '../../src/storage/embedded/database.ts';
-import { MIGRATIONS as EMBEDDED_MIGRATIONS } from '../../src/storage/embedded/schema.ts';
-import { createPool, migrate } from '../../src/storage/postgres-redis/database.ts';
-import { MIGRATIONS as POSTGRES_MIGRATIONS } from '../../src/storage/postgres-redis/migrations.ts';
-import { scaled, TEST_DATABASE_URL } from '../support/stores.ts';
+import { migrate } from '../../src/storage/postgres-redis/database.ts';
+import { embeddedBefore, postgresBefore } from '../support/migrations.ts';
+import { scaled } from '../support/stores.ts';
 
 const PLAN = JSON.stringify({ read: { minute: 120, day: 10_000 }, generation: { minute: 10, day: 300 } });
 const OLD_ROWS = [
@@ -28,11 +25,9 @@ if (!scaled) describe('the embedded store, migrated to workspaces', () => {
   it('makes an account stored before the migration an owner with no workspaces, its key and credits kept', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'workspaces-migration-'));
     const file = join(dir, 'store.db');
-    const workspaces = EMBEDDED_MIGRATIONS.findIndex((sql) => sql.includes('owner_id'));
     try {
+      const workspaces = embeddedBefore(file, (sql) => sql.includes('owner_id'));
       const old = new DatabaseSync(file);
-      for (let version = 0; version < workspaces; version++) old.exec(EMBEDDED_MIGRATIONS[version]!);
-      old.exec(`PRAGMA user_version = ${workspaces}`);
       for (const sql of OLD_ROWS) old.exec(sql);
       old.close();
 
@@ -59,21 +54,9 @@ if (!scaled) describe('the embedded store, migrated to workspaces', () => {
 
 if (scaled) describe('the PostgreSQL store, migrated to workspaces', () => {
   it('makes an account stored before the migration an owner with no workspaces, its key and credits kept', async () => {
-    const schema = `t_${randomSuffix(12)}`;
-    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await admin.connect();
-    await admin.query(`CREATE SCHEMA ${schema}`);
-    const url = new URL(TEST_DATABASE_URL);
-    url.searchParams.set('options', `-c search_path=${schema}`);
-    const pool = createPool(url.toString());
+    // The store as it stood before: every migration up to the workspaces', recorded as done.
+    const { pool, version, drop } = await postgresBefore('workspaces');
     try {
-      // The store as it stood before: every migration up to the workspaces', recorded as done.
-      await pool.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
-      const workspaces = POSTGRES_MIGRATIONS.find((m) => m.name === 'workspaces')!;
-      for (const m of POSTGRES_MIGRATIONS.filter((x) => x.version < workspaces.version)) {
-        await pool.query(m.sql);
-        await pool.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
-      }
       for (const sql of OLD_ROWS) await pool.query(sql);
 
       const applied = await migrate(pool);
@@ -84,16 +67,14 @@ if (scaled) describe('the PostgreSQL store, migrated to workspaces', () => {
       await pool.query(`INSERT INTO accounts (id, name, monthly_credits, plan, signing_secret, created_at, owner_id) VALUES ('acct_ws', 'W', 10, '${PLAN}', 'whsec_y', 2, 'acct_before')`);
       const listed = (await pool.query('SELECT id FROM accounts WHERE owner_id IS NOT NULL')).rows;
 
-      expect(applied).toContain(workspaces.version);
+      expect(applied).toContain(version);
       expect(account).toEqual(OLD_ACCOUNT_AS_OWNER);
       expect(key.account_id).toBe('acct_before');
       expect(ledger).toEqual({ granted: 20, used: 30 });
       expect(workspacesBefore.n).toBe(0);
       expect(listed.map((r) => r.id)).toEqual(['acct_ws']);
     } finally {
-      await pool.end();
-      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-      await admin.end();
+      await drop();
     }
   });
 });
