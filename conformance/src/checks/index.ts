@@ -47,6 +47,7 @@ import statesTerminalNeverChanges from './states/terminal-never-changes.ts';
 import statesTransitionsDocumented from './states/transitions-documented.ts';
 import versioningV1Prefix from './versioning/v1-prefix.ts';
 import videosFailedHasError from './videos/failed-has-error.ts';
+import videosFileLinksExpire from './videos/file-links-expire.ts';
 import videosGetReturnsRecord from './videos/get-returns-record.ts';
 import videosCaptionsAreWebvtt from './videos/captions-are-webvtt.ts';
 import videosReadyHasUrl from './videos/ready-has-url.ts';
@@ -125,6 +126,7 @@ export const CHECKS: readonly Check[] = [
   rateLimitsDailyWindows,
   webhooksRetrySchedule,
   creditsMonthlyQuota,
+  videosFileLinksExpire,
   // a workspace's job, on its own keys (not applicable without them)
   creditsWorkspaceCharged,
   // after the credit checks, on the main key: jobs of its own

@@ -5,7 +5,7 @@
 // an implementation's shape; checks read records, answers and events through it and
 // never through this project's own choices. The default profile is this project's
 // contract (openapi/README.md), so a run without a profile file judges it as before.
-import { CREDIT_COSTS, WEBHOOK_DELIVERY } from '../../../contract/numbers.ts';
+import { CREDIT_COSTS, FILE_LINKS, WEBHOOK_DELIVERY } from '../../../contract/numbers.ts';
 import type { RateLimitDraftRevision } from '../../../contract/rateLimitFields.ts';
 import { SANDBOX_FAILURE_MARKER } from '../../../contract/sandbox.ts';
 import { WEBHOOK_EVENT_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_SIGNATURE_PREFIX, WEBHOOK_TIMESTAMP_HEADER } from '../../../contract/webhookSignature.ts';
@@ -142,10 +142,15 @@ export interface FileMembers {
   captions: string | null;
   preview: string | null;
   ranges: boolean;
+  /**
+   * How long a file link a read of a record gives stays valid, in seconds of the account's
+   * time, where the implementation states it (ND-FILE-LINKS); null: links not claimed to expire.
+   */
+  linkLifetimeSeconds: number | null;
 }
 
 /** Where another implementation's records link to files when its profile says nothing: the source's video_url alone. */
-export const SOURCE_FILES: FileMembers = { video: '/video_url', duration: null, captions: null, preview: null, ranges: false };
+export const SOURCE_FILES: FileMembers = { video: '/video_url', duration: null, captions: null, preview: null, ranges: false, linkLifetimeSeconds: null };
 
 export interface Timings {
   jobSeconds: Record<JobKind, number>;
@@ -225,8 +230,8 @@ export const CONTRACT_PROFILE: ImplementationProfile = {
     signaturePrefix: WEBHOOK_SIGNATURE_PREFIX,
     envelope: null,
   },
-  // The contract's AvatarVideo and Avatar members; its downloads answer byte ranges.
-  files: { video: '/video_url', duration: '/duration_seconds', captions: '/captions_url', preview: '/preview_image_url', ranges: true },
+  // The contract's AvatarVideo and Avatar members; its downloads answer byte ranges, and its links expire (x-file-links).
+  files: { video: '/video_url', duration: '/duration_seconds', captions: '/captions_url', preview: '/preview_image_url', ranges: true, linkLifetimeSeconds: FILE_LINKS.lifetimeSeconds },
 };
 
 /** A profile file that cannot be used: every message names the member and the rule. */
@@ -335,6 +340,7 @@ export function parseProfile(value: unknown, file = 'the profile'): Implementati
       captions: raw.files?.captions ?? SOURCE_FILES.captions,
       preview: raw.files?.preview ?? SOURCE_FILES.preview,
       ranges: raw.files?.ranges ?? SOURCE_FILES.ranges,
+      linkLifetimeSeconds: raw.files?.link_lifetime_seconds ?? SOURCE_FILES.linkLifetimeSeconds,
     },
   };
   const problems = placeholderProblems(profile);
@@ -377,7 +383,7 @@ interface RawProfile {
   lists?: { limit?: string; cursor?: string; data?: string; next: string } | null;
   webhook_log?: RawWebhookLog | null;
   webhook_format?: { headers?: { event_id?: string; timestamp?: string; signature?: string }; signature_prefix?: string; envelope?: Json };
-  files?: { video?: string; duration?: string | null; captions?: string | null; preview?: string | null; ranges?: boolean };
+  files?: { video?: string; duration?: string | null; captions?: string | null; preview?: string | null; ranges?: boolean; link_lifetime_seconds?: number | null };
 }
 
 type RawCodeLocation = string | null | { pointer?: string; header?: string; form?: 'value' | 'uri' };
