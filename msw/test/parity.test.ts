@@ -346,7 +346,8 @@ async function seen(response: Response): Promise<Seen> {
   };
   for (const name of BY_VALUE) headers[name] = response.headers.get(name);
   // A signed link's file is cached until the link expires: seconds that differ by when each side made its link.
-  headers['cache-control'] = headers['cache-control']?.replace(/max-age=(\d+)/u, (m, n: string) => (Number(n) < 31_536_000 ? 'max-age=(the link\'s remaining lifetime)' : m)) ?? null;
+  const cacheControl = response.headers.get('cache-control');
+  headers['cache-control'] = cacheControl?.replace(/max-age=(\d+)/u, (m: string, n: string) => (Number(n) < 31_536_000 ? 'max-age=(the link\'s remaining lifetime)' : m)) ?? null;
   for (const name of BY_PRESENCE) headers[name] = response.headers.has(name);
   const out: Seen = { status: response.status, headers };
   if (type?.includes('json') && body.length > 0) {

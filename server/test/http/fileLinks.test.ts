@@ -102,7 +102,7 @@ describe('a video link read from the service', () => {
     const expired = await fetch(old);
     expect(expired.status).toBe(403);
     expect(expired.headers.get('content-type')).toContain('application/problem+json');
-    expect((await expired.json()).code).toBe('file_link_expired');
+    expect(((await expired.json()) as { code: string }).code).toBe('file_link_expired');
 
     const again = await svc.request('GET', `/v1/avatar-videos/${video.id}`, { key });
     expect(again.body.video_url).not.toBe(video.video_url);
@@ -116,7 +116,7 @@ describe('a video link read from the service', () => {
     url.searchParams.set('signature', `${url.searchParams.get('signature')!.slice(0, -1)}A`);
     const tampered = await fetch(url);
     expect(tampered.status).toBe(403);
-    expect((await tampered.json()).code).toBe('file_link_invalid');
+    expect(((await tampered.json()) as { code: string }).code).toBe('file_link_invalid');
     const elsewhere = new URL(local(video.video_url).replace(video.id, 'vid_000000000aaaaaaaaaaaaaaaaaaaaaaaa'));
     expect((await fetch(elsewhere)).status).toBe(403);
   });
@@ -133,6 +133,6 @@ describe('a video link read from the service', () => {
     clock.set(FILE_LINKS.unsignedUntilMs);
     const late = await fetch(unsigned);
     expect(late.status).toBe(403);
-    expect((await late.json()).code).toBe('file_link_expired');
+    expect(((await late.json()) as { code: string }).code).toBe('file_link_expired');
   });
 });
