@@ -122,7 +122,9 @@ export type ProgressEvent =
   | { type: 'start'; total: number; profile: Profile; implementation: string; baseUrl: string; boundSeconds: number; budget?: string; generated?: { count: number; seed: number } }
   | { type: 'check-start'; id: string; title: string }
   | { type: 'check-end'; result: import('./outcome.ts').CheckResult }
-  | { type: 'note'; message: string };
+  | { type: 'note'; message: string }
+  /** The run was badly set up (setup.ts): shown at once, whatever the verbosity. */
+  | { type: 'setup-warning'; message: string };
 
 export type ResolvedOptions = Required<
   Omit<RunOptions, 'jobTimeoutSeconds' | 'secondKey' | 'emptyKey' | 'workspaceKey' | 'ownerKey' | 'signingSecret' | 'onProgress' | 'failMarker' | 'receiver' | 'openapiPath' | 'expectedLimits' | 'implementation' | 'webhookRetries' | 'maxRunSeconds' | 'maxCredits'>

@@ -19,6 +19,7 @@ import { CheckFailure, CheckSkip, failedOutcome, PrerequisiteError, type Phase }
 import { windowFor } from './observe/rate-limit-headers.ts';
 import { timeline } from './observe/timeline.ts';
 import { preflight } from './preflight.ts';
+import { budgetWarning, clockWarning, photoWarning, profileWarnings, receiverWarning } from './setup.ts';
 import { WebhookReceiver } from './receiver/server.ts';
 import { aborted, buildReport, reportedFailure } from './report/build.ts';
 import type { RunTraffic } from './report/har.ts';
@@ -101,9 +102,17 @@ export async function runConformance(input: RunOptions, traffic?: { -readonly [K
   // The runner's own stalls, left out of the intervals it judges and the waits it states.
   const stalls = new StallMeter(options.now);
 
+  /** What the run was badly set up with: said as soon as known, and first in every report. */
+  const setup: string[] = [];
+  const warn = (message: string | undefined) => {
+    if (message === undefined) return;
+    setup.push(message);
+    progress({ type: 'setup-warning', message });
+  };
   progress({ type: 'start', total: selected.length, profile: options.profile, implementation: options.implementation.name, baseUrl: options.baseUrl, boundSeconds: bound.seconds, budget: budget.stated, ...(options.fuzz > 0 ? { generated: { count: options.fuzz, seed: options.seed } } : {}) });
   try {
-    return await runChecks();
+    const report = await runChecks();
+    return setup.length > 0 ? { ...report, setup } : report;
   } finally {
     // Whatever is still waiting (a check stopped at its limit, a poll of a job) ends now.
     run.dispose();
@@ -129,6 +138,8 @@ export async function runConformance(input: RunOptions, traffic?: { -readonly [K
     const mainAccount = http.log.find((exchange) => exchange.key === 'main' && exchange.path === '/v1/me' && exchange.status === 200);
     const live = shape.mode(mainAccount) === 'live' && options.maxCredits === undefined ? liveRefusal(planned, 'GET /v1/me says --api-key is a live key') : undefined;
     if (live) return { ...aborted(options, startedAt, 'usage', live, http.log.length, reportBound()), budget };
+    warn(budgetWarning(shape.balance(mainAccount)?.available, planned));
+    profileWarnings(options.implementation, mainAccount).forEach(warn);
 
     const clock = new SandboxClock(http, shape, options.now);
     try {
@@ -138,6 +149,7 @@ export async function runConformance(input: RunOptions, traffic?: { -readonly [K
       if (error instanceof LimitReached) return unstarted(error);
       throw error;
     }
+    warn(clockWarning(shape.clockAdvance(1) !== undefined, options.clock && options.profile !== 'mock' && options.profile !== 'production', clock.reason));
     // Windows are moved over instead of waited out, on the keys that have a clock.
     http.pacer.skip = (key, ms) => clock.moveOver(key as KeyName, ms / 1000 + 1);
     progress({ type: 'note', message: clock.reason ? `no sandbox clock: ${clock.reason}; windows are waited out` : `sandbox clock on ${keys.filter((key) => clock.has(key)).join(', ')}: windows are moved over, not waited out` });
@@ -260,6 +272,8 @@ export async function runConformance(input: RunOptions, traffic?: { -readonly [K
       }
     }
 
+    warn(photoWarning(world.jobs.find((job) => job.label === 'photo-avatar'), options.photoUrl));
+    warn(receiverWarning(receiver?.publicBase, receiver?.deliveries().length ?? 0, world.jobs.filter((job) => job.webhookUrl !== undefined && job.ended !== undefined).length));
     const ordered = selected.map((check) => results.get(check.id)).filter((r): r is CheckResult => r !== undefined);
     const spent = stateful ? await spentByBalances(world, keys, shape, mainAccount, clock, beforeClockPhase, options.now) : undefined;
     const observations = timeline({

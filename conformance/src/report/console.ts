@@ -36,6 +36,8 @@ export function consoleProgress(options: ConsoleOptions): (event: ProgressEvent)
       if (event.budget) stream.write(`budget: ${event.budget}\n`);
       // The seed is printed before anything is sent, so that even a run cut short can be replayed.
       if (event.generated) stream.write(`generated inputs: ${counted(event.generated.count, 'request')}, seed ${event.generated.seed} (--seed ${event.generated.seed} replays them)\n`);
+    } else if (event.type === 'setup-warning') {
+      stream.write(paint(color, 33, `setup warning: ${event.message}\n`));
     } else if (event.type === 'note') {
       if (verbose) stream.write(paint(color, 90, `    … ${event.message}\n`));
     } else if (event.type === 'check-end') {
@@ -85,6 +87,7 @@ export function warningLines(result: CheckResult, color: boolean): string {
  */
 export function summary(report: Report, color: boolean): string {
   const lines: string[] = [''];
+  for (const warning of report.setup ?? []) lines.push(paint(color, 33, `setup warning: ${warning}`));
   if (report.abort) {
     lines.push(paint(color, 31, `${report.abort.kind}: ${report.abort.message}`));
   } else {

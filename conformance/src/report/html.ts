@@ -97,6 +97,7 @@ function summaryHtml(report: Report): string {
     `<p class="muted">[optional]: ${esc(OPTIONAL_MEANS)}.</p>`,
   ];
   if (report.abort) lines.push(`<p><b>${esc(report.abort.kind)}</b>: ${esc(maskSecrets(report.abort.message))}</p>`);
+  if (report.setup?.length) lines.push(`<h2>Setup warnings</h2><ul>${report.setup.map((warning) => `<li>${esc(maskSecrets(warning))}</li>`).join('')}</ul>`);
   if (report.budget) {
     const { budget } = report;
     const spent = budget.spent ? ` Spent: <b>${budget.spent.credits}</b> ${esc(describeSpent(budget.spent).replace(/^\d+ /, ''))}.` : ' Spent: not known (the implementation shows no balance, or the run started no job).';

@@ -51,6 +51,8 @@ export function toJunit(report: Report): string {
     '<?xml version="1.0" encoding="UTF-8"?>',
     `<testsuites name="${escape(`${report.tool} ${report.profile} ${report.baseUrl}`)}" tests="${report.results.length}" failures="${failures}" errors="${report.abort ? 1 : 0}" skipped="${skipped}" time="${(report.durationMs / 1000).toFixed(3)}">`,
     ...(report.abort ? [`  <testsuite name="conformance.preflight" tests="1" failures="0" errors="1"><testcase classname="conformance.preflight" name="preflight"><error type="${report.abort.kind}" message="${escape(report.abort.message)}"/></testcase></testsuite>`] : []),
+    // A CI page shows test suites: the setup warnings are one of its own, in its system-out.
+    ...(report.setup?.length ? [`  <testsuite name="conformance.setup" tests="0" failures="0" errors="0" skipped="0"><system-out>${escape(report.setup.map((warning) => `setup warning: ${warning}`).join('\n'))}</system-out></testsuite>`] : []),
     ...suites,
     '</testsuites>',
     '',

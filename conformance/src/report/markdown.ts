@@ -39,6 +39,7 @@ export function toMarkdown(report: Report): string {
       : []),
   ];
   if (report.abort) lines.push(`> ${report.abort.kind}: ${report.abort.message}`, '');
+  if (report.setup?.length) lines.push('## Setup warnings', '', 'The run was set up in a way that explains results below: fix these first.', '', ...report.setup.map((warning) => `- ${warning}`), '');
   lines.push('## Clauses', '', markdownClauseLegend(), '', '| clause | observe | rule | checks | result |', '|---|---|---|---|---|');
   for (const row of report.clauses) {
     const checks = row.checks.length ? row.checks.map((id) => `\`${id}\``).join('<br>') : (row.provenBy ?? '');

@@ -54,6 +54,8 @@ export interface Report {
   exitCode: number;
   /** Set when the run could not start: a one-line diagnosis. */
   abort?: { kind: AbortKind; message: string };
+  /** What the run was badly set up with (setup.ts): said first, since it explains failures below it. */
+  setup?: string[];
   /**
    * `failed`: the failures that decide the verdict; `warned`: the optional checks that found
    * a flaw, shown but never deciding it; `requiredNotRun`: required checks among `skipped`.
