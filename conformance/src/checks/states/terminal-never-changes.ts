@@ -7,6 +7,10 @@ import { fail } from '../../outcome.ts';
 /** Members that must not move once a job is terminal (contract: the record never changes). */
 const FROZEN = ['status', 'error', 'video_url', 'preview_image_url', 'credits', 'completed_at', 'updated_at'];
 
+/** File links keep their file; their query (expiry and signature) is renewed by each read (ND-FILE-LINKS). */
+const LINKS: ReadonlySet<string> = new Set(['video_url', 'preview_image_url']);
+const frozen = (member: string, value: unknown) => JSON.stringify(LINKS.has(member) && typeof value === 'string' ? value.split('?', 1)[0] : value);
+
 export default defineCheck({
   id: 'states.terminal-never-changes',
   title: 'ready and failed are final: terminal records never change state',
@@ -59,7 +63,7 @@ function compare(ctx: CheckContext, job: TrackedJob, exchange: Exchange): void {
   }
   if (!ctx.contract || !isJson(exchange.json)) return;
   for (const member of FROZEN) {
-    if (JSON.stringify(exchange.json[member]) !== JSON.stringify(before[member])) {
+    if (frozen(member, exchange.json[member]) !== frozen(member, before[member])) {
       fail({
         clause: 'ND-STATES',
         message: `${job.label} ${job.id} changed ${member} after it was ${String(was)}`,
