@@ -1,5 +1,6 @@
 // The server's command has one home, `npm start`: the container and the benchmark run
-// it with the same Node flags (the young generation's size, README "Capacity, on paper").
+// it with the same Node flags (the young generation's size: docs/benchmarks.md,
+// "Sizing a deployment").
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
