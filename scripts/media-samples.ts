@@ -1,6 +1,7 @@
 // Writes the pictures of the built-in engine's media that the getting-started guide
 // (docs/getting-started.md) shows, made by the engine itself: an avatar's preview, and a
-// frame of a video of that avatar in each of two frames (9:16 and 16:9), taken from the MP4 with the FFmpeg the engine encodes with.
+// frame of a video of that avatar in each of two frames (9:16 and 16:9), taken from the
+// MP4 with the FFmpeg the engine encodes with.
 // The same inputs give the same files, so running it again changes nothing.
 //
 //   npm run media:samples                 # into docs/media/
