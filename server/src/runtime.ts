@@ -23,7 +23,8 @@ import { openEmbeddedBulkLoader } from './storage/embedded/bulk.ts';
 import { createEmbeddedStore } from './storage/embedded/index.ts';
 import { openPostgresBulkLoader } from './storage/postgres-redis/bulk.ts';
 import { createPostgresRedisStore } from './storage/postgres-redis/index.ts';
-import type { Store } from './domain/ports.ts';
+import { errorForLog, type Store } from './domain/ports.ts';
+import { restoreKeptFiles } from './domain/restoreFiles.ts';
 import { createAccountTimer } from './workers/accountTimer.ts';
 import { answerConnectionErrors } from './http/connectionErrors.ts';
 import type { Resolver } from './workers/deliver.ts';
@@ -173,9 +174,21 @@ async function serve(config: Config, overrides: ServiceOverrides, store: Store):
   // With PORT=0 the port is known only now; the links in records must name it.
   if (config.publicBaseUrlFromPort) domain.publicBaseUrl = `http://localhost:${port}`;
   const working = config.role !== 'api';
+  // Videos of a store from before jobs kept their files get their MP4 made again (restoreFiles.ts).
+  const restoring = new AbortController();
+  let restored: Promise<unknown> = Promise.resolve();
   if (working) {
     runner.start();
     dispatcher.start();
+    restored = restoreKeptFiles(domain, engine, restoring.signal).then(
+      (outcome) => {
+        if (outcome.restored > 0) log.info({ restored: outcome.restored }, 'made again the files of videos made before jobs kept them');
+        for (const { jobId, error } of outcome.failed) log.error({ jobId, err: errorForLog(error) }, 'could not make again the file of a video made before jobs kept them; tried again at the next start');
+      },
+      (error: unknown) => {
+        if (!restoring.signal.aborted) log.error({ err: errorForLog(error) }, 'the files of videos made before jobs kept them were not all made again; tried again at the next start');
+      },
+    );
   }
 
   let stopping: Promise<void> | undefined;
@@ -191,8 +204,10 @@ async function serve(config: Config, overrides: ServiceOverrides, store: Store):
       stopping ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
+        restoring.abort();
         await runner.stop(config.shutdownGraceMs);
         await dispatcher.stop();
+        await restored;
         server.closeAllConnections();
         await closed;
         await engine.close?.();

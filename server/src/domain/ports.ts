@@ -344,6 +344,13 @@ export interface FileStore {
    * signed, and links outlive a restart.
    */
   linkKey(candidate: string): Promise<string>;
+  /**
+   * Up to `limit` ready videos of the store as it was before jobs kept their files, listed
+   * by the upgrade's migration, whose MP4 may have to be made again (restoreFiles.ts).
+   */
+  filesToRestore(limit: number): Promise<string[]>;
+  /** Takes a video off that list: its file is kept, or it needs none. */
+  fileRestored(jobId: string): Promise<void>;
 }
 
 export interface Store {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FILE_LINKS } from '../../../contract/numbers.ts';
 import type { GenerationEngine } from '../../src/domain/engine.ts';
 import { fileLinkSigner, refuseExpired, verifyFileLink } from '../../src/domain/fileLinks.ts';
-import { embeddedFiles } from '../../src/storage/embedded/files.ts';
+import { createEmbeddedStore } from '../../src/storage/embedded/index.ts';
 import { fakeClock } from '../support/clock.ts';
 import { GENEROUS_PLAN, promptAvatar, startTestService, type TestService } from '../support/harness.ts';
 
@@ -57,8 +57,14 @@ describe('the embedded store keeps one link key', () => {
   it('the first candidate, for every later start', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'link-key-'));
     try {
-      expect(await embeddedFiles(dir).linkKey('first-candidate')).toBe('first-candidate');
-      expect(await embeddedFiles(dir).linkKey('second-candidate')).toBe('first-candidate');
+      for (const [candidate, kept] of [['first-candidate', 'first-candidate'], ['second-candidate', 'first-candidate']]) {
+        const store = createEmbeddedStore(join(dir, 'store.db'));
+        try {
+          expect(await store.files.linkKey(candidate!)).toBe(kept);
+        } finally {
+          await store.close();
+        }
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

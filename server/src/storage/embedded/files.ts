@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import type { FileStore, StoredFile } from '../../domain/ports.ts';
-import { STORE_DIR_MODE } from './database.ts';
+import { STORE_DIR_MODE, type Db } from './database.ts';
 
 /** The folder of the files, beside the database `file`. */
 export const filesDirOf = (file: string) => join(dirname(file), 'files');
@@ -29,8 +29,12 @@ const typeFile = (path: string) => `${path}.type`;
 /** Where the file-link key is kept: in the files' folder, backed up with them; no job's folder starts with a dot. */
 const LINK_KEY_FILE = '.file-link-key';
 
-export function embeddedFiles(dir: string): FileStore {
+export function embeddedFiles(dir: string, db: Db): FileStore {
+  const listed = db.prepare('SELECT job_id FROM files_to_restore ORDER BY job_id LIMIT ?');
+  const unlist = db.prepare('DELETE FROM files_to_restore WHERE job_id = ?');
   return {
+    filesToRestore: async (limit) => (listed.all(limit) as { job_id: string }[]).map((r) => r.job_id),
+    fileRestored: async (jobId) => void unlist.run(jobId),
     async linkKey(candidate) {
       const path = join(dir, LINK_KEY_FILE);
       try {

@@ -45,7 +45,7 @@ function embeddedStore(db: Db, lock: ServerLock | undefined, filesDir: string): 
   const rateLimits = embeddedRateLimits(db, versions);
   // Creates, claims and completions of one turn of the event loop share a commit.
   const grouped = createCommitGroup(db);
-  const stores = { accounts: embeddedAccounts(db, versions), jobs: embeddedJobs(db, grouped), files: embeddedFiles(filesDir), outbox: embeddedOutbox(db) };
+  const stores = { accounts: embeddedAccounts(db, versions), jobs: embeddedJobs(db, grouped), files: embeddedFiles(filesDir, db), outbox: embeddedOutbox(db) };
   const flusher = setInterval(() => rateLimits.flush(), RATE_COUNTER_FLUSH_MS);
   const ping = db.prepare('SELECT 1');
   flusher.unref();

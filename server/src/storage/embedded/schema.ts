@@ -164,4 +164,12 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE webhook_attempts ADD COLUMN number INTEGER NOT NULL DEFAULT 0;
   UPDATE webhook_attempts SET number = (SELECT COUNT(*) FROM webhook_attempts b WHERE b.event_id = webhook_attempts.event_id AND b.id <= webhook_attempts.id);
   `,
+  `
+  -- Ready videos of a store from before a job kept its file: their MP4 is made again and
+  -- kept by a worker (domain/restoreFiles.ts), which then takes each off this list. Every
+  -- ready video is listed, since whether its file is in the folder is not known here; one
+  -- whose file is there is only looked at.
+  CREATE TABLE files_to_restore (job_id TEXT PRIMARY KEY);
+  INSERT INTO files_to_restore (job_id) SELECT id FROM jobs WHERE kind = 'avatar_video' AND status = 'ready';
+  `,
 ];

@@ -397,6 +397,9 @@ export function createMemoryStore(): MemoryStore {
       // Set once whole: a reader sees the file before or after, never part of it.
       files.set(`${jobId}\u0000${name}`, { contentType, bytes });
     },
+    // A memory store begins empty: nothing of an earlier shape to restore.
+    filesToRestore: async () => [],
+    fileRestored: async () => undefined,
     async linkKey(candidate) {
       linkKey ??= candidate;
       return linkKey;

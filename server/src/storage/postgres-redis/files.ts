@@ -36,6 +36,13 @@ async function* pieces(body: AsyncIterable<Uint8Array>): AsyncIterable<Buffer> {
 
 export function postgresFiles(pool: pg.Pool): FileStore {
   return {
+    async filesToRestore(limit) {
+      const r = await guarded(() => pool.query('SELECT job_id FROM files_to_restore ORDER BY job_id LIMIT $1', [limit]));
+      return (r.rows as { job_id: string }[]).map((row) => row.job_id);
+    },
+    async fileRestored(jobId) {
+      await guarded(() => pool.query('DELETE FROM files_to_restore WHERE job_id = $1', [jobId]));
+    },
     async linkKey(candidate) {
       // The first process to insert wins; every process, that one included, reads the winner.
       await guarded(() => pool.query("INSERT INTO service_keys (name, value) VALUES ('file_links', $1) ON CONFLICT (name) DO NOTHING", [candidate]));

@@ -441,4 +441,17 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     // sets no FILE_LINK_KEY.
     sql: `CREATE TABLE service_keys (name TEXT PRIMARY KEY, value TEXT NOT NULL);`,
   },
+  {
+    version: 18,
+    name: 'files to restore',
+    // Ready videos of a store from before a job kept its file (no job_files row): their MP4
+    // is made again and kept by a worker (domain/restoreFiles.ts), which then takes each
+    // off this list.
+    sql: `
+    CREATE TABLE files_to_restore (job_id TEXT PRIMARY KEY);
+    INSERT INTO files_to_restore (job_id)
+    SELECT j.id FROM jobs j
+    WHERE j.kind = 'avatar_video' AND j.status = 'ready' AND NOT EXISTS (SELECT 1 FROM job_files f WHERE f.job_id = j.id AND f.name = 'video.mp4');
+    `,
+  },
 ];
