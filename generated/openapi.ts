@@ -503,7 +503,7 @@ export interface components {
             /**
              * Format: uri
              * @description A still of the avatar, set once it is `ready`; `null` before and on failure. A link
-             *     that needs no key and expires (ND-FILE-LINKS): each read of the record gives a fresh one.
+             *     that needs no key and expires: each read of the record gives a fresh one.
              */
             preview_image_url: string | null;
             /**
@@ -718,7 +718,7 @@ export interface components {
              *     The reference server's sandbox engine makes H.264 video with AAC speech at 25 frames per
              *     second: 720x1280 for `9:16`, 1280x720 for `16:9`, 720x720 for `1:1`. It shows the avatar's
              *     portrait speaking, with the script as captions. The download needs no key and answers
-             *     byte ranges, as video players ask. The link expires (ND-FILE-LINKS): it carries
+             *     byte ranges, as video players ask. The link expires: it carries
              *     `expires` and `signature`, each read of the record gives a fresh one, and an expired
              *     or altered link answers `403` (`file_link_expired`, `file_link_invalid`).
              */
@@ -734,7 +734,7 @@ export interface components {
              * Format: uri
              * @description Where the video's captions can be downloaded, as WebVTT (`text/vtt`): the script in
              *     short cues, timed as the video speaks them. Set when `status` is `ready`, `null` otherwise.
-             *     It expires as `video_url` does (ND-FILE-LINKS).
+             *     It expires as `video_url` does.
              *     Optional: an implementation without captions leaves it out.
              */
             captions_url?: string | null;
