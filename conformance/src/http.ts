@@ -167,8 +167,11 @@ export class Http {
       credentialHeader = name.toLowerCase();
       headers[credentialHeader] = value;
     }
-    // Go's net/http Transport's rule: a method without effects, or a request the server can tell from its first sending.
-    const resend = request.resend === true || IDEMPOTENT_METHODS.has(request.method) || 'idempotency-key' in headers || 'x-idempotency-key' in headers;
+    // Go's net/http Transport's rule: a method without effects, or a request the server can
+    // tell from its first sending; and here also a request with no key of an account (none,
+    // or one made up), which a correct service refuses before it has any effect.
+    const keyless = key === 'none' || key === 'made-up';
+    const resend = request.resend === true || keyless || IDEMPOTENT_METHODS.has(request.method) || 'idempotency-key' in headers || 'x-idempotency-key' in headers;
     return this.#perform(key, request.method, request.path, headers, credentialHeader, body, request.on429 ?? 'wait', request.note, request.pace ?? true, resend);
   }
 

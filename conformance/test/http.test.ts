@@ -185,7 +185,7 @@ describe('Http when a reused connection is reset before the answer', () => {
   });
 
   /** A first request, then the one under test on the connection it leaves open, armed to be reset. */
-  async function onReusedConnection(request: Omit<SendRequest, 'key'>, resetCount = 1) {
+  async function onReusedConnection(request: Omit<SendRequest, 'key'> & { key?: SendRequest['key'] }, resetCount = 1) {
     await http.send({ key: 'main', method: 'GET', path: '/v1/me' });
     // The client puts the connection back among the idle ones on a later turn of the event loop.
     await new Promise<void>((resolve) => setImmediate(resolve));
@@ -198,6 +198,9 @@ describe('Http when a reused connection is reset before the answer', () => {
     ['a GET', { method: 'GET', path: '/v1/me' }],
     ['a POST with an Idempotency-Key', { method: 'POST', path: '/v1/avatars', json: { name: 'x' }, headers: { 'Idempotency-Key': 'k-1' } }],
     ['a POST its caller marks safe to resend', { method: 'POST', path: '/v1/avatars', json: { name: 'x' }, resend: true }],
+    // A correct service refuses these before they have any effect: twice is as once.
+    ['a POST without a key', { method: 'POST', path: '/v1/avatars', json: { name: 'x' }, key: null }],
+    ['a POST with a made-up key', { method: 'POST', path: '/v1/avatars', json: { name: 'x' }, key: { token: 'sk_test_madeUpKey0000000000000000' } }],
   ] as const)('when %s is reset, then it is sent once more on a new connection and the exchange says so', async (_name, request) => {
     const exchange = await onReusedConnection(request);
     expect(exchange.status).toBe(200);
