@@ -8,6 +8,7 @@ import { at, type Json } from '../../implementation/profile.ts';
 import { describeDownload, download, type Fetched } from '../../observe/download.ts';
 import { fail, notApplicable, PrerequisiteError, skip } from '../../outcome.ts';
 import { isJson } from '../../world.ts';
+import { videoFile } from '../media.ts';
 
 /**
  * How far inside its lifetime the link is tried, and past it: the seconds between the read
@@ -42,6 +43,9 @@ export default defineCheck({
     const job = await ctx.world.video();
     const seen = await job.settled;
     if (job.ended !== 'ready') throw new PrerequisiteError(`the run's video ended ${String(ctx.shape.state(seen))}, not ready`);
+    // A link that never served is videos.ready-url-serves-mp4's to judge, not its lifetime (the run's shared download, no request more).
+    const served = await videoFile(ctx);
+    if (!served.fetched.ok || served.fetched.download.status !== 200) throw new PrerequisiteError("the ready video's link served no file before its lifetime was tried (videos.ready-url-serves-mp4 says why)");
     const path = `/v1/avatar-videos/${job.id!}`;
 
     const first = await linkOf(ctx, path, pointer, job.key, 'a fresh read for a link whose lifetime starts now');
