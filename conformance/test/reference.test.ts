@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixture, type Fixture } from './fixtures/reference.ts';
 import { failures, outcomes, run } from './helpers.ts';
 
-describe.concurrent('the runner against a correct implementation', () => {
+describe('the runner against a correct implementation', () => {
   let sandbox: Fixture;
   let production: Fixture;
   beforeAll(async () => {
