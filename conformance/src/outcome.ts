@@ -86,6 +86,11 @@ export interface FailureReport {
   fix?: string;
   /** Request and response excerpts, secrets redacted. */
   exchanges: string[];
+  /**
+   * Shell commands that show the failure again, runnable as printed (report/reproduce.ts):
+   * keys and the signing secret as environment variables, never in clear.
+   */
+  reproduction?: string[];
 }
 
 export interface CheckResult {

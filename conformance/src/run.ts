@@ -15,7 +15,7 @@ import { type Deadline, deadline, LimitReached, reached, RUN_SCOPE, sleepWithin,
 import { checkScope, type Exchange, Http, type KeyName, redact, UnreachableError } from './http.ts';
 import { Shape } from './implementation/shape.ts';
 import { resolveOptions, type ResolvedOptions, type RunOptions } from './options.ts';
-import { CheckFailure, CheckSkip, failedOutcome, PrerequisiteError, type Phase } from './outcome.ts';
+import { CheckFailure, CheckSkip, failedOutcome, type FailureReport, PrerequisiteError, type Phase } from './outcome.ts';
 import { windowFor } from './observe/rate-limit-headers.ts';
 import { timeline } from './observe/timeline.ts';
 import { preflight } from './preflight.ts';
@@ -23,6 +23,7 @@ import { budgetWarning, clockWarning, photoWarning, profileWarnings, receiverWar
 import { WebhookReceiver } from './receiver/server.ts';
 import { aborted, buildReport, reportedFailure } from './report/build.ts';
 import type { RunTraffic } from './report/har.ts';
+import { citedDeliveries, reproduction } from './report/reproduce.ts';
 import type { AbortKind, CheckResult, Report } from './report/model.ts';
 import { areaOf, isOptional, isRequired, selectChecks, startsJobs } from './selection.ts';
 import { CheckStalls, StallMeter } from './stalls.ts';
@@ -345,6 +346,12 @@ async function runOne(check: Check, ctx: CheckContext, options: ResolvedOptions,
   const base = { ...resultOf(check, options), limitSeconds: ctx.deadline.limitSeconds };
   const done = (rest: Pick<CheckResult, 'outcome'> & Partial<CheckResult>): CheckResult => ({ ...base, ...rest, durationMs: options.now() - started });
   const secrets = [...ctx.http.secrets, ...(options.signingSecret ? [options.signingSecret] : [])];
+  /** A failure with the commands that show it again: the exchanges it cites, else its check's last, and the deliveries it names. */
+  const reproducible = (failure: FailureReport, cited: readonly Exchange[], texts: (string | undefined)[]): FailureReport => {
+    const ownLast = ctx.http.log.findLast((exchange) => exchange.check === check.id);
+    const commands = reproduction(cited, ownLast, citedDeliveries(texts, receiver?.deliveries() ?? []), ctx.http.baseUrl, secrets);
+    return commands.length > 0 ? { ...failure, reproduction: commands } : failure;
+  };
 
   if (!check.profiles.includes(options.profile)) return done({ outcome: 'not_applicable', reason: `not part of the ${options.profile} profile` });
   const unmet = unmetNeed(check, ctx, receiver);
@@ -364,11 +371,11 @@ async function runOne(check: Check, ctx: CheckContext, options: ResolvedOptions,
   } catch (error) {
     // Not run to its end: reported as not run, with the limit and the wait it was in.
     if (error instanceof LimitReached) return done({ outcome: 'skipped', reason: error.scope === check.id ? `reached its limit of ${error.limitSeconds} s${error.waitingFor ? `, ${error.waitingFor}` : ''}` : error.message });
-    if (error instanceof CheckFailure) return done({ outcome: failedOutcome(base.optional), failure: reportedFailure(error.detail, secrets) });
+    if (error instanceof CheckFailure) return done({ outcome: failedOutcome(base.optional), failure: reproducible(reportedFailure(error.detail, secrets), error.detail.exchanges ?? [], [error.detail.message, error.detail.received, ...(error.detail.evidence ?? [])]) });
     if (error instanceof CheckSkip) return done({ outcome: error.outcome, reason: error.message });
     if (error instanceof PrerequisiteError) return done({ outcome: 'skipped', reason: `prerequisite: ${error.message}` });
     const message = error instanceof UnreachableError ? `the service stopped answering: ${error.message}` : `the check could not complete: ${error instanceof Error ? error.message : String(error)}`;
-    return done({ outcome: failedOutcome(base.optional), failure: { clause: check.clauses[0] ?? check.decisions?.[0] ?? '', message: redact(message, secrets), exchanges: [] } });
+    return done({ outcome: failedOutcome(base.optional), failure: reproducible({ clause: check.clauses[0] ?? check.decisions?.[0] ?? '', message: redact(message, secrets), exchanges: [] }, [], []) });
   } finally {
     signal.removeEventListener('abort', stop);
   }

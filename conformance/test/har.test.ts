@@ -4,6 +4,8 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compareDocuments } from '../../contract/compatibility.ts';
@@ -12,7 +14,11 @@ import { judgeTraffic } from '../../scripts/contract-diff.ts';
 import { runConformance } from '../src/run.ts';
 import { Traffic } from '../src/proxy/traffic.ts';
 import { type Har, proxyHar, RUN_LABEL, runHar, senderHar, toHar } from '../src/report/har.ts';
+import { toJson } from '../src/report/json.ts';
+import { toMarkdown } from '../src/report/markdown.ts';
 import type { Report } from '../src/report/model.ts';
+import { deliveryCommands, shellQuote } from '../src/report/reproduce.ts';
+import { signWebhook } from '../../contract/webhookSignature.ts';
 import { type Fixture, SECRET, startFixture } from './fixtures/reference.ts';
 import { optionsFor } from './helpers.ts';
 
@@ -160,6 +166,31 @@ describe('--report-har', () => {
     expect(() => callsFromHar({ log: { entries: [{ request: { method: 'GET', url: 'nope' }, response: { status: 200 } }] } }, [])).toThrow('log.entries[0].request.url is not a URL');
   });
 
+  it('when a check fails, then its failure carries curl commands that show it, in the JSON and Markdown reports, keys from the environment', () => {
+    const failed = report.results.filter((result) => result.outcome === 'failed');
+    expect(failed.map((result) => result.id)).toContain('credits.insufficient-credits-402');
+    for (const result of failed) expect(result.failure?.reproduction?.[0], result.id).toMatch(/^curl -sS -i /);
+    const commands = failed.find((result) => result.id === 'credits.insufficient-credits-402')!.failure!.reproduction!;
+    const sent = har.log.entries.find((entry) => entry.response.status === 402)!.request.postData!.text;
+    expect(commands[0]).toBe(`curl -sS -i -X POST '${fixture.baseUrl}/v1/avatars' -H 'content-type: application/json' -H "authorization: Bearer $CONFORMANCE_EMPTY_KEY" --data-raw '${sent}'`);
+    const json = toJson(report);
+    const markdown = toMarkdown(report);
+    expect(json).toContain('"reproduction": [');
+    expect(markdown).toContain('```sh\n' + commands.join('\n') + '\n```');
+    for (const secret of [...Object.values(fixture.keys), SECRET]) {
+      expect(json).not.toContain(secret);
+      expect(markdown).not.toContain(secret);
+    }
+  });
+
+  it('when a reproduction is run as printed, then it shows the failure again', async () => {
+    const command = report.results.find((result) => result.id === 'credits.insufficient-credits-402')!.failure!.reproduction![0]!;
+    // Not execFileSync: the fixture answers from this process's event loop.
+    const { stdout: out } = await promisify(execFile)('sh', ['-c', command], { env: { PATH: process.env.PATH, CONFORMANCE_EMPTY_KEY: fixture.keys.empty }, encoding: 'utf8' });
+    expect(out).toMatch(/^HTTP\/1\.1 402/);
+    expect(out).toContain('no_credits');
+  });
+
   it('when a run ends, then no key and no signing secret is in the file', () => {
     for (const secret of [...Object.values(fixture.keys), SECRET]) expect(text).not.toContain(secret);
     expect(text).toContain('sk_test_…(redacted)');
@@ -197,5 +228,22 @@ describe('--report-har of a proxy run and of a receiver run', () => {
       ['receiver.answers-fast', 0, 'application/json'],
     ]);
     expect(text).not.toContain(SECRET);
+  });
+});
+
+describe('a reproduction, runnable as printed', () => {
+  it('when a word holds single quotes and shell characters, then the shell reads it back as it was', () => {
+    const word = `it's $HOME \`id\` "x" \\ ; | & \n end`;
+    expect(execFileSync('sh', ['-c', `printf '%s' ${shellQuote(word)}`], { encoding: 'utf8' })).toBe(word);
+  });
+
+  it('when a delivery is shown, then its signature command recomputes the signature it carried from $CONFORMANCE_SIGNING_SECRET', () => {
+    const rawBody = `{"id":"evt_0123456789","type":"avatar.ready","note":"it's"}`;
+    const signature = signWebhook(SECRET, 1_700_000_000, rawBody);
+    const delivery = { seq: 1, label: 'prompt-avatar', mode: 'ok' as const, receivedAt: 0, method: 'POST', headers: { 'content-type': 'application/json', 'x-service-timestamp': '1700000000', 'x-service-signature': signature }, rawBody, json: JSON.parse(rawBody), verification: { ok: true as const }, answered: 200, duplicate: false };
+    const [resend, check] = deliveryCommands(delivery, [SECRET]);
+    expect(resend).toContain('"$RECEIVER_URL"');
+    expect(check).not.toContain(SECRET);
+    expect(execFileSync('sh', ['-c', check!], { env: { PATH: process.env.PATH, CONFORMANCE_SIGNING_SECRET: SECRET }, encoding: 'utf8' }).trim()).toBe(signature);
   });
 });

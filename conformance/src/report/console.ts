@@ -69,6 +69,7 @@ export function detail(result: CheckResult, color: boolean): string {
     if (failure.received !== undefined) lines.push(`received: ${failure.received}`);
     if (failure.fix) lines.push(`fix: ${failure.fix}`);
     for (const exchange of failure.exchanges) lines.push(...exchange.split('\n').map((line) => paint(color, 90, `  ${line}`)));
+    if (failure.reproduction?.length) lines.push('reproduce:', ...failure.reproduction.map((command) => `  ${command}`));
   }
   return lines.map((line) => `      ${line}\n`).join('');
 }

@@ -175,6 +175,7 @@ function checksHtml(report: Report): string {
       if (f.received) detail.push(`received: ${esc(maskSecrets(f.received))}`);
       if (f.fix) detail.push(`fix: ${esc(f.fix)}`);
       if (f.exchanges.length) detail.push(`<details open><summary>${counted(f.exchanges.length, 'exchange')} that show it</summary>${f.exchanges.map((ex) => `<pre class="exchange">${esc(maskSecrets(ex))}</pre>`).join('')}</details>`);
+      if (f.reproduction?.length) detail.push(`<details><summary>reproduce (keys from the environment)</summary><pre class="exchange">${esc(maskSecrets(f.reproduction.join('\n')))}</pre></details>`);
     }
     for (const warning of r.warnings ?? []) detail.push(`note: ${esc(warning)}`);
     return `<tr data-check="${esc(r.id)}" data-outcome="${r.outcome}"><td><b>${esc(r.id)}</b><br><span class="muted">${esc(r.title)}${r.optional ? ' [optional]' : ''}</span></td><td style="color:${COLORS[r.outcome]};font-weight:600">${esc(OUTCOME_WORDS[r.outcome] ?? r.outcome)}</td><td>${esc([...r.clauses, ...r.decisions].join(', '))}</td><td${limit}>${seconds}</td><td>${detail.join('<br>')}</td></tr>`;

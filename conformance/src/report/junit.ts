@@ -10,7 +10,7 @@ function escape(text: string): string {
 }
 
 function failureText(f: FailureReport): string {
-  return [f.message, f.expected && `expected: ${f.expected}`, f.received && `received: ${f.received}`, f.fix && `fix: ${f.fix}`, ...f.exchanges].filter(Boolean).join('\n');
+  return [f.message, f.expected && `expected: ${f.expected}`, f.received && `received: ${f.received}`, f.fix && `fix: ${f.fix}`, ...f.exchanges, ...(f.reproduction?.length ? ['reproduce:', ...f.reproduction] : [])].filter(Boolean).join('\n');
 }
 
 export function toJunit(report: Report): string {

@@ -57,6 +57,7 @@ export function toMarkdown(report: Report): string {
     if (f.received) lines.push(`- received: ${f.received}`);
     if (f.fix) lines.push(`- fix: ${f.fix}`);
     for (const ex of f.exchanges) lines.push('', '```', ex, '```');
+    if (f.reproduction?.length) lines.push('', 'Reproduce (keys from the environment, as the runner reads them):', '', '```sh', ...f.reproduction, '```');
     lines.push('');
   };
   const failed = report.results.filter((r) => r.outcome === 'failed');
