@@ -1,9 +1,13 @@
 // Setup warnings: what the run was badly set up with, said at the top of every report and
 // on the console as soon as it is known; a refused main key ends the run at once.
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTRACT_PROFILE } from '../src/implementation/profile.ts';
 import type { ProgressEvent } from '../src/options.ts';
+import type { Har } from '../src/report/har.ts';
 import { toJunit } from '../src/report/junit.ts';
 import { toMarkdown } from '../src/report/markdown.ts';
 import { summary } from '../src/report/console.ts';
@@ -25,9 +29,10 @@ describe('setup warnings', () => {
   });
   afterAll(() => Promise.all([fixture.close(), right.close()]));
 
-  it('when the main key is refused, then the command stops within 10 s naming the 401', async () => {
+  it('when the main key is refused, then the command stops within 10 s naming the 401, and its HAR file holds the refusal', async () => {
+    const har = join(mkdtempSync(join(tmpdir(), 'setup-')), 'refused.har');
     const started = Date.now();
-    const child = spawn(process.execPath, [CLI, '--base-url', fixture.baseUrl, '--api-key', 'sk_test_refused0000000000000000', '--second-key', fixture.keys.second, '--empty-key', fixture.keys.empty, '--skip', 'receiver', '--no-color'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, '--base-url', fixture.baseUrl, '--api-key', 'sk_test_refused0000000000000000', '--second-key', fixture.keys.second, '--empty-key', fixture.keys.empty, '--skip', 'receiver', '--no-color', '--report-har', har], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -36,6 +41,9 @@ describe('setup warnings', () => {
     expect(code).toBe(4);
     expect(out).toMatch(/rejected-key: the service refused --api-key \(GET \/v1\/me answered 401\)/);
     expect(out).not.toContain('sk_test_refused0000000000000000');
+    const written = readFileSync(har, 'utf8');
+    expect(written).not.toContain('sk_test_refused0000000000000000');
+    expect((JSON.parse(written) as Har).log.entries.map((entry) => [entry.request.method, new URL(entry.request.url).pathname, entry.response.status, entry._check])).toEqual([['GET', '/v1/me', 401, 'run']]);
   }, 20_000);
 
   it('when the profile names a clock the service refuses, members /v1/me lacks and the balance is below the budget, then each is said before the first check and first in the reports', async () => {
