@@ -105,15 +105,18 @@ export async function runConformance(input: RunOptions, traffic?: { -readonly [K
 
   /** What the run was badly set up with: said as soon as known, and first in every report. */
   const setup: string[] = [];
+  /** Set once the report is made: a warning known later (a job that ended after the run) is not said. */
+  let reported = false;
   const warn = (message: string | undefined) => {
-    if (message === undefined) return;
+    if (message === undefined || reported || setup.includes(message)) return;
     setup.push(message);
     progress({ type: 'setup-warning', message });
   };
   progress({ type: 'start', total: selected.length, profile: options.profile, implementation: options.implementation.name, baseUrl: options.baseUrl, boundSeconds: bound.seconds, budget: budget.stated, ...(options.fuzz > 0 ? { generated: { count: options.fuzz, seed: options.seed } } : {}) });
   try {
     const report = await runChecks();
-    return setup.length > 0 ? { ...report, setup } : report;
+    reported = true;
+    return setup.length > 0 ? { ...report, setup: [...setup] } : report;
   } finally {
     // Whatever is still waiting (a check stopped at its limit, a poll of a job) ends now.
     run.dispose();
@@ -209,6 +212,22 @@ export async function runConformance(input: RunOptions, traffic?: { -readonly [K
       sleep: (ms) => sleepWithin(options.sleep, ms, limit.signal, `pausing ${(ms / 1000).toFixed(1)} s`),
     });
 
+    /**
+     * What the shared jobs tell of the setup is said as soon as they tell it, while the
+     * checks run: the photo avatar's end, and, once every job that named the receiver has
+     * ended and a first attempt had its time to come, whether any webhook reached it.
+     */
+    const watchSharedJobs = () => {
+      const photo = world.jobs.find((job) => job.label === 'photo-avatar');
+      const sayPhoto = () => warn(photoWarning(photo, options.photoUrl));
+      photo?.settled.then(sayPhoto, sayPhoto);
+      const hooked = world.jobs.filter((job) => job.webhookUrl !== undefined);
+      if (!receiver || hooked.length === 0) return;
+      void Promise.allSettled(hooked.map((job) => job.settled))
+        .then(() => sleep(options.webhookRetryTimeoutSeconds * 1000))
+        .then(() => warn(receiverWarning(receiver.publicBase, receiver.deliveries().length, hooked.filter((job) => job.ended !== undefined).length)))
+        .catch(() => undefined);
+    };
     const results = new Map<string, CheckResult>();
     let beforeClockPhase: { at: number; answers: Map<KeyName, Exchange | undefined> } | undefined;
     try {
@@ -219,6 +238,7 @@ export async function runConformance(input: RunOptions, traffic?: { -readonly [K
           if (error instanceof UnreachableError) return aborted(options, startedAt, 'unreachable', `the service stopped answering: ${error.message}`, http.log.length, reportBound());
           progress({ type: 'note', message: `the run's jobs could not all be started: ${error instanceof Error ? error.message : String(error)}` });
         }
+        watchSharedJobs();
       }
       const runLane = async (lane: Check[]) => {
         for (const check of lane) {

@@ -73,7 +73,7 @@ const PHOTO_WORDS = /photo|image|fetch|download|unreachable/i;
 /** After the run's jobs ended: webhooks were asked for and none reached the receiver. */
 export function receiverWarning(receiverBase: string | undefined, deliveries: number, jobsEndedWithWebhook: number): string | undefined {
   if (receiverBase === undefined || deliveries > 0 || jobsEndedWithWebhook === 0) return undefined;
-  return `${jobsEndedWithWebhook === 1 ? 'a job' : `${jobsEndedWithWebhook} jobs`} that named the receiver ended and no webhook reached it at ${receiverBase}: the service cannot reach the runner there; run the receiver where the service can call it (--receiver-host, --receiver-port, --receiver-public-url)`;
+  return `the run's jobs that named the receiver ended and no webhook reached it at ${receiverBase}: the service cannot reach the runner there; run the receiver where the service can call it (--receiver-host, --receiver-port, --receiver-public-url)`;
 }
 
 function excerptOf(text: string): string {
