@@ -68,7 +68,7 @@ export function photoWarning(job: { create: Exchange; ended: 'ready' | 'failed' 
 }
 
 /** Words a refusal or a failure over a photo that could not be fetched uses. */
-const PHOTO_WORDS = /photo|image|fetch|download|unreachable/i;
+const PHOTO_WORDS = /photo|image|file\.url|fetch|download|unreachable/i;
 
 /** After the run's jobs ended: webhooks were asked for and none reached the receiver. */
 export function receiverWarning(receiverBase: string | undefined, deliveries: number, jobsEndedWithWebhook: number): string | undefined {

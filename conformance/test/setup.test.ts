@@ -74,6 +74,11 @@ describe('setup warnings', () => {
     expect(events.filter((event) => event.type === 'setup-warning')).toHaveLength(1);
   }, 30_000);
 
+  it('when the service refuses the photo URL, then the run says so', async () => {
+    const report = await run(right, 'core', { only: ['avatars.get-returns-record'], photoUrl: 'ftp://images.example.com/portrait.jpg' });
+    expect(report.setup).toEqual([expect.stringMatching(/^the service refused the photo avatar's photo URL ftp:\/\/images\.example\.com\/portrait\.jpg \(POST \/v1\/avatars answered 4\d\d\)/)]);
+  }, 30_000);
+
   it('when the setup is right, then there is no setup warning', async () => {
     const report = await run(right, 'core', { only: ['versioning'] });
     expect(report.setup).toBeUndefined();
