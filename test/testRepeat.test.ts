@@ -43,6 +43,14 @@ describe('npm run test:repeat', () => {
     expect(code).toBe(0);
   }, 60_000);
 
+  it('when run on the project\'s own configuration, then it reads each run\'s report where it asked Vitest to write it', () => {
+    const { code, out } = repeat(['--times', '1', '--busy', '0', '--project', 'embedded', 'test/architecture.test.ts']);
+
+    expect(out).toMatch(/run 1\/1: \d+ passed, 0 failed/);
+    expect(out).not.toContain('no report');
+    expect(code).toBe(0);
+  }, 60_000);
+
   it('when a flag is out of range, then it names the flag and the rule, exit 2, and runs nothing', () => {
     const { code, out, err } = repeat(['--times', '0']);
 
