@@ -33,12 +33,14 @@ export default defineCheck({
   profiles: SANDBOX,
   // The source says nothing of link lifetimes: a service whose links never expire is not wrong.
   notRequiredIn: ['core'],
-  needs: ['clock'],
+  // No `needs: ['clock']`: without a clock the lifetime cannot be seen without waiting it
+  // out, which the runner never does, so the check is not applicable rather than skipped.
   phase: 'clock',
   async run(ctx) {
     const lifetime = ctx.shape.profile.files.linkLifetimeSeconds;
     if (lifetime === null) notApplicable('the implementation profile states no file-link lifetime (files.link_lifetime_seconds)');
     if (lifetime <= 2 * MARGIN_SECONDS) notApplicable(`the stated lifetime, ${lifetime} s, is too short to try within and past it with the clock's ${MARGIN_SECONDS} s margin`);
+    if (!ctx.clock.has('main')) notApplicable(`the lifetime is seen only by moving a sandbox clock, and the main key has none (${ctx.clock.reason ?? 'not found'}): a run never waits out ${lifetime} s`);
     const pointer = ctx.shape.profile.files.video;
     const job = await ctx.world.video();
     const seen = await job.settled;
@@ -49,6 +51,9 @@ export default defineCheck({
     const path = `/v1/avatar-videos/${job.id!}`;
 
     const first = await linkOf(ctx, path, pointer, job.key, 'a fresh read for a link whose lifetime starts now');
+    // A link that serves nothing even now is videos.ready-url-serves-mp4's to judge, not its lifetime.
+    const now = await fetchFile(ctx, first, path);
+    if (!serves(now)) throw new PrerequisiteError(`${path}'s link serves no file even before the clock moves (${shown(now)}): see videos.ready-url-serves-mp4`);
     if (!(await ctx.clock.advance(job.key, lifetime - MARGIN_SECONDS))) skip(`the ${job.key} key's sandbox clock refused to move ${lifetime - MARGIN_SECONDS} s`);
     const within = await fetchFile(ctx, first, path);
     if (!serves(within)) {
@@ -93,6 +98,8 @@ export default defineCheck({
 /** The record's link read now: a read starts the link's lifetime. */
 async function linkOf(ctx: CheckContext, path: string, pointer: string, key: Parameters<CheckContext['http']['send']>[0]['key'], note: string): Promise<string> {
   const read = await ctx.http.send({ key, method: 'GET', path, note });
+  // A record that left ready owes no file: states.terminal-never-changes judges the change.
+  if (read.status === 200 && ctx.shape.terminal(ctx.shape.state(read.json)) !== 'ready') throw new PrerequisiteError(`${path}, ready before, now reads ${String(ctx.shape.state(read.json))}`);
   const link = read.status === 200 && isJson(read.json) ? at(read.json as Json, pointer) : undefined;
   if (typeof link !== 'string' || link === '') throw new PrerequisiteError(`${path} answered ${read.status} without a link at ${pointer}`);
   return link;
