@@ -12,6 +12,8 @@ import { compareDocuments } from '../../contract/compatibility.ts';
 import { callsFromHar, formatImpacts } from '../../contract/traffic.ts';
 import { judgeTraffic } from '../../scripts/contract-diff.ts';
 import { runConformance } from '../src/run.ts';
+import { runReceiverConformance, type ReceiverRunOptions } from '../src/receiver-checks/run.ts';
+import { RECEIVER_SECRET, startIndependentReceiver } from './fixtures/receivers.ts';
 import { Traffic } from '../src/proxy/traffic.ts';
 import { type Har, proxyHar, RUN_LABEL, runHar, senderHar, toHar } from '../src/report/har.ts';
 import { toJson } from '../src/report/json.ts';
@@ -245,5 +247,29 @@ describe('a reproduction, runnable as printed', () => {
     expect(resend).toContain('"$RECEIVER_URL"');
     expect(check).not.toContain(SECRET);
     expect(execFileSync('sh', ['-c', check!], { env: { PATH: process.env.PATH, CONFORMANCE_SIGNING_SECRET: SECRET }, encoding: 'utf8' }).trim()).toBe(signature);
+  });
+});
+
+describe('a receiver run\'s reproductions and HAR file', () => {
+  it('when a receiver accepts a delivery whose signature is wrong, then the failure carries the curl that sends it again, and it is accepted again', async () => {
+    const receiver = await startIndependentReceiver({ flaw: 'no-signature-check' });
+    try {
+      const sent: NonNullable<ReceiverRunOptions['sent']> = [];
+      const report = await runReceiverConformance({ url: receiver.url, signingSecret: RECEIVER_SECRET, timeoutSeconds: 5, only: ['receiver.signature-verified'], sent });
+      const commands = report.results.find((result) => result.id === 'receiver.signature-verified')?.failure?.reproduction ?? [];
+      expect(commands.length).toBeGreaterThan(0);
+      for (const command of commands) {
+        expect(command.startsWith(`curl -sS -i -X POST '${receiver.url}'`)).toBe(true);
+        expect(command).not.toContain(RECEIVER_SECRET);
+      }
+      const { stdout } = await promisify(execFile)('sh', ['-c', commands.at(-1)!], { env: { PATH: process.env.PATH }, encoding: 'utf8' });
+      expect(stdout).toMatch(/^HTTP\/1\.1 2\d\d/);
+      const har = senderHar(receiver.url, sent, [RECEIVER_SECRET], Date.parse(report.startedAt));
+      expect(validateHar(har)).toEqual([]);
+      expect(har.log.entries.every((entry) => entry._check === 'receiver.signature-verified')).toBe(true);
+      expect(har.log.entries).toHaveLength(report.deliveries);
+    } finally {
+      await receiver.close();
+    }
   });
 });

@@ -14,6 +14,7 @@ import { EXIT_CODES, type AbortKind, type Report } from '../report/model.ts';
 import type { ReceiverCheck, ReceiverContext } from './check.ts';
 import { EventFactory } from './events.ts';
 import { RECEIVER_CHECKS } from './index.ts';
+import { resendCommand } from '../report/reproduce.ts';
 import { type Answer, type Delivery, formatSeconds, Sender } from './sender.ts';
 
 /**
@@ -139,6 +140,9 @@ export async function runReceiverConformance(options: ReceiverRunOptions): Promi
       };
       const first = sender.exchanges.length;
       const result = await runOne(check, ctx, budgetMs, now, secrets);
+      // A failure is shown again by the deliveries its check sent, the last ones first to go.
+      const sentByCheck = sender.exchanges.slice(first).slice(-3);
+      if (result.failure && sentByCheck.length > 0) result.failure.reproduction = sentByCheck.map(({ delivery }) => resendCommand(url.toString(), delivery.headers, delivery.body.toString('utf8'), secrets));
       const slow = slowAnswers(sender.exchanges.slice(first).map((exchange) => ({ label: exchange.delivery.label, answer: exchange.answer })), plan.timeoutMs);
       if (slow.length > 0) result.warnings = slow;
       // Nothing ever answered and the connection was refused: the URL is wrong or the

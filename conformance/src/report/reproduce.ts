@@ -93,3 +93,15 @@ export function citedDeliveries(texts: readonly (string | undefined)[], deliveri
   if (ids.size === 0) return [];
   return deliveries.filter((delivery) => [...ids].some((id) => delivery.rawBody.includes(id))).slice(-2).reverse();
 }
+
+/**
+ * A delivery the runner sent a receiver (a receiver run), as the curl that sends it again:
+ * its headers as they went, the signature among them, which a receiver checks against
+ * its own clock (a stale timestamp is then refused, as it should be).
+ */
+export function resendCommand(url: string, headers: readonly (readonly [string, string])[], body: string, secrets: readonly string[] = []): string {
+  const words = ['curl', '-sS', '-i', '-X', 'POST', shellQuote(url)];
+  for (const [name, value] of headers) if (!LEFT_OUT.has(name.toLowerCase())) words.push('-H', shellQuote(`${name}: ${value}`));
+  words.push('--data-raw', shellQuote(body));
+  return redact(words.join(' '), secrets);
+}
