@@ -60,8 +60,11 @@ afterAll(async () => {
   for (const store of stores.splice(0)) await store.drop();
 });
 
-// The render processes are the engine's, whatever the store: this runs on the embedded store alone.
-describe.skipIf(scaled || process.platform !== 'linux')('a server killed with SIGKILL while it renders', () => {
+// The render processes are the engine's, whatever the store: registered in the embedded
+// project alone, as a store's tests are registered only where that store runs (never
+// skipped). Process groups and /proc are Linux's.
+const LINUX = process.platform === 'linux';
+if (!scaled && LINUX) describe('a server killed with SIGKILL while it renders', () => {
   it('leaves no render process or FFmpeg 5 s later, and the next start removes the render folder', async () => {
     const storeEnv = await createTestStoreEnv();
     stores.push(storeEnv);
@@ -112,7 +115,7 @@ describe.skipIf(scaled || process.platform !== 'linux')('a server killed with SI
   }, 60_000);
 });
 
-describe.skipIf(process.platform !== 'linux')('the start-up sweep of render folders', () => {
+if (LINUX) describe('the start-up sweep of render folders', () => {
   const spawned: ChildProcess[] = [];
   afterAll(() => {
     for (const child of spawned) child.kill('SIGKILL');
