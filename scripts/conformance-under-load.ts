@@ -13,14 +13,14 @@
 // this process is gone. A measurement, never a test: speed and stability are measured
 // here or in the benchmark, not in a timed test.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Report } from '../conformance/src/report/model.ts';
 import { LOAD_WARNINGS } from '../conformance/src/stalls.ts';
 import { ROOT } from './bench/procs.ts';
-import { underLoad } from './busyLoops.ts';
+import { measured, UsageError, wholeNumber } from './measuredCommand.ts';
 import { makeAccounts, RUNNER, startServer, stopServer, type RunningServer } from './conformance-server.ts';
 
 const NAME = 'conformance:under-load';
@@ -56,19 +56,11 @@ busy, and says whether every verdict held.
   --report-dir <dir>    keep each run's JSON report there (made if missing)
 `;
 
-class UsageError extends Error {}
-
 interface Args {
   runs: number;
   busy: number;
   targets: Target[];
   reportDir: string | undefined;
-}
-
-function wholeNumber(flag: string, value: string | undefined, least: number, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < least) throw new UsageError(`${flag} must be a whole number of ${least} or more (was "${value}")`);
-  return Number(value);
 }
 
 const OPTIONS = { runs: { type: 'string' }, busy: { type: 'string' }, target: { type: 'string' }, 'report-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
@@ -255,26 +247,14 @@ function print(figures: Figures, total: number): void {
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-async function main(argv: string[]): Promise<number> {
-  let args: Args;
-  try {
-    const parsed = parse(argv);
-    if (parsed === 'help') {
-      process.stdout.write(USAGE);
-      return 0;
-    }
-    args = parsed;
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`${NAME}: ${error.message}\n${USAGE}`);
-    return 2;
-  }
-  const keptReports = args.reportDir !== undefined;
-  const reportDir = args.reportDir === undefined ? mkdtempSync(join(tmpdir(), 'avatar-under-load-reports-')) : resolve(args.reportDir);
-  mkdirSync(reportDir, { recursive: true });
-
-  try {
-    return await underLoad(NAME, args.busy, () => current, async (load) => {
+function main(argv: string[]): Promise<number> {
+  return measured(argv, {
+    name: NAME,
+    usage: USAGE,
+    parse,
+    reportsPrefix: 'avatar-under-load-reports-',
+    current: () => current,
+    async work(args, { dir: reportDir, kept: keptReports }, load) {
       const plan = args.targets.flatMap((target) => Array.from({ length: args.runs }, () => target));
       process.stdout.write(`${NAME}: ${args.busy} busy loop${args.busy === 1 ? '' : 's'} on ${availableParallelism()} cores; the core profile ${args.runs} time${args.runs === 1 ? '' : 's'} against ${args.targets.map((t) => TARGET_NAMES[t]).join(' and ')}; reports in ${reportDir}${keptReports ? '' : ' (removed afterwards)'}\n`);
       const all: Figures[] = [];
@@ -290,10 +270,8 @@ async function main(argv: string[]): Promise<number> {
       const notRun = plan.length - all.length;
       process.stdout.write(`${all.length} runs: ${all.length - failed} passed, ${failed} failed${notRun > 0 ? `, ${notRun} not run (interrupted)` : ''}\n`);
       return failed > 0 || notRun > 0 ? 1 : 0;
-    });
-  } finally {
-    if (!keptReports) rmSync(reportDir, { recursive: true, force: true });
-  }
+    },
+  });
 }
 
 process.exitCode = await main(process.argv.slice(2));

@@ -5,12 +5,12 @@
 // to fix at its cause, and one run of `npm test` would not have shown it. Exits 1 when a
 // test failed in any run (or a run ended without a report), 2 on a bad flag.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT } from './bench/procs.ts';
-import { underLoad } from './busyLoops.ts';
+import { measured, UsageError, wholeNumber } from './measuredCommand.ts';
 
 const NAME = 'test:repeat';
 const VITEST = join(ROOT, 'node_modules', 'vitest', 'vitest.mjs');
@@ -32,19 +32,11 @@ after the options, or after a lone --.
 Example: npm run test:repeat -- --times 5 --busy 2 conformance/test/exhaustion.test.ts
 `;
 
-class UsageError extends Error {}
-
 export interface Args {
   times: number;
   busy: number;
   reportDir: string | undefined;
   vitestArgs: string[];
-}
-
-function wholeNumber(flag: string, value: string | undefined, least: number, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < least) throw new UsageError(`${flag} must be a whole number of ${least} or more (was "${value}")`);
-  return Number(value);
 }
 
 const OPTIONS = { times: { type: 'string' }, busy: { type: 'string' }, 'report-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
@@ -160,26 +152,14 @@ function readReport(file: string): VitestReport | undefined {
   }
 }
 
-async function main(argv: string[]): Promise<number> {
-  let args: Args;
-  try {
-    const parsed = parse(argv);
-    if (parsed === 'help') {
-      process.stdout.write(USAGE);
-      return 0;
-    }
-    args = parsed;
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`${NAME}: ${error.message}\n${USAGE}`);
-    return 2;
-  }
-  const keptReports = args.reportDir !== undefined;
-  const reportDir = args.reportDir === undefined ? mkdtempSync(join(tmpdir(), 'avatar-test-repeat-')) : resolve(args.reportDir);
-  mkdirSync(reportDir, { recursive: true });
-
-  try {
-    return await underLoad(NAME, args.busy, () => current, async (load) => {
+function main(argv: string[]): Promise<number> {
+  return measured(argv, {
+    name: NAME,
+    usage: USAGE,
+    parse,
+    reportsPrefix: 'avatar-test-repeat-',
+    current: () => current,
+    async work(args, { dir: reportDir, kept: keptReports }, load) {
       const what = args.vitestArgs.length > 0 ? `vitest ${args.vitestArgs.join(' ')}` : 'the whole suite';
       process.stdout.write(`${NAME}: ${what}, ${args.times} time${args.times === 1 ? '' : 's'}, ${args.busy} busy loop${args.busy === 1 ? '' : 's'} on ${availableParallelism()} cores; reports in ${reportDir}${keptReports ? '' : ' (removed afterwards)'}\n`);
       const failures = new Map<string, Failure>();
@@ -211,10 +191,8 @@ async function main(argv: string[]): Promise<number> {
       }
       process.stdout.write(`${done} runs: ${sorted.length} test${sorted.length === 1 ? '' : 's'} failed in at least one${broken.length > 0 ? `, ${broken.length} run${broken.length === 1 ? '' : 's'} left no report` : ''}${done < args.times ? `, ${args.times - done} not run (interrupted)` : ''}\n`);
       return sorted.length > 0 || broken.length > 0 || done < args.times ? 1 : 0;
-    });
-  } finally {
-    if (!keptReports) rmSync(reportDir, { recursive: true, force: true });
-  }
+    },
+  });
 }
 
 if (import.meta.main) process.exitCode = await main(process.argv.slice(2));
