@@ -3,12 +3,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { randomSuffix } from '../../src/domain/ids.ts';
 import { openDatabase } from '../../src/storage/embedded/database.ts';
-import { createPool, migrate } from '../../src/storage/postgres-redis/database.ts';
-import { TEST_DATABASE_URL } from '../support/stores.ts';
+import { migrate } from '../../src/storage/postgres-redis/database.ts';
+import { postgresSchema } from '../support/stores.ts';
 
 /** Tables only one store has: the other keeps the same thing outside its database. */
 const ONLY_EMBEDDED = ['rate_counters']; // PostgreSQL deployments count requests in Redis
@@ -33,21 +31,13 @@ function embeddedColumns(): string[] {
 }
 
 async function postgresColumns(): Promise<string[]> {
-  const schema = `t_${randomSuffix(12)}`;
-  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  const url = new URL(TEST_DATABASE_URL);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  const pool = createPool(url.toString());
+  const { schema, pool, drop } = await postgresSchema();
   try {
     await migrate(pool);
     const r = await pool.query('SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = $1', [schema]);
     return r.rows.map((row: { table_name: string; column_name: string }) => `${row.table_name}.${row.column_name}`).sort();
   } finally {
-    await pool.end();
-    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-    await admin.end();
+    await drop();
   }
 }
 

@@ -2,12 +2,10 @@
 // recorded as done, so that a test writes the rows of that time and then runs the
 // migration on them, as an upgrade does.
 import { DatabaseSync } from 'node:sqlite';
-import pg from 'pg';
-import { randomSuffix } from '../../src/domain/ids.ts';
+import type pg from 'pg';
 import { MIGRATIONS as EMBEDDED_MIGRATIONS } from '../../src/storage/embedded/schema.ts';
-import { createPool } from '../../src/storage/postgres-redis/database.ts';
 import { MIGRATIONS as POSTGRES_MIGRATIONS } from '../../src/storage/postgres-redis/migrations.ts';
-import { TEST_DATABASE_URL } from './stores.ts';
+import { postgresSchema } from './stores.ts';
 
 /**
  * Writes an embedded store at `file` as it stood before its first migration that `isIt`
@@ -40,18 +38,7 @@ export interface PostgresBefore {
 export async function postgresBefore(name: string): Promise<PostgresBefore> {
   const target = POSTGRES_MIGRATIONS.find((m) => m.name === name);
   if (!target) throw new Error(`no PostgreSQL migration is named "${name}"`);
-  const schema = `t_${randomSuffix(12)}`;
-  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  const url = new URL(TEST_DATABASE_URL);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  const pool = createPool(url.toString());
-  const drop = async () => {
-    await pool.end();
-    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-    await admin.end();
-  };
+  const { pool, drop } = await postgresSchema();
   try {
     await pool.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
     for (const m of POSTGRES_MIGRATIONS.filter((x) => x.version < target.version)) {

@@ -9,6 +9,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { randomSuffix } from '../../src/domain/ids.ts';
+import { createPool } from '../../src/storage/postgres-redis/database.ts';
 
 export const scaled = process.env.TEST_STORE === 'scaled';
 
@@ -46,6 +47,35 @@ export async function createTestStoreEnv(): Promise<TestStoreEnv> {
       const keys = await redis.keys(`${prefix}*`);
       if (keys.length) await redis.del(...keys);
       redis.disconnect();
+    },
+  };
+}
+
+export interface PostgresSchema {
+  /** Its name, as information_schema names it. */
+  schema: string;
+  /** A pool whose search_path is the schema alone. */
+  pool: pg.Pool;
+  /** Ends the pool and drops the schema. */
+  drop(): Promise<void>;
+}
+
+/** An empty PostgreSQL schema of its own on the scaled project's server, for a test that writes tables by hand. */
+export async function postgresSchema(): Promise<PostgresSchema> {
+  const schema = `t_${randomSuffix(12)}`;
+  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  const url = new URL(TEST_DATABASE_URL);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  const pool = createPool(url.toString());
+  return {
+    schema,
+    pool,
+    async drop() {
+      await pool.end();
+      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+      await admin.end();
     },
   };
 }
