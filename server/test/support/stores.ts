@@ -41,8 +41,21 @@ export async function createTestStoreEnv(): Promise<TestStoreEnv> {
     async drop() {
       const c = new pg.Client({ connectionString: TEST_DATABASE_URL });
       await c.connect();
-      await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await c.end();
+      try {
+        // A deadlock is PostgreSQL ending one of two transactions so the other goes on
+        // (a dropped table against a statement still finishing on it): the drop is
+        // tried again, as its documentation says such a transaction is.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+            break;
+          } catch (error) {
+            if ((error as { code?: string }).code !== '40P01' || attempt === 3) throw error;
+          }
+        }
+      } finally {
+        await c.end();
+      }
       const redis = new Redis(TEST_REDIS_URL);
       const keys = await redis.keys(`${prefix}*`);
       if (keys.length) await redis.del(...keys);
