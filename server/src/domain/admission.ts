@@ -5,7 +5,7 @@ import type { Caller, DomainDeps } from './deps.ts';
 import { DomainError } from './errors.ts';
 import { hashApiKey } from './keys.ts';
 import type { LimitedBucket, RateDecision, WindowState } from './model.ts';
-import { StoreUnavailableError, type KeyRecord } from './ports.ts';
+import type { KeyRecord } from './ports.ts';
 import { activeWindow, ceilSeconds } from './rateLimits.ts';
 import { SANDBOX_LIMITS, accountNow } from './sandboxClock.ts';
 
@@ -50,16 +50,20 @@ export async function admit(
   if (key === null) throw unauthorized();
   const hash = hashApiKey(key);
   let record = deps.keys.get(hash);
-  let kept = record !== undefined;
-  // A kept record is checked when the request is counted, and read again when it is stale.
-  // A record just read is current, so a third read means the account never stops changing.
-  for (let reads = 0; reads < 3; reads++) {
+  // A record kept from an earlier request is checked against the account's version as the
+  // request is counted, and read again when it is stale. A record read for this request is
+  // counted as read: it holds the account as it stood during the request, and a request
+  // that overlaps a change may be taken before it or after it. Checked too, it could be
+  // stale twice for one change (the version moves before and after the change's commit),
+  // so two requests racing a clock move were refused 503 when a kept record was stale too.
+  for (;;) {
+    const kept = record !== undefined;
     record ??= await readKey(deps, hash);
     if (bucket === 'sandbox' && record.key.mode !== 'sandbox') {
       // Answered without a count, so nothing would check a kept record: a revoked live
       // key must get its 401 here too.
       if (kept) {
-        [record, kept] = [undefined, false];
+        record = undefined;
         continue;
       }
       return null;
@@ -68,16 +72,15 @@ export async function admit(
       alongside(record.account.id);
       alongside = undefined;
     }
-    const decision = await count(deps, record, bucket);
+    const decision = await count(deps, record, bucket, kept);
     if (decision !== 'stale') {
       const admitted = admission({ account: record.account, key: record.key }, bucket, decision);
       if (admitted.refusal) deps.keys.refusedUntil(hash, deps.clock.now() + admitted.shown.resetMs);
       return admitted;
     }
     deps.keys.delete(hash);
-    [record, kept] = [undefined, false];
+    record = undefined;
   }
-  throw new StoreUnavailableError('the account changed on every read of its key');
 }
 
 async function readKey(deps: DomainDeps, hash: string): Promise<KeyRecord> {
@@ -90,9 +93,12 @@ async function readKey(deps: DomainDeps, hash: string): Promise<KeyRecord> {
   return record;
 }
 
-/** The plan's buckets live on the account's time; the sandbox clock's own bucket on the service's. */
-function count(deps: DomainDeps, record: KeyRecord, bucket: LimitedBucket): Promise<RateDecision | 'stale'> {
-  const who = { keyId: record.key.id, accountId: record.account.id, version: record.version };
+/**
+ * The plan's buckets live on the account's time; the sandbox clock's own bucket on the
+ * service's. A kept record is counted only if the account is still at its version.
+ */
+function count(deps: DomainDeps, record: KeyRecord, bucket: LimitedBucket, kept: boolean): Promise<RateDecision | 'stale'> {
+  const who = { keyId: record.key.id, accountId: record.account.id, version: kept ? record.version : null };
   return bucket === 'sandbox'
     ? deps.store.rateLimits.consume(who, bucket, SANDBOX_LIMITS, deps.clock.now())
     : deps.store.rateLimits.consume(who, bucket, record.account.plan[bucket], accountNow(deps, record.account));

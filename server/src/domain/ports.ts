@@ -302,15 +302,17 @@ export interface WebhookOutbox {
 export interface CountedKey {
   keyId: string;
   accountId: string;
-  version: number;
+  /** Null for a record read for this very request: it is counted without a check. */
+  version: number | null;
 }
 
 export interface RateLimitStore {
   /**
    * Counts one request against every window of `bucket` for the key, or against none
    * when any window is full (a refused request uses up no other window). `stale`,
-   * counting nothing, when the account has changed since `who.version`: the caller
-   * reads the key again (it may be revoked, or its limits may have changed).
+   * counting nothing, when the account has changed since `who.version` (a version is
+   * given): the caller reads the key again (it may be revoked, or its limits may have
+   * changed).
    */
   consume(who: CountedKey, bucket: LimitedBucket, limits: WindowLimits, now: number): Promise<RateDecision | 'stale'>;
   /** The windows as they stand, without counting a request. */

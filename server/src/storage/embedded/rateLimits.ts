@@ -79,7 +79,7 @@ export function embeddedRateLimits(
       return kept.size;
     },
     async consume({ keyId, version }, bucket, limits, now) {
-      if (version !== versions.current()) return 'stale';
+      if (version !== null && version !== versions.current()) return 'stale';
       const k = id(keyId, bucket);
       const c = countersOf(k, keyId, bucket);
       const decision = decide(limits, counts(c, now), now, true);

@@ -432,7 +432,7 @@ export function createMemoryStore(): MemoryStore {
 
   const rateLimits: RateLimitStore = {
     async consume(who, bucket, limits, now) {
-      if (who.version !== version) return 'stale';
+      if (who.version !== null && who.version !== version) return 'stale';
       const c = windows(who.keyId, bucket, now);
       const decision = decide(limits, countsOf(c), now, true);
       if (decision.allowed) for (const w of WINDOWS) c[w].count += 1;

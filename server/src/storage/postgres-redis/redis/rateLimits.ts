@@ -108,8 +108,10 @@ interface Pending {
   bucket: string;
   limits: WindowLimits;
   now: number;
-  /** The version its key record was read at, or null for a peek. */
+  /** The version its key record was read at, or null to count (or peek) without a check. */
   version: number | null;
+  /** False for a peek. */
+  counting: boolean;
   resolve(decision: RateDecision | 'stale'): void;
   reject(error: Error): void;
 }
@@ -137,7 +139,7 @@ export function redisRateLimits(redis: Redis, prefix: string): RateLimitStore {
       keys.push(version);
       for (const w of WINDOWS) args.push(String(p.limits[w]));
       for (const w of WINDOWS) args.push(String(windowStart(w, p.now) + WINDOW_MS[w] - p.now + 1000));
-      args.push(p.version === null ? '' : String(p.version), p.version === null ? '0' : '1');
+      args.push(p.version === null ? '' : String(p.version), p.counting ? '1' : '0');
     }
     replyWithin(consume(keys.length, ...keys, ...args)).then(
       (reply) => {
@@ -151,7 +153,7 @@ export function redisRateLimits(redis: Redis, prefix: string): RateLimitStore {
           }
           const counts = {} as Record<WindowName, number>;
           WINDOWS.forEach((w, j) => (counts[w] = Number(reply[at + j])));
-          p.resolve(decide(p.limits, counts, p.now, p.version !== null));
+          p.resolve(decide(p.limits, counts, p.now, p.counting));
         }
       },
       (error: unknown) => {
@@ -168,11 +170,11 @@ export function redisRateLimits(redis: Redis, prefix: string): RateLimitStore {
     for (const [accountId, batch] of due) send(accountId, batch);
   }
 
-  function run(who: { keyId: string; accountId: string }, bucket: string, limits: WindowLimits, now: number, version: number | null): Promise<RateDecision | 'stale'> {
+  function run(who: { keyId: string; accountId: string }, bucket: string, limits: WindowLimits, now: number, version: number | null, counting: boolean): Promise<RateDecision | 'stale'> {
     return new Promise((resolve, reject) => {
       let batch = waiting.get(who.accountId);
       if (!batch) waiting.set(who.accountId, (batch = []));
-      batch.push({ keyId: who.keyId, bucket, limits, now, version, resolve, reject });
+      batch.push({ keyId: who.keyId, bucket, limits, now, version, counting, resolve, reject });
       if (batch.length >= MAX_BATCH) {
         waiting.delete(who.accountId);
         send(who.accountId, batch);
@@ -186,9 +188,9 @@ export function redisRateLimits(redis: Redis, prefix: string): RateLimitStore {
     });
   }
   return {
-    consume: (who, bucket, limits, now) => run(who, bucket, limits, now, who.version),
+    consume: (who, bucket, limits, now) => run(who, bucket, limits, now, who.version, true),
     async peek(who, bucket, limits, now) {
-      const decision = await run(who, bucket, limits, now, null);
+      const decision = await run(who, bucket, limits, now, null, false);
       if (decision === 'stale') throw new Error('a peek never checks a version');
       return decision;
     },
