@@ -13,7 +13,7 @@ import type { Store } from '../../src/domain/ports.ts';
 import { openBulkLoader, openStore } from '../../src/runtime.ts';
 import type { BulkLoader } from '../../src/storage/bulk.ts';
 import { fakeClock } from '../support/clock.ts';
-import { createTestStoreEnv, type TestStoreEnv } from '../support/stores.ts';
+import { createTestStoreEnv, TEST_DATABASE_URL, type TestStoreEnv } from '../support/stores.ts';
 
 /** More rows than a sort holds in 64 kB: sorting the runnable jobs writes a temporary file. */
 const BACKLOG = 3_000;
@@ -27,17 +27,22 @@ let db: pg.Client;
 const clock = fakeClock();
 
 beforeEach(async () => {
-  storeEnv = await createTestStoreEnv();
+  // What a read costs is measured: in a database of its own, no other file's session keeps
+  // the deleted rows' index entries from being marked dead.
+  storeEnv = await createTestStoreEnv({ ownDatabase: true });
   // The store's sorts that spill to disk fail (work_mem at its least, no temporary files),
   // so that a claim that sorts the queue fails rather than only slows down.
   const url = new URL(storeEnv.env.DATABASE_URL!);
-  url.searchParams.set('options', `${url.searchParams.get('options')} -c work_mem=64 -c temp_file_limit=0`);
+  url.searchParams.set('options', [url.searchParams.get('options'), '-c work_mem=64 -c temp_file_limit=0'].filter(Boolean).join(' '));
   store = await openStore(loadConfig({ ...storeEnv.env, DATABASE_URL: url.toString() }), { serving: false });
   loader = openBulkLoader(loadConfig(storeEnv.env));
   db = new pg.Client({ connectionString: storeEnv.env.DATABASE_URL });
   await db.connect();
 });
+/** What a test opened beside the store, closed after it. */
+const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
+  for (const close of cleanup.splice(0)) await close();
   await db.end();
   await loader.close();
   await store.close();
@@ -78,6 +83,9 @@ describe('the webhook queue on PostgreSQL', () => {
     const { account_id: accountId } = await createAccount(store, clock, { monthlyCredits: 1_000_000 });
     const finished = Array.from({ length: BACKLOG }, (_, i) => jobOf(`av_done_${String(i).padStart(4, '0')}`, accountId, 'ready'));
     await loader.insertFinishedJobs(finished.map((job) => ({ job, event: buildTerminalEvent(job, 'http://127.0.0.1:1', job.completedAt!)! })));
+    // Statistics of the backlog, as autovacuum takes them after a burst (when it does: the
+    // plan, and what it reads, must not depend on whether it came by yet).
+    await db.query('ANALYZE webhook_events');
     const { rows } = await db.query("SELECT pg_relation_size('webhook_events') / current_setting('block_size')::int AS pages");
     const read = async (sql: string) => {
       const plan = (await db.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, [clock.now()])).rows[0]['QUERY PLAN'][0].Plan;
@@ -97,6 +105,12 @@ describe('the webhook queue on PostgreSQL', () => {
 
   it('has its attempts in flight counted from their leases, not from the leases of every event delivered since', async () => {
     const { pages, secondRead } = await pendingEvents();
+    // Another file's session, its snapshot open in the shared database all along, as a
+    // loaded run has them.
+    const otherFile = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await otherFile.connect();
+    cleanup.push(() => otherFile.end());
+    await otherFile.query('BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT 1');
     // Every event leased (a lease each, as claims made one after another give them), then
     // all but five delivered, as a drain leaves them: each lease left an entry in the
     // leases' index that outlives its delivery until a vacuum.
@@ -106,6 +120,8 @@ describe('the webhook queue on PostgreSQL', () => {
     const inFlight = await secondRead('SELECT * FROM webhook_attempts_in_flight($1)');
 
     expect(inFlight.rows).toBe(1); // one destination, with five attempts
-    expect(inFlight.buffers).toBeLessThan(pages / 10);
+    // Some 35 pages (the leases' index and the statistics its plan reads) where counting
+    // every delivered event's lease reads more than the table has.
+    expect(inFlight.buffers).toBeLessThan(pages / 5);
   });
 });
