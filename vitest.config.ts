@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
@@ -14,27 +15,33 @@ process.env.NODE_COMPILE_CACHE ??= join(import.meta.dirname, 'node_modules', '.c
  * windows and retries; rendered videos; servers started as processes), longest first.
  * Vitest starts the files it has no timings for largest first, and a fresh clone has no
  * timings: these small files started last and the run ended on one of them while the
- * other worker sat idle. Starting them first lets the short files fill in around them.
+ * other workers sat idle. Starting them first lets the short files fill in around them.
  */
 const LONG_FILES = [
   'server/test/scaled/conformance.test.ts',
-  'conformance/test/independent.test.ts',
   'conformance/test/broken.test.ts',
-  'server/test/startup.test.ts',
-  'test/e2e/conformance.test.ts',
+  'conformance/test/independent.test.ts',
   'conformance/test/reference.test.ts',
-  'test/e2e/prismProxy.test.ts',
-  'server/test/engine/video.test.ts',
-  'conformance/test/cli.test.ts',
-  'conformance/test/readings.test.ts',
   'test/packages.test.ts',
+  'conformance/test/readings.test.ts',
+  'conformance/test/cli.test.ts',
+  'test/e2e/conformance.test.ts',
+  'server/test/startup.test.ts',
   'conformance/test/bound.test.ts',
-  'server/test/adminHostile.test.ts',
-  'server/test/scaled/multiProcess.test.ts',
+  'test/e2e/prismProxy.test.ts',
   'test/docs-site.test.ts',
+  'server/test/engine/video.test.ts',
+  'conformance/test/proxy.test.ts',
+  'server/test/scaled/multiProcess.test.ts',
+  'server/test/adminHostile.test.ts',
 ];
 
-/** Vitest's order (each project in turn, failed and longer files first), with LONG_FILES started first within each project. */
+/**
+ * LONG_FILES first, whichever project they belong to, then Vitest's order (each project
+ * in turn, failed and longer files first). The projects share the workers, and Vitest
+ * queues them one after the other: the scaled project's longest file started only once
+ * the embedded project's queue was empty, and the run ended on it.
+ */
 class LongFilesFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const ordered = await super.sort(files);
@@ -43,7 +50,7 @@ class LongFilesFirst extends BaseSequencer {
       return at < 0 ? LONG_FILES.length : at;
     };
     const position = new Map(ordered.map((spec, i) => [spec, i]));
-    return [...ordered].sort((a, b) => (a.project.name === b.project.name ? rank(a) - rank(b) : 0) || position.get(a)! - position.get(b)!);
+    return [...ordered].sort((a, b) => rank(a) - rank(b) || position.get(a)! - position.get(b)!);
   }
 }
 
@@ -59,11 +66,11 @@ export default defineConfig({
     outputFile: { json: '.reports/vitest.json' },
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // Two test files at a time, whatever the machine: most of the suite's time is waiting
-    // (jobs, windows, webhook retries, child processes), so two files keep two cores busy
-    // where one left them idle; a test that fails when another file shares the machine
-    // is a flake to fix at its cause.
-    maxWorkers: 2,
+    // Two test files per core: most of the suite's time is waiting (jobs, windows, webhook
+    // retries, child processes), and one file per core left the cores idle a third of the
+    // time. Per core, so that every machine carries the load this one is tested under; a
+    // test that fails when other files share the machine is a flake to fix at its cause.
+    maxWorkers: Math.min(8, 2 * availableParallelism()),
     sequence: { sequencer: LongFilesFirst },
     projects: [
       {
