@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const REDOCLY = join(ROOT, 'node_modules', '.bin', 'redocly');
@@ -23,11 +24,12 @@ export function bundleContract(repo: string = ROOT): string {
     const out = join(scratch, 'openapi.json');
     try {
       // On this process's Node: through PATH, the command's own line could pick an older one.
-      execFileSync(process.execPath, [REDOCLY, 'bundle', API, '-o', out], { cwd: repo, stdio: 'pipe', env: { ...process.env, REDOCLY_TELEMETRY: 'off' } });
+      // NO_COLOR: Redocly colours its complaint whenever FORCE_COLOR is set, even to 0.
+      execFileSync(process.execPath, [REDOCLY, 'bundle', API, '-o', out], { cwd: repo, stdio: 'pipe', env: { ...process.env, REDOCLY_TELEMETRY: 'off', NO_COLOR: '1' } });
     } catch (error) {
       const { stderr, message } = error as { stderr?: Buffer; message: string };
       // Redocly's complaint, without its banners (boxed notices) and its progress line.
-      const complaint = (stderr?.toString() || message)
+      const complaint = stripVTControlCharacters(stderr?.toString() || message)
         .split('\n')
         .map((line) => line.trim())
         .filter((line) => line.length > 0 && !/^[╔╚║═]/.test(line) && !line.startsWith('bundling '))

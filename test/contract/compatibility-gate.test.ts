@@ -240,7 +240,8 @@ describe('npm run contract:diff in a working tree whose openapi/ was edited with
     const before = readFileSync(root, 'utf8');
     writeFileSync(root, `${before}paths: [\n`);
     try {
-      const run = cli('--base', 'HEAD');
+      // FORCE_COLOR set, as test:repeat and many CI runners set it: the line stays plain.
+      const run = cliWith({ FORCE_COLOR: '0' }, '--base', 'HEAD');
 
       expect(run.status).toBe(2);
       expect(run.stdout).toBe('');
@@ -256,6 +257,10 @@ describe('npm run contract:diff in a working tree whose openapi/ was edited with
   }
 
   function cli(...args: string[]) {
-    return spawnSync(process.execPath, [CLI, '--repo', repo, ...args], { encoding: 'utf8', env: GIT_ENV, timeout: 60_000 });
+    return cliWith({}, ...args);
+  }
+
+  function cliWith(env: Record<string, string>, ...args: string[]) {
+    return spawnSync(process.execPath, [CLI, '--repo', repo, ...args], { encoding: 'utf8', env: { ...GIT_ENV, ...env }, timeout: 60_000 });
   }
 });
