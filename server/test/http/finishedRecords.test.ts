@@ -3,6 +3,7 @@
 // way is read from the store every time, and a kept answer is still only its owner's.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { EngineOutcome, GenerationEngine } from '../../src/domain/engine.ts';
+import { fakeClock } from '../support/clock.ts';
 import { GENEROUS_PLAN, promptAvatar, startTestService, type TestService } from '../support/harness.ts';
 
 /** An engine that holds every job until the test lets them all go. */
@@ -27,7 +28,9 @@ let key: string;
 
 beforeAll(async () => {
   held = heldEngine();
-  svc = await startTestService({ engine: held.engine });
+  // A clock that stands still: each read signs the record's file links for the lifetime
+  // from its own second, so reads a second apart differ in their links' expiry alone.
+  svc = await startTestService({ engine: held.engine, clock: fakeClock(Date.UTC(2026, 10, 2, 9, 0, 0)) });
   key = (await svc.account({ plan: GENEROUS_PLAN, credits: 100_000 })).api_key;
 });
 afterAll(async () => {
