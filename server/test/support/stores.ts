@@ -23,57 +23,45 @@ export interface TestStoreEnv {
   drop(): Promise<void>;
 }
 
-/**
- * A store of the test's own. `ownDatabase` puts the scaled store in a PostgreSQL database
- * of its own rather than a schema of the shared one, for a test that measures what
- * PostgreSQL reads: whether a scan may mark the index entries of deleted rows dead (so
- * the next scan skips them) depends on the oldest snapshot of any session in the same
- * database, and the other test files' sessions share the shared one.
- */
-export async function createTestStoreEnv(options: { ownDatabase?: boolean } = {}): Promise<TestStoreEnv> {
+export async function createTestStoreEnv(): Promise<TestStoreEnv> {
   if (!scaled) {
     const dir = mkdtempSync(join(tmpdir(), 'avatar-test-'));
     return { env: { DATA_DIR: dir }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
   }
-  const name = `t_${randomSuffix(12)}`;
+  const schema = `t_${randomSuffix(12)}`;
+  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  await admin.end();
   const url = new URL(TEST_DATABASE_URL);
-  await asAdmin((admin) => admin.query(options.ownDatabase ? `CREATE DATABASE ${name}` : `CREATE SCHEMA ${name}`));
-  if (options.ownDatabase) url.pathname = `/${name}`;
-  else url.searchParams.set('options', `-c search_path=${name}`);
-  const prefix = `${name}:`;
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  const prefix = `${schema}:`;
   return {
     env: { DATABASE_URL: url.toString(), REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: prefix },
     async drop() {
-      await asAdmin(async (admin) => {
-        if (options.ownDatabase) return admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      const c = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await c.connect();
+      try {
         // A deadlock is PostgreSQL ending one of two transactions so the other goes on
         // (a dropped table against a statement still finishing on it): the drop is
         // tried again, as its documentation says such a transaction is.
         for (let attempt = 1; ; attempt++) {
           try {
-            return await admin.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`);
+            await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+            break;
           } catch (error) {
             if ((error as { code?: string }).code !== '40P01' || attempt === 3) throw error;
           }
         }
-      });
+      } finally {
+        await c.end();
+      }
       const redis = new Redis(TEST_REDIS_URL);
       const keys = await redis.keys(`${prefix}*`);
       if (keys.length) await redis.del(...keys);
       redis.disconnect();
     },
   };
-}
-
-/** `work` on a connection of its own to the shared database, closed after it. */
-async function asAdmin<T>(work: (admin: pg.Client) => Promise<T>): Promise<T> {
-  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await admin.connect();
-  try {
-    return await work(admin);
-  } finally {
-    await admin.end();
-  }
 }
 
 export interface PostgresSchema {
