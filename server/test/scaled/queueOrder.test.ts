@@ -31,7 +31,7 @@ beforeEach(async () => {
   // The store's sorts that spill to disk fail (work_mem at its least, no temporary files),
   // so that a claim that sorts the queue fails rather than only slows down.
   const url = new URL(storeEnv.env.DATABASE_URL!);
-  url.searchParams.set('options', [url.searchParams.get('options'), '-c work_mem=64 -c temp_file_limit=0'].filter(Boolean).join(' '));
+  url.searchParams.set('options', `${url.searchParams.get('options')} -c work_mem=64 -c temp_file_limit=0`);
   store = await openStore(loadConfig({ ...storeEnv.env, DATABASE_URL: url.toString() }), { serving: false });
   loader = openBulkLoader(loadConfig(storeEnv.env));
   db = new pg.Client({ connectionString: storeEnv.env.DATABASE_URL });
