@@ -1017,7 +1017,11 @@ export interface components {
             attempts: components["schemas"]["WebhookAttempt"][];
             /** @description How many attempts the event has had, replays included; more than `attempts` holds when the earliest are left out. */
             attempts_total: number;
-            /** @description The envelope as it was sent, the same JSON on every attempt (the body the signature covers, parsed). */
+            /**
+             * @description The envelope as an attempt sends it (the body the signature covers, parsed): the same
+             *     JSON on every attempt but for the file links of `data.object`, which each attempt, and
+             *     each read of this log, signs afresh, valid for their whole lifetime from then.
+             */
             payload: {
                 [key: string]: unknown;
             };

@@ -5,6 +5,7 @@ import { setupServer } from 'msw/node';
 import { PNG } from 'pngjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAvatarClient } from '../../client/src/index.ts';
+import { FILE_LINKS } from '../../contract/numbers.ts';
 import { loadBundle } from '../../contract/schemas.ts';
 import { contractViolations } from '../../server/test/support/contractViolations.ts';
 import { createSandbox, type MockedService } from '../src/index.ts';
@@ -210,6 +211,22 @@ describe('the sandbox in msw/node, through the typed client', () => {
     expect(early.status).toBe(404);
     expect(captions.headers.get('content-type')).toBe('text/vtt; charset=utf-8');
     expect(await captions.text()).toMatch(/^WEBVTT\n[\s\S]*Hello there\./);
+  });
+
+  it('when the delivery log is read after the clock passed a link’s lifetime, then its event’s file link is signed at the read and downloads', async () => {
+    const sandbox = mocked();
+    const client = clientFor((await sandbox.createAccount()).apiKey);
+    await client.createAvatar({ type: 'prompt', name: 'Ada', prompt: 'A friendly presenter', webhook_url: 'http://127.0.0.1:9/hook' });
+    await sandbox.clock.advance(10_000);
+    await sandbox.clock.advance((FILE_LINKS.lifetimeSeconds + 86_400) * 1000);
+
+    const events = [];
+    for await (const event of client.eachWebhookEvent()) events.push(event);
+    const link = (events[0]!.payload as { data: { object: { preview_image_url: string } } }).data.object.preview_image_url;
+
+    expect(events.map((e) => e.type)).toEqual(['avatar.ready']);
+    expect(Number(new URL(link).searchParams.get('expires')) * 1000).toBeGreaterThan(sandbox.clock.now());
+    expect((await fetch(link)).status).toBe(200);
   });
 
   it('refuses a body against the contract as the server does: 422 naming each field and the rule it broke', async () => {

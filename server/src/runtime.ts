@@ -110,10 +110,12 @@ async function serve(config: Config, overrides: ServiceOverrides, store: Store):
   const engine =
     overrides.engine ?? createBuiltinEngine({ ...config.engine, rendersRoot, wait: (job, ms, signal) => timer.wait(job.accountId, ms, signal) });
   const metrics = createMetrics({ activeJobs: () => store.jobs.countActiveJobs(), pendingEvents: () => store.outbox.countPending() });
+  // Every process signs and verifies file links with the one key: the operator's, or the store's.
+  const fileLinkKey = config.fileLinkKey ?? (await store.files.linkKey(randomBytes(32).toString('base64url')));
   const dispatcher = createWebhookDispatcher(
     store,
     clock,
-    { mode: config.mode, ...config.webhooks, resolve: overrides.resolve, random: overrides.random },
+    { mode: config.mode, ...config.webhooks, resolve: overrides.resolve, random: overrides.random, fileLinkKey },
     log,
     metrics,
   );
@@ -125,8 +127,7 @@ async function serve(config: Config, overrides: ServiceOverrides, store: Store):
     finished: createFinishedRecords({ maxChars: config.readCacheMb * 1_000_000 }),
     clock,
     publicBaseUrl: config.publicBaseUrl,
-    // Every process signs and verifies with the one key: the operator's, or the store's.
-    fileLinkKey: config.fileLinkKey ?? (await store.files.linkKey(randomBytes(32).toString('base64url'))),
+    fileLinkKey,
     mode: config.mode,
     onJobQueued: () => runner?.wake(),
     onWebhookRecorded: () => dispatcher.wake(),

@@ -1,7 +1,6 @@
 // A job's last step: its terminal state, its credits and its webhook event, stored together.
 import type { DomainDeps } from './deps.ts';
 import { buildTerminalEvent } from './events.ts';
-import { fileLinkSigner } from './fileLinks.ts';
 import type { EngineOutcome } from './engine.ts';
 import type { Job } from './model.ts';
 
@@ -23,7 +22,7 @@ export async function finishJob(deps: DomainDeps, job: Job, outcome: EngineOutco
     updatedAt: at,
     completedAt: at,
   };
-  const event = buildTerminalEvent(done, deps.publicBaseUrl, serviceNow, fileLinkSigner(deps.fileLinkKey, at));
+  const event = buildTerminalEvent(done, deps.publicBaseUrl, serviceNow);
   const changed = await deps.store.jobs.completeJob(job.id, { status: done.status as 'ready' | 'failed', error: done.error, result: done.result, at }, event);
   if (changed && event) deps.onWebhookRecorded?.();
   return changed;

@@ -1,5 +1,6 @@
 // Webhook events (ND-ENVELOPE): built once, when the job reaches its terminal state,
-// and stored with that state (an outbox), so the sender only ever sends stored bytes.
+// and stored with that state (an outbox), so every attempt sends the stored bytes, all but
+// the record's file links, which are signed as each attempt leaves (ND-FILE-LINKS).
 import { eventIdFor } from './ids.ts';
 import type { Job, OutboxEvent } from './model.ts';
 import { destinationOf } from './webhookDestinations.ts';
@@ -13,10 +14,10 @@ export function eventTypeFor(job: Job): string {
 /**
  * The event of a job that just became terminal, or null when it has no webhook_url.
  * `dueAt` is the service's time of the first attempt: the sender's schedule runs on the
- * service's clock, while the envelope's `created_at` is the account's time. `links` signs
- * the record's file links (ND-FILE-LINKS), valid for their lifetime from the job's end.
+ * service's clock, while the envelope's `created_at` is the account's time. The record's
+ * file links are stored unsigned, as the job's record is: `eventBody` signs them.
  */
-export function buildTerminalEvent(job: Job, publicBaseUrl: string, dueAt: number, links?: FileLinkSigner): OutboxEvent | null {
+export function buildTerminalEvent(job: Job, publicBaseUrl: string, dueAt: number): OutboxEvent | null {
   if (!job.webhookUrl || (job.status !== 'ready' && job.status !== 'failed')) return null;
   const type = eventTypeFor(job);
   const id = eventIdFor(job.id, type);
@@ -26,7 +27,7 @@ export function buildTerminalEvent(job: Job, publicBaseUrl: string, dueAt: numbe
     type,
     api_version: 'v1',
     created_at: new Date(job.completedAt ?? job.updatedAt).toISOString(),
-    data: { object: links ? links.record(toResource(job, publicBaseUrl)) : toResource(job, publicBaseUrl) },
+    data: { object: toResource(job, publicBaseUrl) },
   };
   return {
     id,
@@ -44,4 +45,14 @@ export function buildTerminalEvent(job: Job, publicBaseUrl: string, dueAt: numbe
     deliveredAt: null,
     replay: false,
   };
+}
+
+/**
+ * The event's body as it leaves the service, in an attempt or in the delivery log: the
+ * stored envelope, every byte as stored but the record's file links, signed by `links`
+ * (ND-FILE-LINKS). An attempt signs them at its send, so a retry or a replay however late
+ * carries links valid for their whole lifetime from it, and is signed over this body.
+ */
+export function eventBody(event: Pick<OutboxEvent, 'payload'>, links: FileLinkSigner): string {
+  return links.json(event.payload);
 }

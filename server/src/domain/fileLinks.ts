@@ -3,8 +3,9 @@
 // base64url HMAC-SHA256 under the service's link key of the link's path, a newline and
 // `expires`. The key is the service's, the same in every process (FILE_LINK_KEY, or the one
 // the store keeps), so any API process verifies what another signed. Links are signed as
-// a record leaves the service (a read, a list, a webhook), never stored signed, so a kept
-// answer of a finished record (finishedRecords.ts) is signed afresh on each read.
+// a record leaves the service (a read, a list, each attempt of a webhook, a read of the
+// delivery log), never stored signed, so a kept answer of a finished record
+// (finishedRecords.ts) is signed afresh on each read and a stored event on each send.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { FILE_LINKS } from '../../../contract/numbers.ts';
 import type { DomainDeps } from './deps.ts';
@@ -20,7 +21,7 @@ export const UNSIGNED_LINKS_UNTIL_MS = FILE_LINKS.unsignedUntilMs;
 const LINK_MEMBERS = ['preview_image_url', 'video_url', 'captions_url'] as const;
 
 /** A link member and its value in a record's JSON text: the member's name anchors it, so no other string (a script, a webhook_url) is touched. */
-const LINK_IN_JSON = /"(preview_image_url|video_url|captions_url)":"([^"\\]*)"/gu;
+const LINK_IN_JSON = new RegExp(`"(${LINK_MEMBERS.join('|')})":"([^"\\\\]*)"`, 'gu');
 
 /** The part of a link that is signed: `/files/<id>/<name>`, whatever base it is served under. */
 const FILE_PATH = /\/files\/[^/?#]+\/[^/?#]+$/u;

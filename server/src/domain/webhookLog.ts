@@ -5,14 +5,19 @@
 // network's words; an event shows its last MAX_SHOWN_ATTEMPTS attempts and how many it had,
 // and the stores keep its last MAX_KEPT_ATTEMPTS. The dispatcher writes the log, in the transaction of each attempt's outcome; a
 // replay only marks the event due, and the dispatcher signs it afresh when it sends it.
+// An event's payload is its body as an attempt sends it (events.ts's eventBody), its file
+// links signed at this read as every read of a record signs them: a link shown is one that
+// works, whenever the log is read.
 import { shownAttemptsLimit } from '../../../contract/webhookLog.ts';
 import type { components } from '../../../generated/openapi.ts';
 import { shownAttemptError } from './attemptErrors.ts';
 import type { Caller, DomainDeps } from './deps.ts';
 import { DomainError, notFound } from './errors.ts';
+import { eventBody } from './events.ts';
+import { accountLinks, type FileLinkSigner } from './fileLinks.ts';
 import { isEventId } from './ids.ts';
 import { cursorAt, readListQuery, type ListFilter, type Query } from './lists.ts';
-import type { LoggedAttempt, OutboxEvent } from './model.ts';
+import type { Account, LoggedAttempt, OutboxEvent } from './model.ts';
 import type { WebhookEventQuery } from './ports.ts';
 import { iso, isoOrNull } from './serialize.ts';
 
@@ -67,7 +72,7 @@ const FILTERS: readonly ListFilter<EventFilters>[] = [
  * are recorded on it already; the due time is kept on the service's time (the sender's
  * schedule), and the account's clock offset turns it into the account's.
  */
-function toResource(event: OutboxEvent, attempts: readonly LoggedAttempt[], clockOffsetMs: number): WebhookEventResource {
+function toResource(event: OutboxEvent, attempts: readonly LoggedAttempt[], clockOffsetMs: number, links: FileLinkSigner): WebhookEventResource {
   return {
     id: event.id,
     object: 'webhook_event',
@@ -93,7 +98,7 @@ function toResource(event: OutboxEvent, attempts: readonly LoggedAttempt[], cloc
       };
     }),
     attempts_total: event.attempts,
-    payload: JSON.parse(event.payload) as Record<string, unknown>,
+    payload: JSON.parse(eventBody(event, links)) as Record<string, unknown>,
   };
 }
 
@@ -104,10 +109,11 @@ function toResource(event: OutboxEvent, attempts: readonly LoggedAttempt[], cloc
  * when read and the answer is the state of one moment, not a pending event with its
  * retry's outcome.
  */
-async function withAttempts(deps: DomainDeps, events: readonly OutboxEvent[], clockOffsetMs: number): Promise<WebhookEventResource[]> {
+async function withAttempts(deps: DomainDeps, events: readonly OutboxEvent[], account: Pick<Account, 'clockOffsetMs'>): Promise<WebhookEventResource[]> {
   const attempts = await deps.store.outbox.attemptsOf(events.map((e) => e.id));
   const byEvent = Map.groupBy(attempts, (a) => a.eventId);
-  return events.map((event) => toResource(event, (byEvent.get(event.id) ?? []).filter((a) => a.number <= event.attempts), clockOffsetMs));
+  const links = accountLinks(deps, account);
+  return events.map((event) => toResource(event, (byEvent.get(event.id) ?? []).filter((a) => a.number <= event.attempts), account.clockOffsetMs, links));
 }
 
 /** The account's events, newest first, a page at a time, as the other lists page (ND-LISTS). */
@@ -119,7 +125,7 @@ export async function listWebhookEvents(deps: DomainDeps, caller: Caller, query:
   const hasMore = found.length > parsed.limit;
   return {
     object: 'list',
-    data: await withAttempts(deps, events, caller.account.clockOffsetMs),
+    data: await withAttempts(deps, events, caller.account),
     has_more: hasMore,
     next_cursor: hasMore ? cursorAt(events.at(-1)!) : null,
   };
@@ -129,7 +135,7 @@ export async function listWebhookEvents(deps: DomainDeps, caller: Caller, query:
 export async function getWebhookEvent(deps: DomainDeps, caller: Caller, id: string): Promise<WebhookEventResource> {
   const event = isEventId(id) ? await deps.store.outbox.getEvent(id) : null;
   if (!event || event.accountId !== caller.account.id) throw notFound('webhook event', id);
-  const [resource] = await withAttempts(deps, [event], caller.account.clockOffsetMs);
+  const [resource] = await withAttempts(deps, [event], caller.account);
   return resource!;
 }
 
@@ -147,6 +153,6 @@ export async function replayWebhookEvent(deps: DomainDeps, caller: Caller, id: s
     throw new DomainError('webhook_event_pending', `Event ${id} is pending (an attempt is due at ${due} or in flight); replay it once it is delivered or failed.`);
   }
   deps.onWebhookRecorded?.();
-  const [resource] = await withAttempts(deps, [outcome.event], caller.account.clockOffsetMs);
+  const [resource] = await withAttempts(deps, [outcome.event], caller.account);
   return resource!;
 }

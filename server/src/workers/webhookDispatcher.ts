@@ -1,4 +1,5 @@
-// Sends the outbox's webhook events (WH-*): signed over the exact stored bytes, retried
+// Sends the outbox's webhook events (WH-*): the stored bytes with the record's file links
+// signed at each attempt (events.ts's eventBody), the signature over the bytes sent, retried
 // with backoff, given up after the last attempt. Job state and credits are never
 // touched here (CR-WEBHOOK-INDEPENDENT): this code only reads jobs' events. Every
 // attempt goes to the delivery log with its outcome (ND-WEBHOOK-LOG), told as its
@@ -18,6 +19,8 @@ import {
 } from '../../../contract/webhookSignature.ts';
 import { attemptErrorText } from '../domain/attemptErrors.ts';
 import type { Clock } from '../domain/clock.ts';
+import { eventBody } from '../domain/events.ts';
+import { accountLinks } from '../domain/fileLinks.ts';
 import type { AttemptLog, ClaimedEvent, OutboxEvent } from '../domain/model.ts';
 import { destinationHealth, type DeliveryFairness, type DestinationHealth } from '../domain/webhookDestinations.ts';
 import { retryDelayMs } from '../domain/webhookSchedule.ts';
@@ -42,6 +45,8 @@ export interface DispatcherOptions {
   pollMs: number;
   resolve?: Resolver;
   random?: () => number;
+  /** The key file links are signed with (ND-FILE-LINKS), every process's one. */
+  fileLinkKey: string;
 }
 
 export interface WebhookDispatcher {
@@ -86,23 +91,25 @@ export function createWebhookDispatcher(store: Store, clock: Clock, options: Dis
     const startedAt = clock.now();
     // Signed now, for this attempt: every retry and every replay carries its own timestamp.
     const timestamp = Math.floor(startedAt / 1000);
+    // Its file links too, on the account's time as it stands: valid for their whole lifetime from this attempt.
+    const body = account ? eventBody(event, accountLinks({ clock, fileLinkKey: options.fileLinkKey }, account)) : event.payload;
     const result = account
       ? await deliverOnce(
           event.url,
-          event.payload,
+          body,
           {
             'Content-Type': 'application/json',
             'User-Agent': 'avatar-service-webhooks/1',
             [WEBHOOK_EVENT_ID_HEADER]: event.id,
             [WEBHOOK_TIMESTAMP_HEADER]: String(timestamp),
-            [WEBHOOK_SIGNATURE_HEADER]: signWebhook(account.signingSecret, timestamp, event.payload),
+            [WEBHOOK_SIGNATURE_HEADER]: signWebhook(account.signingSecret, timestamp, body),
             // An opted-in account gets the same ID, time and bytes signed under Standard
             // Webhooks as well (ND-STANDARD-WEBHOOKS); the headers above never change.
             ...(account.standardWebhooks
               ? {
                   [STANDARD_WEBHOOK_ID_HEADER]: event.id,
                   [STANDARD_WEBHOOK_TIMESTAMP_HEADER]: String(timestamp),
-                  [STANDARD_WEBHOOK_SIGNATURE_HEADER]: signStandardWebhook(account.signingSecret, event.id, timestamp, event.payload),
+                  [STANDARD_WEBHOOK_SIGNATURE_HEADER]: signStandardWebhook(account.signingSecret, event.id, timestamp, body),
                 }
               : {}),
           },

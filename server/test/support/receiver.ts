@@ -11,6 +11,13 @@ export interface Delivery {
   body: any;
 }
 
+/**
+ * A delivered body with its file links' query (`expires` and `signature`) left out: each
+ * attempt, and each read of the delivery log, signs the links afresh (ND-FILE-LINKS), while
+ * every other byte is the event as stored.
+ */
+export const withoutLinkQueries = (raw: string): string => raw.replace(/\?expires=\d+&signature=[\w-]+/gu, '');
+
 /** What to answer; `after` holds the answer until it settles (a delivery kept in flight while the test acts). */
 export type Answer = { status: number; headers?: Record<string, string>; body?: string | Buffer; after?: Promise<unknown> } | 'hang';
 
