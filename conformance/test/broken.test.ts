@@ -2,8 +2,8 @@
 // exactly the check that names it, with that clause in its failure.
 import { describe, expect, it, vi } from 'vitest';
 import { BROKEN } from './fixtures/broken.ts';
-import { startFixture } from './fixtures/reference.ts';
-import { failures, run } from './helpers.ts';
+import { DEFAULT_CONFIG, startFixture } from './fixtures/reference.ts';
+import { failures, outcomes, run } from './helpers.ts';
 
 // The runs mostly wait on timers (jobs, webhook retries, rate-limit windows), so many
 // can share the CPU without skewing the timings they check.
@@ -51,6 +51,35 @@ describe('the runner against broken implementations', () => {
       await fixture.close();
     }
   }, 90_000);
+
+  describe('when the second key has used up its day before rate-limits.per-key runs (as a loaded run\'s retried refusals do)', () => {
+    // Its refusal is then the day's, held off for hours, while the shortest window has room
+    // again: another key admitted then says nothing of how the shortest window is kept.
+    const dayUsedUp = { clock: false, usedToday: { second: { generation: DEFAULT_CONFIG.limits.day.generation } } };
+
+    it('and every key shares one shortest window, then the empty key is taken over it instead and the sharing is caught', async () => {
+      const fixture = await startFixture({ flaws: { sharedRateLimit: true }, config: dayUsedUp });
+      try {
+        const report = await run(fixture, 'contract', { only: ['rate-limits.per-key'] });
+
+        expect(failures(report).map((f) => f.split(':')[0])).toEqual(['rate-limits.per-key (RL-PER-KEY)']);
+        expect(report.results.find((r) => r.id === 'rate-limits.per-key')?.failure?.exchanges?.[0]).toMatch(/^> POST \/v1\/avatars {2}\[key: empty\]/);
+      } finally {
+        await fixture.close();
+      }
+    }, 60_000);
+
+    it('and each key has its own windows, then it passes', async () => {
+      const fixture = await startFixture({ config: dayUsedUp });
+      try {
+        const report = await run(fixture, 'contract', { only: ['rate-limits.per-key'] });
+
+        expect(outcomes(report, 'passed')).toEqual(['rate-limits.per-key']);
+      } finally {
+        await fixture.close();
+      }
+    }, 60_000);
+  });
 
   it('when a forced failure says its code without a message, then the avatar twin and the video twin of failed-has-error both fail it', async () => {
     const fixture = await startFixture({ flaws: { forcedFailureWithoutMessage: true } });

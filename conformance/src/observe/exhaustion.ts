@@ -43,9 +43,8 @@ export function exhaustedKeyFor(ctx: CheckContext): KeyName {
   return ctx.hasKey('second') ? 'second' : 'main';
 }
 
-/** Sends until the key is refused with 429 (or gives up); not shared between checks. */
-export async function refuseNow(ctx: CheckContext, note = 'using up the generation window'): Promise<Refusal> {
-  const key = exhaustedKeyFor(ctx);
+/** Sends until the key (by default the second account's) is refused with 429, or gives up; not shared between checks. */
+export async function refuseNow(ctx: CheckContext, note = 'using up the generation window', key: KeyName = exhaustedKeyFor(ctx)): Promise<Refusal> {
   const limit = ctx.http.pacer.gate(key, 'generation').limit ?? ctx.options.expectedLimits.generation[0] ?? CONTRACT_LIMITS.generation[0]!;
   const sent: Exchange[] = [];
   const attempt = async (json: unknown) => {
@@ -114,6 +113,16 @@ export function announcedWaitSeconds(refused: Exchange): number | undefined {
 }
 
 /**
+ * Whether a refusal may be the shortest window's: what it announced fits in that window,
+ * or it announced nothing. A longer wait is a longer window's refusal (the day's), which
+ * says nothing of how the shortest one is kept.
+ */
+export function withinShortestWindow(ctx: CheckContext, refused: Exchange): boolean {
+  const announced = announcedWaitSeconds(refused);
+  return announced === undefined || announced <= Math.min(...ctx.options.windowSeconds);
+}
+
+/**
  * The latest instant (runner clock) before which the refusal surely holds, by what it
  * announced: the service counted it no earlier than it was sent, and rounded the wait up
  * to whole seconds. Undefined when it announced nothing.
@@ -132,17 +141,18 @@ export type WhileRefused<T> = { held: Held; result: T } | { held: undefined; rea
  * ones make it whatever was announced, since some windows (a token bucket, a sliding
  * counter under steady use) only ever refuse for a moment.
  * `conclusive` says why a result proves nothing (undefined: it does).
+ * `key`: the key taken over its limit, by default the second account's.
  * Between tries the key waits for a fresh window, by the sandbox clock where it has one.
  * Ends with the reason when no try could conclude.
  */
 export async function whileRefused<T>(
   ctx: CheckContext,
   observe: (held: Held, attempt: number) => Promise<T>,
-  options: { costly?: boolean; conclusive?: (result: T, held: Held) => string | undefined } = {},
+  options: { costly?: boolean; conclusive?: (result: T, held: Held) => string | undefined; key?: KeyName } = {},
 ): Promise<WhileRefused<T>> {
   const tries: string[] = [];
   for (let attempt = 1; attempt <= REFUSAL_TRIES; attempt++) {
-    const refusal = await refuseNow(ctx);
+    const refusal = await refuseNow(ctx, undefined, options.key);
     if (!refusal.refused) return { held: undefined, reason: `the key could not be taken over its limit again${tries.length ? ` (after ${tries.join('; ')})` : ''}` };
     const held = refusal as Held;
     const until = surelyRefusedUntil(held.refused);
