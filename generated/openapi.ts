@@ -447,6 +447,7 @@ export interface components {
             /**
              * @description How the file is given. Must be `url`.
              * @constant
+             * @enum {string}
              */
             type: "url";
             /**

@@ -70,7 +70,10 @@ export function toFieldErrors(errors: ErrorObject[], body: unknown, variants?: V
         item = { field: base, rule: 'type', message: base ? `must be ${String(p.type)}` : 'the body must be a JSON object' };
         break;
       case 'enum':
-        item = { field: base, rule: 'enum', message: `must be one of: ${(p.allowedValues as unknown[]).join(', ')}` };
+        // `enum: [x]` beside `const: x` restates the const for tools that read only enum: one rule, reported once, as the const.
+        item = errors.some((o) => o.keyword === 'const' && o.instancePath === e.instancePath && o.schemaPath === e.schemaPath.replace(/enum$/, 'const'))
+          ? null
+          : { field: base, rule: 'enum', message: `must be one of: ${(p.allowedValues as unknown[]).join(', ')}` };
         break;
       case 'const':
         item = { field: base, rule: 'const', message: `must be ${JSON.stringify(p.allowedValue)}` };

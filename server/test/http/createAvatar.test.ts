@@ -69,6 +69,13 @@ describe('an invalid body', () => {
     expect(await svc.activeJobs()).toBe(before);
   });
 
+  it('file.type not url: one error, the const it breaks, though an enum restates it for tools that read only enum', async () => {
+    const r = await svc.request('POST', '/v1/avatars', { key, json: { type: 'photo', name: 'x', file: { type: 'upload', url: 'https://a.example/p.jpg' } } });
+
+    expect(r.status).toBe(422);
+    expect(r.body.errors).toEqual([{ field: 'file.type', rule: 'const', message: 'must be "url"' }]);
+  });
+
   it.each([
     ['a NUL in the name', promptAvatar({ name: 'Ana\u0000' }), 'name'],
     ['an unpaired surrogate in the prompt', promptAvatar({ prompt: 'A portrait \ud800' }), 'prompt'],
