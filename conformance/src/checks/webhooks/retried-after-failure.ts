@@ -1,11 +1,30 @@
 import { firstRetryLatestSeconds } from '../../options.ts';
 import { formatNumber, WEBHOOK_DELIVERY } from '../../../../contract/numbers.ts';
+import { WEBHOOK_TOLERANCE_SECONDS } from '../../../../contract/webhookSignature.ts';
 import { defineCheck, STATEFUL } from '../../check.ts';
 import { describeDelivery, retried } from '../../observe/arrivals.ts';
 import { fail, skip } from '../../outcome.ts';
 import type { Delivery } from '../../receiver/server.ts';
+import type { Stalls } from '../../stalls.ts';
 
 const SAME_HEADERS = ['x-service-event-id', 'x-service-timestamp', 'x-service-signature'];
+
+/**
+ * The most the runner may have been stalled or busy between an attempt's stamp and its
+ * receipt for its 2xx to count as one the sender surely got in time. The source leaves the
+ * sender's timeout open ("a bounded timeout"): a runner held longer than this may have
+ * answered after the sender gave up, and the attempt that follows is then a retry of an
+ * attempt that, for the sender, failed (seen: a 200 read 7 s late by a loaded runner, a
+ * sender with a 3 s timeout retrying).
+ */
+export const ANSWERED_IN_TIME_MS = 1000;
+
+/** How long the runner was stalled or busy between a delivery's stamp and its receipt (ms): how late it may have answered. */
+export function heldBeforeAnswer(stalls: Stalls, delivery: Delivery): number {
+  const stamp = Number(delivery.headers['x-service-timestamp']) * 1000;
+  const from = Number.isFinite(stamp) ? Math.max(stamp, delivery.receivedAt - WEBHOOK_TOLERANCE_SECONDS * 1000) : delivery.receivedAt;
+  return stalls.busyWithin(from, delivery.receivedAt);
+}
 
 export default defineCheck({
   id: 'webhooks.retried-after-failure',
@@ -41,7 +60,13 @@ export default defineCheck({
     // byte may be a copy the sender sent moments after it, received late on a stalled
     // runner: its 2xx is not one the sender's attempt got, and the retry may still come.
     const repeats = (d: Delivery, i: number) => deliveries.slice(0, i).some((e) => e.rawBody === d.rawBody && SAME_HEADERS.every((h) => e.headers[h] === d.headers[h]));
-    const acknowledged = deliveries.findIndex((d, i) => d.answered >= 200 && d.answered < 300 && !repeats(d, i));
+    // A 2xx the runner gave after being held a while may have come after the sender's timeout.
+    const answeredInTime = (d: Delivery) => {
+      const held = heldBeforeAnswer(ctx.stalls, d);
+      if (held > ANSWERED_IN_TIME_MS) ctx.note(`the ${d.answered} to attempt ${d.seq} was given after the runner was held ${(held / 1000).toFixed(1)} s since its stamp: the sender may have timed out, so it is not taken as the acknowledgement`);
+      return held <= ANSWERED_IN_TIME_MS;
+    };
+    const acknowledged = deliveries.findIndex((d, i) => d.answered >= 200 && d.answered < 300 && !repeats(d, i) && answeredInTime(d));
     if (acknowledged >= 0) {
       await ctx.sleep(Math.min(2000, ctx.options.webhookFirstRetrySeconds * 1000));
       const after = ctx.receiver!.attempts(job.label).slice(acknowledged + 1);

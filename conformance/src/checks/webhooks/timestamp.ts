@@ -18,9 +18,13 @@ const DRIFT_SECONDS = 1.5;
  */
 const AHEAD_SECONDS = 3;
 /**
- * How far back before an arrival the runner's stalls and busy time are taken to have
- * delayed reading it. Short: the stamp judged cannot bound it (a stamp frozen at the first
- * attempt's would leave the whole wait out), and the longest waits must still show it.
+ * How far back before a later attempt's arrival the runner's stalls and busy time are taken
+ * to have delayed reading it. Short: that attempt's stamp cannot bound it (a stamp frozen at
+ * the first attempt's would leave the whole wait out), and the longest waits must still show
+ * it. The earlier attempt's lateness is bounded by its own stamp (and the signature's
+ * tolerance): a stamp older than its attempt is what the "ahead" side catches, and on a
+ * runner that was not busy all that while it still does (seen: an attempt read 7 s after its
+ * stamp by a runner held that long, failed with a 3 s allowance).
  */
 const STALL_LOOKBACK_MS = 1500;
 
@@ -67,19 +71,32 @@ export default defineCheck({
 /**
  * How late the runner may have read a delivery: the time it was stalled or busy between the
  * earliest moment the delivery can have been stamped and its arrival, looking back
- * STALL_LOOKBACK_MS at most.
+ * `lookbackMs` at most.
  */
-function readLateSeconds(stalls: Stalls, delivery: Delivery): number {
-  const stampedAt = Math.max(Number(delivery.headers['x-service-timestamp']) * 1000, delivery.receivedAt - STALL_LOOKBACK_MS);
+function readLateSeconds(stalls: Stalls, delivery: Delivery, lookbackMs: number): number {
+  const stampedAt = Math.max(Number(delivery.headers['x-service-timestamp']) * 1000, delivery.receivedAt - lookbackMs);
   return stalls.busyWithin(stampedAt, delivery.receivedAt) / 1000;
 }
 
-function judgePair(stalls: Stalls, earlier: Delivery, later: Delivery, fix: string): void {
+/**
+ * Why two attempts of one event are stamped unlike the time between their arrivals, or
+ * undefined when they agree: the later one's stamp moved as far as the arrivals did, less the
+ * runner's own lateness in reading either (WH-TIMESTAMP).
+ */
+export function stampsDisagree(stalls: Stalls, earlier: Delivery, later: Delivery): { stamped: number; arrived: number } | undefined {
   const stamped = Number(later.headers['x-service-timestamp']) - Number(earlier.headers['x-service-timestamp']);
   const arrived = (later.receivedAt - earlier.receivedAt) / 1000;
   // A later attempt read late makes the arrivals look further apart than the stamps; an
   // earlier one read late, closer. Either lateness is the runner's, not the sender's.
-  if (stamped < arrived - readLateSeconds(stalls, later) - DRIFT_SECONDS || stamped > arrived + readLateSeconds(stalls, earlier) + AHEAD_SECONDS) {
+  const laterReadLate = readLateSeconds(stalls, later, STALL_LOOKBACK_MS);
+  const earlierReadLate = readLateSeconds(stalls, earlier, WEBHOOK_TOLERANCE_SECONDS * 1000);
+  return stamped < arrived - laterReadLate - DRIFT_SECONDS || stamped > arrived + earlierReadLate + AHEAD_SECONDS ? { stamped, arrived } : undefined;
+}
+
+function judgePair(stalls: Stalls, earlier: Delivery, later: Delivery, fix: string): void {
+  const disagree = stampsDisagree(stalls, earlier, later);
+  if (disagree) {
+    const { stamped, arrived } = disagree;
     fail({
       clause: 'WH-TIMESTAMP',
       message: `two attempts of one event to ${later.label} arrived ${arrived.toFixed(1)} s apart but their timestamps are ${stamped} s apart: the timestamp is not the time of the attempt`,

@@ -1,0 +1,61 @@
+// The webhook checks' rules on a runner held while attempts arrived, as a loaded machine
+// holds it: an attempt read seconds after its stamp is the runner's lateness, not the
+// sender's. Seen on a run with four times as many processes as cores: an independent
+// implementation's correct deliveries failed WH-TIMESTAMP ("arrived 1.1 s apart but their
+// timestamps are 8 s apart") and WH-RETRY (a retry after a 200 the runner gave 7 s late,
+// past the sender's 3 s timeout). The held spans are given here as the stall meter reports them.
+import { describe, expect, it } from 'vitest';
+import { ANSWERED_IN_TIME_MS, heldBeforeAnswer } from '../src/checks/webhooks/retried-after-failure.ts';
+import { stampsDisagree } from '../src/checks/webhooks/timestamp.ts';
+import type { Delivery } from '../src/receiver/server.ts';
+import { NO_STALLS, type Stalls } from '../src/stalls.ts';
+
+const T0 = 1_790_000_000_000;
+
+function delivery(seq: number, stampSeconds: number, receivedAt: number): Delivery {
+  return {
+    seq, label: 'failed-avatar', mode: 'ok', receivedAt, method: 'POST', rawBody: '{}', json: {}, answered: 200, duplicate: false,
+    headers: { 'x-service-event-id': 'evt_1', 'x-service-timestamp': String(stampSeconds), 'x-service-signature': 'v1=x' },
+    verification: { ok: true },
+  };
+}
+
+/** A meter that saw the runner held (stalled or busy) throughout [from, to] and at no other time. */
+function heldDuring(from: number, to: number): Stalls {
+  const overlap = (a: number, b: number) => Math.max(0, Math.min(b, to) - Math.max(a, from));
+  return { within: overlap, busyWithin: overlap };
+}
+
+describe('webhooks.timestamp under load', () => {
+  // The first attempt stamped at T0 and read 7 s later; the retry stamped 8 s after it and read at once.
+  const earlier = delivery(1, T0 / 1000, T0 + 7_000);
+  const later = delivery(2, T0 / 1000 + 8, T0 + 8_100);
+
+  it('when the runner was held while the earlier attempt waited to be read, then stamps 8 s apart agree with arrivals 1.1 s apart', () => {
+    expect(stampsDisagree(heldDuring(T0, T0 + 7_000), earlier, later)).toBeUndefined();
+  });
+
+  it('when the runner was never held, then the same stamps are not the times of the attempts', () => {
+    expect(stampsDisagree(NO_STALLS, earlier, later)).toEqual({ stamped: 8, arrived: 1.1 });
+  });
+
+  it('when a retry carries the first attempt\'s stamp, then a runner held only before the first attempt does not excuse it', () => {
+    const frozen = delivery(2, T0 / 1000, T0 + 15_000);
+
+    expect(stampsDisagree(heldDuring(T0, T0 + 7_000), earlier, frozen)).toEqual({ stamped: 0, arrived: 8 });
+  });
+});
+
+describe('webhooks.retried-after-failure under load', () => {
+  it('when the runner was held 7 s between an attempt\'s stamp and reading it, then its 200 is not taken as one the sender got in time', () => {
+    const late = delivery(2, T0 / 1000, T0 + 7_000);
+
+    expect(heldBeforeAnswer(heldDuring(T0 + 50, T0 + 7_000), late)).toBeGreaterThan(ANSWERED_IN_TIME_MS);
+  });
+
+  it('when the runner read the attempt at once, then its 200 is the acknowledgement, however busy the runner was before the attempt', () => {
+    const prompt = delivery(2, T0 / 1000, T0 + 40);
+
+    expect(heldBeforeAnswer(heldDuring(T0 - 30_000, T0), prompt)).toBeLessThanOrEqual(ANSWERED_IN_TIME_MS);
+  });
+});
