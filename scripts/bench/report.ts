@@ -79,7 +79,7 @@ function headerSection(report: BenchReport): string[] {
     ),
   );
   out.push('');
-  out.push('Everything below comes from this one run, so ratios hold even on a busy machine; absolute figures move from run to run and machine to machine. The load generator (autocannon, in the benchmark process) shares the cores with the server.');
+  out.push('Everything below comes from this one run (except a part the notes at the end say was measured apart), so ratios hold even on a busy machine; absolute figures move from run to run and machine to machine. The load generator (autocannon, in the benchmark process) shares the cores with the server.');
   out.push('');
   return out;
 }
