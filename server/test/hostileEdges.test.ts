@@ -24,20 +24,10 @@ import type { ResolvedAddress } from '../src/workers/deliver.ts';
 import { GENEROUS_PLAN, promptAvatar, startTestService, type Reply, type TestService } from './support/harness.ts';
 import { startReceiver, type TestReceiver } from './support/receiver.ts';
 import bundle from '../../generated/openapi.json' with { type: 'json' };
+import { eventually } from './support/eventually.ts';
 
 const SEED = Number(process.env.HOSTILE_EDGES_SEED ?? 20_261_126);
 const settings = (numRuns: number) => ({ seed: SEED, numRuns, endOnFailure: true });
-
-/** Asks until `accept` holds, within a bound that only ends a failing wait. */
-async function eventually<T>(probe: () => Promise<T>, accept: (r: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const r = await probe();
-    if (accept(r)) return r;
-    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms: ${JSON.stringify(r)}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 // --- addresses ---------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ import { eventIdFor } from '../../src/domain/ids.ts';
 import { fakeClock } from '../support/clock.ts';
 import { GENEROUS_PLAN, promptAvatar, startTestService, type TestService } from '../support/harness.ts';
 import { startReceiver, withoutLinkQueries, type TestReceiver } from '../support/receiver.ts';
+import { eventually } from '../support/eventually.ts';
 
 const LIFETIME_S = FILE_LINKS.lifetimeSeconds;
 /** One retry 60 ms after a failed first attempt (on the service's clock, which the test holds). */
@@ -45,16 +46,6 @@ async function videoWithWebhook(svc: TestService, key: string, receiver: TestRec
   await svc.waitTerminal(`/v1/avatars/${avatar.body.id}`, key);
   const video = await svc.request('POST', '/v1/avatar-videos', { key, json: { avatar_id: avatar.body.id, script: 'Hello there.', webhook_url: `${receiver.url}/hook` } });
   return eventIdFor(video.body.id, 'avatar_video.ready');
-}
-
-async function eventually<T>(probe: () => Promise<T>, accept: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (accept(v)) return v;
-    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 async function advance(svc: TestService, key: string, seconds: number): Promise<void> {

@@ -4,6 +4,7 @@ import { verifyWebhook } from '../../../client/src/verify.ts';
 import { eventIdFor } from '../../src/domain/ids.ts';
 import { GENEROUS_PLAN, promptAvatar, startTestService, type TestService } from '../support/harness.ts';
 import { startReceiver, withoutLinkQueries, type TestReceiver } from '../support/receiver.ts';
+import { eventually } from '../support/eventually.ts';
 
 /** A record with its file links' query (their expiry and signature, renewed by each read: ND-FILE-LINKS) left out. */
 function linksUnsigned(record: Record<string, unknown>): Record<string, unknown> {
@@ -31,16 +32,6 @@ async function createAvatar(svc: TestService, key: string, webhookUrl: string, e
   const r = await svc.request('POST', '/v1/avatars', { key, json: promptAvatar({ webhook_url: webhookUrl, ...extra }) });
   expect(r.status).toBe(202);
   return r.body.id as string;
-}
-
-async function eventually<T>(probe: () => Promise<T>, accept: (v: T) => boolean, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (accept(v)) return v;
-    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 describe('each terminal event (WH-TERMINAL, WH-PAYLOAD-SHAPE, WH-SIGNATURE)', () => {
