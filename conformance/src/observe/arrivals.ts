@@ -7,6 +7,7 @@
 // attempt is known never to have come.
 import type { CheckContext } from '../context.ts';
 import type { Delivery } from '../receiver/server.ts';
+import type { Stalls } from '../stalls.ts';
 import type { TrackedJob } from '../world.ts';
 import { skip } from '../outcome.ts';
 import { firstRetryLatestSeconds } from '../options.ts';
@@ -63,4 +64,15 @@ export function dataObject(delivery: Delivery): Record<string, unknown> | undefi
 export function describeDelivery(delivery: Delivery): string {
   const headers = ['x-service-event-id', 'x-service-timestamp', 'x-service-signature'].map((name) => `${name}: ${delivery.headers[name] ?? '(absent)'}`);
   return [`webhook #${delivery.seq} to ${delivery.label} (answered ${delivery.answered})`, ...headers, delivery.rawBody.slice(0, 400)].join('\n');
+}
+
+/**
+ * How long (ms) the runner was stalled or busy between a delivery's stamp and reading it,
+ * looking back `lookbackMs` at most: how late it may have read it, and answered it. A
+ * delivery without a stamp in whole seconds was read at once, as far as this can tell.
+ */
+export function heldBeforeReading(stalls: Stalls, delivery: Delivery, lookbackMs: number): number {
+  const stampedAt = Number(delivery.headers['x-service-timestamp']) * 1000;
+  if (!Number.isFinite(stampedAt)) return 0;
+  return stalls.busyWithin(Math.max(stampedAt, delivery.receivedAt - lookbackMs), delivery.receivedAt);
 }

@@ -119,7 +119,12 @@ export function announcedWaitSeconds(refused: Exchange): number | undefined {
  */
 export function withinShortestWindow(ctx: CheckContext, refused: Exchange): boolean {
   const announced = announcedWaitSeconds(refused);
-  return announced === undefined || announced <= Math.min(...ctx.options.windowSeconds);
+  return announced === undefined || announced <= shortestWindowSeconds(ctx);
+}
+
+/** The shortest of the windows the run expects, in seconds. */
+function shortestWindowSeconds(ctx: CheckContext): number {
+  return Math.min(...ctx.options.windowSeconds);
 }
 
 /**
@@ -181,7 +186,7 @@ export async function whileRefused<T>(
 async function freshWindow(ctx: CheckContext, held: Held, attempt: number): Promise<void> {
   // The shortest window: a refusal the day's window makes is not waited out (a try that
   // could not conclude says so), and a limit outside the expected ones is not read as a day's.
-  const window = Math.min(...ctx.options.windowSeconds);
+  const window = shortestWindowSeconds(ctx);
   const announced = announcedWaitSeconds(held.refused) ?? window;
   const seconds = attempt === 1 ? Math.min(announced, window) : window + 1;
   ctx.note(`waiting ${seconds} s for a fresh window on the ${held.key} key (try ${attempt + 1} of ${REFUSAL_TRIES})`);

@@ -2,7 +2,7 @@ import { defineCheck, STATEFUL } from '../../check.ts';
 import type { CheckContext } from '../../context.ts';
 import { describe, validPromptAvatar, without } from '../../expect.ts';
 import type { Exchange, KeyName } from '../../http.ts';
-import { exhaust, REFUSAL_TRIES, refusalCreates, whileRefused, withinShortestWindow, type WhileRefused } from '../../observe/exhaustion.ts';
+import { announcedWaitSeconds, exhaust, REFUSAL_TRIES, refusalCreates, whileRefused, withinShortestWindow, type WhileRefused } from '../../observe/exhaustion.ts';
 import { fail, skip } from '../../outcome.ts';
 
 /** A request of another key while `exhausted` (by default the second account's) is held over its limit: the observer's with most room in its own window. */
@@ -43,7 +43,7 @@ export default defineCheck({
       const dayRefused = observed.held.key;
       const observers = keys.filter((key) => key !== dayRefused);
       if (observers.includes('empty') && observers.length >= 2) {
-        ctx.note(`the ${dayRefused} key was refused for ${observed.held.refused.responseHeaders['retry-after'] ?? '?'} s, longer than the shortest window: taking the empty key over its limit instead`);
+        ctx.note(`the ${dayRefused} key was refused for ${announcedWaitSeconds(observed.held.refused)} s, longer than the shortest window: taking the empty key over its limit instead`);
         const again = await observeOthers(ctx, observers, 'empty');
         if (again.held) observed = again;
         else ctx.note(`the shortest window could not be observed on the empty key: ${again.reason}`);

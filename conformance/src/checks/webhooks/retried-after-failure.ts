@@ -2,7 +2,7 @@ import { firstRetryLatestSeconds } from '../../options.ts';
 import { formatNumber, WEBHOOK_DELIVERY } from '../../../../contract/numbers.ts';
 import { WEBHOOK_TOLERANCE_SECONDS } from '../../../../contract/webhookSignature.ts';
 import { defineCheck, STATEFUL } from '../../check.ts';
-import { describeDelivery, retried } from '../../observe/arrivals.ts';
+import { describeDelivery, heldBeforeReading, retried } from '../../observe/arrivals.ts';
 import { fail, skip } from '../../outcome.ts';
 import type { Delivery } from '../../receiver/server.ts';
 import type { Stalls } from '../../stalls.ts';
@@ -21,9 +21,7 @@ export const ANSWERED_IN_TIME_MS = 1000;
 
 /** How long the runner was stalled or busy between a delivery's stamp and its receipt (ms): how late it may have answered. */
 export function heldBeforeAnswer(stalls: Stalls, delivery: Delivery): number {
-  const stamp = Number(delivery.headers['x-service-timestamp']) * 1000;
-  const from = Number.isFinite(stamp) ? Math.max(stamp, delivery.receivedAt - WEBHOOK_TOLERANCE_SECONDS * 1000) : delivery.receivedAt;
-  return stalls.busyWithin(from, delivery.receivedAt);
+  return heldBeforeReading(stalls, delivery, WEBHOOK_TOLERANCE_SECONDS * 1000);
 }
 
 export default defineCheck({

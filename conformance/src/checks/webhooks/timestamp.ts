@@ -1,6 +1,6 @@
 import { WEBHOOK_TOLERANCE_SECONDS } from '../../../../contract/webhookSignature.ts';
 import { defineCheck, STATEFUL } from '../../check.ts';
-import { arrivals, describeDelivery, retried } from '../../observe/arrivals.ts';
+import { arrivals, describeDelivery, heldBeforeReading, retried } from '../../observe/arrivals.ts';
 import { fail, skip } from '../../outcome.ts';
 import type { Delivery } from '../../receiver/server.ts';
 import type { Stalls } from '../../stalls.ts';
@@ -69,16 +69,6 @@ export default defineCheck({
 });
 
 /**
- * How late the runner may have read a delivery: the time it was stalled or busy between the
- * earliest moment the delivery can have been stamped and its arrival, looking back
- * `lookbackMs` at most.
- */
-function readLateSeconds(stalls: Stalls, delivery: Delivery, lookbackMs: number): number {
-  const stampedAt = Math.max(Number(delivery.headers['x-service-timestamp']) * 1000, delivery.receivedAt - lookbackMs);
-  return stalls.busyWithin(stampedAt, delivery.receivedAt) / 1000;
-}
-
-/**
  * Why two attempts of one event are stamped unlike the time between their arrivals, or
  * undefined when they agree: the later one's stamp moved as far as the arrivals did, less the
  * runner's own lateness in reading either (WH-TIMESTAMP).
@@ -88,8 +78,8 @@ export function stampsDisagree(stalls: Stalls, earlier: Delivery, later: Deliver
   const arrived = (later.receivedAt - earlier.receivedAt) / 1000;
   // A later attempt read late makes the arrivals look further apart than the stamps; an
   // earlier one read late, closer. Either lateness is the runner's, not the sender's.
-  const laterReadLate = readLateSeconds(stalls, later, STALL_LOOKBACK_MS);
-  const earlierReadLate = readLateSeconds(stalls, earlier, WEBHOOK_TOLERANCE_SECONDS * 1000);
+  const laterReadLate = heldBeforeReading(stalls, later, STALL_LOOKBACK_MS) / 1000;
+  const earlierReadLate = heldBeforeReading(stalls, earlier, WEBHOOK_TOLERANCE_SECONDS * 1000) / 1000;
   return stamped < arrived - laterReadLate - DRIFT_SECONDS || stamped > arrived + earlierReadLate + AHEAD_SECONDS ? { stamped, arrived } : undefined;
 }
 
