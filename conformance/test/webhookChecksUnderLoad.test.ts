@@ -5,9 +5,10 @@
 // timestamps are 8 s apart") and WH-RETRY (a retry after a 200 the runner gave 7 s late,
 // past the sender's 3 s timeout). The held spans are given here as the stall meter reports them.
 import { describe, expect, it } from 'vitest';
-import { ANSWERED_IN_TIME_MS, heldBeforeAnswer } from '../src/checks/webhooks/retried-after-failure.ts';
+import { WEBHOOK_DELIVERY } from '../../contract/numbers.ts';
+import { ANSWERED_IN_TIME_MS, heldBeforeAnswer, isCopyOfEarlier, watchAfterAckSeconds } from '../src/checks/webhooks/retried-after-failure.ts';
 import { stampsDisagree } from '../src/checks/webhooks/timestamp.ts';
-import type { Delivery } from '../src/receiver/server.ts';
+import { DUPLICATE_WINDOW_MS, type Delivery } from '../src/receiver/server.ts';
 import { NO_STALLS, type Stalls } from '../src/stalls.ts';
 
 const T0 = 1_790_000_000_000;
@@ -57,5 +58,46 @@ describe('webhooks.retried-after-failure under load', () => {
     const prompt = delivery(2, T0 / 1000, T0 + 40);
 
     expect(heldBeforeAnswer(heldDuring(T0 - 30_000, T0), prompt)).toBeLessThanOrEqual(ANSWERED_IN_TIME_MS);
+  });
+});
+
+describe('webhooks.retried-after-failure: copies and retries stamped in the same second', () => {
+  // A sender whose first retry comes 0.4 s after the failure often stamps both in one
+  // second: the retry is then the failed attempt byte for byte.
+  const failed = { ...delivery(1, T0 / 1000, T0 + 100), answered: 500 };
+  const sameSecondRetry = delivery(2, T0 / 1000, T0 + 500);
+
+  it('when the repeat came 0.4 s after the attempt on a runner never held, then it is a retry, and its 200 ends the delivery', () => {
+    expect(isCopyOfEarlier(NO_STALLS, [failed, sameSecondRetry], 1)).toBe(false);
+  });
+
+  it('when the runner was held between the two, then the repeat may be a copy read late, and its 200 is not taken as the acknowledgement', () => {
+    expect(isCopyOfEarlier(heldDuring(T0 + 100, T0 + 500), [failed, sameSecondRetry], 1)).toBe(true);
+  });
+
+  it('when the repeat came within the receiver\'s window for copies, then it is a copy', () => {
+    const copy = delivery(2, T0 / 1000, T0 + 100 + DUPLICATE_WINDOW_MS);
+
+    expect(isCopyOfEarlier(NO_STALLS, [failed, copy], 1)).toBe(true);
+  });
+});
+
+describe('webhooks.retried-after-failure: how long an acknowledged event is watched', () => {
+  const options = { webhookFirstRetrySeconds: 0.4 };
+
+  it('when the profile states a schedule, then until the next wait of it has passed at its latest, and a second more', () => {
+    expect(watchAfterAckSeconds(options, { delaysSeconds: [0.4, 1.6, 6.4], jitter: 0.25 }, 1, 0.4)).toBeCloseTo(1.6 * 1.25 + 1);
+  });
+
+  it('when it states none, then twice the wait seen before the acknowledged attempt, with the contract\'s jitter', () => {
+    expect(watchAfterAckSeconds(options, undefined, 1, 0.5)).toBeCloseTo(2 * 0.5 * (1 + WEBHOOK_DELIVERY.jitter) + 1);
+  });
+
+  it('when the schedule has ended at the acknowledged attempt, then only the first retry\'s short pause', () => {
+    expect(watchAfterAckSeconds(options, { delaysSeconds: [0.4], jitter: 0 }, 1, 0.4)).toBe(0.4);
+  });
+
+  it('when the next wait is minutes long, then at most a bounded watch', () => {
+    expect(watchAfterAckSeconds({ webhookFirstRetrySeconds: 60 }, { delaysSeconds: [60, 300], jitter: 0.1 }, 1, 60)).toBe(15);
   });
 });

@@ -115,6 +115,12 @@ export default defineCheck({
     const after = await readUntil(ctx, eventPath, (event) => attemptsOf(event, log.attempts).length > before.length && !pending(event));
     const last = attemptsOf(after.json, log.attempts).at(-1);
     const isReplay = !log.trigger || at(last, log.trigger.pointer) === log.trigger.replay;
+    // A scheduled attempt after one that succeeded is WH-RETRY's to report: the log cannot then end with the replay alone.
+    const listed = attemptsOf(after.json, log.attempts);
+    const acked = listed.findIndex((a) => at(a, log.succeeded) === true);
+    const since = acked < 0 ? [] : listed.slice(acked + 1);
+    const scheduled = log.trigger ? since.filter((a) => at(a, log.trigger!.pointer) !== log.trigger!.replay).length : since.length - 1;
+    if (scheduled > 0) skip(`the log lists ${scheduled} scheduled attempt(s) after attempt ${acked + 1} succeeded: its 2xx did not end the delivery (see webhooks.retried-after-failure), so the log cannot end with the replay alone`);
     if (!last || at(last, log.succeeded) !== true || !isReplay || attemptsOf(after.json, log.attempts).length !== before.length + 1) {
       fail({
         clause: 'ND-WEBHOOK-LOG',

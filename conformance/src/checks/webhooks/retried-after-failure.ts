@@ -1,13 +1,15 @@
-import { firstRetryLatestSeconds } from '../../options.ts';
+import { firstRetryLatestSeconds, type ResolvedOptions } from '../../options.ts';
 import { formatNumber, WEBHOOK_DELIVERY } from '../../../../contract/numbers.ts';
 import { WEBHOOK_TOLERANCE_SECONDS } from '../../../../contract/webhookSignature.ts';
 import { defineCheck, STATEFUL } from '../../check.ts';
 import { describeDelivery, heldBeforeReading, retried } from '../../observe/arrivals.ts';
 import { fail, skip } from '../../outcome.ts';
-import type { Delivery } from '../../receiver/server.ts';
+import { DUPLICATE_WINDOW_MS, type Delivery } from '../../receiver/server.ts';
 import type { Stalls } from '../../stalls.ts';
 
 const SAME_HEADERS = ['x-service-event-id', 'x-service-timestamp', 'x-service-signature'];
+
+type RetrySchedule = { delaysSeconds: readonly number[]; jitter: number };
 
 /**
  * The most the runner may have been stalled or busy between an attempt's stamp and its
@@ -24,16 +26,57 @@ export function heldBeforeAnswer(stalls: Stalls, delivery: Delivery): number {
   return heldBeforeReading(stalls, delivery, WEBHOOK_TOLERANCE_SECONDS * 1000);
 }
 
+/** The longest an acknowledged event is watched for a further attempt, however long the schedule's next wait. */
+const MAX_WATCH_AFTER_ACK_SECONDS = 15;
+/** A second for the sender's queue past the latest moment of an attempt, as the retry checks allow. */
+const LATE_SLACK_SECONDS = 1;
+
+/**
+ * How long after an attempt acknowledged with a 2xx a sender that took no notice of it
+ * would send the next one, at its latest (s): the schedule's next wait with its jitter
+ * where the profile states one, else twice the wait seen before the attempt (backoff that
+ * doubles, the usual kind; the source leaves the factor open); never less than the first
+ * retry's pause of at most 2 s this check has always allowed, never more than
+ * MAX_WATCH_AFTER_ACK_SECONDS. `index` is the attempt's, from 0; `previousWait` the wait
+ * before it as seen (s), when there was one.
+ */
+export function watchAfterAckSeconds(options: Pick<ResolvedOptions, 'webhookFirstRetrySeconds'>, schedule: RetrySchedule | undefined, index: number, previousWait: number | undefined): number {
+  const floor = Math.min(2, options.webhookFirstRetrySeconds);
+  const scheduled = schedule?.delaysSeconds[index];
+  const next =
+    scheduled !== undefined ? scheduled * (1 + schedule!.jitter)
+    : schedule !== undefined ? 0 // the schedule has ended: a sender stops there either way
+    : previousWait !== undefined ? 2 * previousWait * (1 + WEBHOOK_DELIVERY.jitter)
+    : firstRetryLatestSeconds(options);
+  return Math.min(MAX_WATCH_AFTER_ACK_SECONDS, Math.max(floor, next > 0 ? next + LATE_SLACK_SECONDS : 0));
+}
+
+/**
+ * Whether the delivery at `index` repeats an earlier one byte for byte soon after it: a
+ * copy the sender may have sent moments after that attempt, whose 2xx is not one the
+ * attempt got (the retry may still come). Soon: within the receiver's window for copies,
+ * lengthened by the time the runner was held in between (a copy read late on a stalled
+ * runner). A repeat later than that is a retry stamped in the same second as the attempt
+ * before it, as a quick first retry often is.
+ */
+export function isCopyOfEarlier(stalls: Stalls, deliveries: readonly Delivery[], index: number): boolean {
+  const d = deliveries[index]!;
+  return deliveries
+    .slice(0, index)
+    .some((e) => e.rawBody === d.rawBody && SAME_HEADERS.every((h) => e.headers[h] === d.headers[h]) && d.receivedAt - e.receivedAt <= DUPLICATE_WINDOW_MS + stalls.busyWithin(e.receivedAt, d.receivedAt));
+}
+
 export default defineCheck({
   id: 'webhooks.retried-after-failure',
   title: 'A delivery answered 500 is retried after a delay, and not after success',
-  asserts: 'A delivery answered 500 is attempted again after a pause, waits between attempts grow, and no attempt follows a 2xx. A copy of an attempt sent moments later (same event, timestamp and signature) is a duplicate the source allows, not a retry.',
+  asserts: 'A delivery answered 500 is attempted again after a pause, waits between attempts grow, and no attempt follows a 2xx (watched until the next attempt of the schedule would have come, at most 15 s). A copy of an attempt sent moments later (same event, timestamp and signature) is a duplicate the source allows, not a retry; a repeat later than that is a retry stamped in the same second.',
   clauses: ['WH-RETRY'],
   decisions: ['ND-DELIVERY'],
   profiles: STATEFUL,
   needs: ['receiver'],
-  // The retry itself is awaited with the run's shared jobs; then a pause of up to 2 s.
-  waits: (a) => Math.min(2, a.options.webhookFirstRetrySeconds),
+  // The retry itself is awaited with the run's shared jobs; then the watch after its 2xx
+  // for an attempt that should not come (the schedule's second wait, when it states one).
+  waits: (a) => watchAfterAckSeconds(a.options, a.options.webhookRetries ?? a.options.implementation.retries ?? undefined, 1, a.options.webhookFirstRetrySeconds),
   async run(ctx) {
     const { job, deliveries } = await retried(ctx);
     if (deliveries.length === 0) skip('no delivery arrived at all (see webhooks.event-type-matches-state)');
@@ -54,21 +97,37 @@ export default defineCheck({
     if (delay.longest < 0.2) {
       fail({ clause: 'WH-RETRY', message: `the retry came ${delay.longest.toFixed(2)} s after the failure: no backoff`, expected: 'a delay before retrying', received: `${delay.longest.toFixed(2)} s`, fix: 'Wait before retrying, longer each time.' });
     }
-    // No attempt after one was acknowledged. A delivery that repeats an earlier one byte for
-    // byte may be a copy the sender sent moments after it, received late on a stalled
-    // runner: its 2xx is not one the sender's attempt got, and the retry may still come.
-    const repeats = (d: Delivery, i: number) => deliveries.slice(0, i).some((e) => e.rawBody === d.rawBody && SAME_HEADERS.every((h) => e.headers[h] === d.headers[h]));
-    // A 2xx the runner gave after being held a while may have come after the sender's timeout.
+    // No attempt after one was acknowledged (a copy of an earlier attempt is not one). A 2xx
+    // the runner gave after being held a while may have come after the sender's timeout.
     const answeredInTime = (d: Delivery) => {
       const held = heldBeforeAnswer(ctx.stalls, d);
       if (held > ANSWERED_IN_TIME_MS) ctx.note(`the ${d.answered} to attempt ${d.seq} was given after the runner was held ${(held / 1000).toFixed(1)} s since its stamp: the sender may have timed out, so it is not taken as the acknowledgement`);
       return held <= ANSWERED_IN_TIME_MS;
     };
-    const acknowledged = deliveries.findIndex((d, i) => d.answered >= 200 && d.answered < 300 && !repeats(d, i) && answeredInTime(d));
+    const acknowledged = deliveries.findIndex((d, i) => d.answered >= 200 && d.answered < 300 && !isCopyOfEarlier(ctx.stalls, deliveries, i) && answeredInTime(d));
     if (acknowledged >= 0) {
-      await ctx.sleep(Math.min(2000, ctx.options.webhookFirstRetrySeconds * 1000));
-      const after = ctx.receiver!.attempts(job.label).slice(acknowledged + 1);
-      if (after.length > 0) fail({ clause: 'WH-RETRY', message: `the event was sent again after the receiver acknowledged it with ${deliveries[acknowledged]!.answered}`, expected: 'no attempt after a 2xx', received: `${after.length} more`, fix: 'Any 2xx ends delivery.', evidence: after.slice(0, 1).map(describeDelivery) });
+      // Watched until the next attempt of a sender that took no notice of the 2xx would
+      // have come: a sender that runs its whole schedule sends it one wait later, not at once.
+      const ack = deliveries[acknowledged]!;
+      const previousWait = acknowledged > 0 ? gap(deliveries[acknowledged - 1]!, ack).longest : undefined;
+      const watchSeconds = watchAfterAckSeconds(ctx.options, ctx.options.webhookRetries ?? ctx.shape.retries, acknowledged, previousWait);
+      const watchedUntil = ack.receivedAt + watchSeconds * 1000;
+      let after: Delivery[] = [];
+      for (let count = acknowledged + 2; after.length === 0 && ctx.now() < watchedUntil; count++) {
+        const attempts = await ctx.receiver!.waitFor(job.label, count, Math.max(0, watchedUntil - ctx.now()));
+        if (attempts.length < count) break;
+        after = attempts.slice(acknowledged + 1).filter((_, i) => !isCopyOfEarlier(ctx.stalls, attempts, acknowledged + 1 + i));
+      }
+      if (after.length > 0) {
+        fail({
+          clause: 'WH-RETRY',
+          message: `the event was sent again ${gap(ack, after[0]!).longest.toFixed(1)} s after the receiver acknowledged attempt ${ack.seq} with ${ack.answered}`,
+          expected: `no attempt after a 2xx (watched for ${watchSeconds.toFixed(1)} s)`,
+          received: `${after.length} more`,
+          fix: 'Any 2xx ends delivery: stop the schedule once an attempt is acknowledged.',
+          evidence: [describeDelivery(ack), ...after.slice(0, 1).map(describeDelivery)],
+        });
+      }
     }
     // Waits grow, where the always-failing receiver has seen three attempts already.
     const failing = ctx.world.job('photo-avatar');
