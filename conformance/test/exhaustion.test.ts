@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CheckContext } from '../src/context.ts';
 import type { Exchange, SendRequest } from '../src/http.ts';
-import { REFUSAL_TRIES, surelyRefusedUntil, whileRefused } from '../src/observe/exhaustion.ts';
+import { REFUSAL_TRIES, refusedBelowOwnLimit, surelyRefusedUntil, whileRefused } from '../src/observe/exhaustion.ts';
 import { resolveOptions } from '../src/options.ts';
 
 /** One answer of the scripted service: its status and its Retry-After. */
@@ -27,6 +27,7 @@ function scriptedContext(answer: (request: SendRequest, sent: readonly Exchange[
     options,
     hasKey: (key: string) => key === 'main' || key === 'second',
     http: {
+      log: sent,
       pacer: { gate: () => ({ limit: 3 }) },
       async send(request: SendRequest): Promise<Exchange> {
         const { status, retryAfter } = answer(request, sent);
@@ -118,6 +119,70 @@ describe('whileRefused', () => {
     const observed = await whileRefused(ctx, async () => ++tries, { conclusive: (result) => (result < 2 ? 'answered 201 as the window may have reopened' : undefined) });
 
     expect(observed.held && observed.result).toBe(2);
+  });
+});
+
+describe('whileRefused on a machine too loaded to hold a short window', () => {
+  // Every confirmation comes after the window reopened, as on a runner held for seconds
+  // between requests: no try can show the key still refused after the observation.
+  const reopensBeforeEveryConfirm = (observer: (request: SendRequest) => Scripted) =>
+    scriptedContext((request) => (isConfirm(request) ? { status: 400 } : request.key === 'second' ? { status: 429, retryAfter: 1 } : observer(request)));
+  const observeMain = (ctx: CheckContext) => ctx.http.send({ key: 'main', method: 'POST', path: '/v1/avatars', json: {}, on429: 'return' });
+
+  it('when another key is refused after sending nothing, then that refusal concludes the first try without a confirmation', async () => {
+    const { ctx, sent } = reopensBeforeEveryConfirm(() => ({ status: 429, retryAfter: 1 }));
+
+    const observed = await whileRefused(ctx, () => observeMain(ctx), { standsAlone: (exchange) => refusedBelowOwnLimit(ctx, exchange) });
+
+    expect(observed.held?.key).toBe('second');
+    expect(observed.held && observed.result.status).toBe(429);
+    expect(sent.filter((e) => isConfirm({ note: e.note } as SendRequest))).toHaveLength(0);
+  });
+
+  it('when another key is admitted, then that proves nothing unconfirmed, and the run says it could not conclude', async () => {
+    const { ctx } = reopensBeforeEveryConfirm(() => ({ status: 400 }));
+
+    const observed = await whileRefused(ctx, () => observeMain(ctx), { standsAlone: (exchange) => refusedBelowOwnLimit(ctx, exchange) });
+
+    expect(observed.held).toBeUndefined();
+  });
+});
+
+describe('refusedBelowOwnLimit', () => {
+  // The scripted service's shortest window: 3 generation requests a minute.
+  const refusalAfter = (mainSentBefore: number, retryAfter: number | undefined) => {
+    const { ctx, sent } = scriptedContext((request, before) => (before.filter((e) => e.key === 'main').length < mainSentBefore ? { status: 201 } : { status: 429, ...(retryAfter === undefined ? {} : { retryAfter }) }));
+    return { ctx, sent };
+  };
+
+  it('when the key sent nothing before its 429, then no window of its own refused it', async () => {
+    const { ctx } = refusalAfter(0, 30);
+    const refused = await ctx.http.send({ key: 'main', method: 'POST', path: '/v1/avatars', json: {}, on429: 'return' });
+
+    expect(refusedBelowOwnLimit(ctx, refused)).toBe(true);
+  });
+
+  it('when the key sent half its limit or more within the last two windows, then its own window may have refused it', async () => {
+    const { ctx } = refusalAfter(2, 30);
+    for (let i = 0; i < 2; i++) await ctx.http.send({ key: 'main', method: 'POST', path: '/v1/avatars', json: {}, on429: 'return' });
+    const refused = await ctx.http.send({ key: 'main', method: 'POST', path: '/v1/avatars', json: {}, on429: 'return' });
+
+    expect(refused.status).toBe(429);
+    expect(refusedBelowOwnLimit(ctx, refused)).toBe(false);
+  });
+
+  it('when the 429 announces a wait longer than the shortest window, then it may be a longer window of its own (the day\'s)', async () => {
+    const { ctx } = refusalAfter(0, 3600);
+    const refused = await ctx.http.send({ key: 'main', method: 'POST', path: '/v1/avatars', json: {}, on429: 'return' });
+
+    expect(refusedBelowOwnLimit(ctx, refused)).toBe(false);
+  });
+
+  it('when the answer is no 429, then it refused nothing', async () => {
+    const { ctx } = refusalAfter(5, undefined);
+    const admitted = await ctx.http.send({ key: 'main', method: 'POST', path: '/v1/avatars', json: {}, on429: 'return' });
+
+    expect(refusedBelowOwnLimit(ctx, admitted)).toBe(false);
   });
 });
 

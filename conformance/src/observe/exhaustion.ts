@@ -137,6 +137,25 @@ export function surelyRefusedUntil(refused: Exchange): number | undefined {
   return seconds === undefined ? undefined : refused.startedAt + (seconds - 1) * 1000;
 }
 
+/**
+ * Whether a 429 proves on its own that its key was refused without having used up its own
+ * shortest window: it announced a wait that fits in that window (not a longer window's),
+ * and the runner had sent that key fewer than half that window's limit in the bucket over
+ * the last two such windows. No window kept per key, fixed, sliding (a log, or a counter
+ * weighted across two fixed windows) or a token bucket, refuses a key that sent less than
+ * its limit over the last two windows; half leaves room for requests still in flight.
+ * Such a refusal needs no confirmation that another key was still held: whatever held it,
+ * it was not this key's own use.
+ */
+export function refusedBelowOwnLimit(ctx: CheckContext, refused: Exchange): boolean {
+  const { key, bucket } = refused;
+  if (refused.status !== 429 || bucket === undefined || !withinShortestWindow(ctx, refused)) return false;
+  const limit = Math.min(...ctx.options.expectedLimits[bucket]);
+  const since = refused.startedAt - 2 * shortestWindowSeconds(ctx) * 1000;
+  const sent = ctx.http.log.filter((e) => e.key === key && e.bucket === bucket && e.startedAt >= since && e.startedAt <= refused.startedAt).length;
+  return 2 * sent < limit;
+}
+
 export type WhileRefused<T> = { held: Held; result: T } | { held: undefined; reason: string };
 
 /**
@@ -146,6 +165,9 @@ export type WhileRefused<T> = { held: Held; result: T } | { held: undefined; rea
  * ones make it whatever was announced, since some windows (a token bucket, a sliding
  * counter under steady use) only ever refuse for a moment.
  * `conclusive` says why a result proves nothing (undefined: it does).
+ * `standsAlone`: a result that proves its point whether or not the key was still refused
+ * after it (see refusedBelowOwnLimit), kept without the confirming request: on a loaded
+ * machine a short window may reopen before that request on every try.
  * `key`: the key taken over its limit, by default the second account's.
  * Between tries the key waits for a fresh window, by the sandbox clock where it has one.
  * Ends with the reason when no try could conclude.
@@ -153,7 +175,7 @@ export type WhileRefused<T> = { held: Held; result: T } | { held: undefined; rea
 export async function whileRefused<T>(
   ctx: CheckContext,
   observe: (held: Held, attempt: number) => Promise<T>,
-  options: { costly?: boolean; conclusive?: (result: T, held: Held) => string | undefined; key?: KeyName } = {},
+  options: { costly?: boolean; conclusive?: (result: T, held: Held) => string | undefined; standsAlone?: (result: T) => boolean; key?: KeyName } = {},
 ): Promise<WhileRefused<T>> {
   const tries: string[] = [];
   for (let attempt = 1; attempt <= REFUSAL_TRIES; attempt++) {
@@ -164,6 +186,7 @@ export async function whileRefused<T>(
     const short = until !== undefined && until - ctx.now() < HOLD_MS;
     if (!(options.costly && short && attempt === 1)) {
       const result = await observe(held, attempt);
+      if (options.standsAlone?.(result)) return { held, result };
       const confirm = await stillRefused(ctx, held.key);
       const doubt = confirm.status === 429 ? options.conclusive?.(result, held) : `the window reopened during the observation (confirmed with ${confirm.status})`;
       if (doubt === undefined) return { held, result };

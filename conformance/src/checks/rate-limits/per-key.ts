@@ -2,7 +2,7 @@ import { defineCheck, STATEFUL } from '../../check.ts';
 import type { CheckContext } from '../../context.ts';
 import { describe, validPromptAvatar, without } from '../../expect.ts';
 import type { Exchange, KeyName } from '../../http.ts';
-import { announcedWaitSeconds, exhaust, REFUSAL_TRIES, refusalCreates, whileRefused, withinShortestWindow, type WhileRefused } from '../../observe/exhaustion.ts';
+import { announcedWaitSeconds, exhaust, REFUSAL_TRIES, refusalCreates, refusedBelowOwnLimit, whileRefused, withinShortestWindow, type WhileRefused } from '../../observe/exhaustion.ts';
 import { fail, skip } from '../../outcome.ts';
 
 /** A request of another key while `exhausted` (by default the second account's) is held over its limit: the observer's with most room in its own window. */
@@ -14,7 +14,8 @@ function observeOthers(ctx: CheckContext, observers: readonly KeyName[], exhaust
       const other = candidates.sort((a, b) => ctx.http.pacer.gate(b, 'generation').capacity() - ctx.http.pacer.gate(a, 'generation').capacity())[0]!;
       return ctx.http.send({ key: other, method: 'POST', path: '/v1/avatars', json: without(validPromptAvatar(), 'prompt'), on429: 'return', note: `the ${other} key while the ${exhaustion.key} key is over its limit` });
     },
-    exhausted === undefined ? {} : { key: exhausted },
+    // The other key refused after sending little: that is no window of its own.
+    { standsAlone: (exchange) => refusedBelowOwnLimit(ctx, exchange), ...(exhausted === undefined ? {} : { key: exhausted }) },
   );
 }
 
