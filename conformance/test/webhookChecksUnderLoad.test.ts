@@ -71,8 +71,14 @@ describe('webhooks.retried-after-failure: copies and retries stamped in the same
     expect(isCopyOfEarlier(NO_STALLS, [failed, sameSecondRetry], 1)).toBe(false);
   });
 
-  it('when the runner was held between the two, then the repeat may be a copy read late, and its 200 is not taken as the acknowledgement', () => {
+  it('when the runner was stalled between the two, then the repeat may be a copy read late, and its 200 is not taken as the acknowledgement', () => {
     expect(isCopyOfEarlier(heldDuring(T0 + 100, T0 + 500), [failed, sameSecondRetry], 1)).toBe(true);
+  });
+
+  it('when the runner was only busy between the two, then the repeat is still a retry: a busy runner reads arrivals in turn', () => {
+    const busyOnly: Stalls = { within: () => 0, busyWithin: (from, to) => to - from };
+
+    expect(isCopyOfEarlier(busyOnly, [failed, sameSecondRetry], 1)).toBe(false);
   });
 
   it('when the repeat came within the receiver\'s window for copies, then it is a copy', () => {

@@ -55,15 +55,16 @@ export function watchAfterAckSeconds(options: Pick<ResolvedOptions, 'webhookFirs
  * Whether the delivery at `index` repeats an earlier one byte for byte soon after it: a
  * copy the sender may have sent moments after that attempt, whose 2xx is not one the
  * attempt got (the retry may still come). Soon: within the receiver's window for copies,
- * lengthened by the time the runner was held in between (a copy read late on a stalled
- * runner). A repeat later than that is a retry stamped in the same second as the attempt
- * before it, as a quick first retry often is.
+ * lengthened by the runner's stalls in between (a copy read late on a stalled runner); its
+ * busy time is not, since a busy runner still reads what arrives in turn. A repeat later
+ * than that is a retry stamped in the same second as the attempt before it, as a quick
+ * first retry often is.
  */
 export function isCopyOfEarlier(stalls: Stalls, deliveries: readonly Delivery[], index: number): boolean {
   const d = deliveries[index]!;
   return deliveries
     .slice(0, index)
-    .some((e) => e.rawBody === d.rawBody && SAME_HEADERS.every((h) => e.headers[h] === d.headers[h]) && d.receivedAt - e.receivedAt <= DUPLICATE_WINDOW_MS + stalls.busyWithin(e.receivedAt, d.receivedAt));
+    .some((e) => e.rawBody === d.rawBody && SAME_HEADERS.every((h) => e.headers[h] === d.headers[h]) && d.receivedAt - e.receivedAt <= DUPLICATE_WINDOW_MS + stalls.within(e.receivedAt, d.receivedAt));
 }
 
 export default defineCheck({
