@@ -5,7 +5,7 @@
 // comments do not show when the Markdown is rendered.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { creditCosts, formatNumber, monthlyCredits, rateLimitBuckets, webhookDelivery } from '../contract/readNumbers.ts';
+import { creditCosts, fileLinks, formatNumber, monthlyCredits, rateLimitBuckets, webhookDelivery } from '../contract/readNumbers.ts';
 import type { JsonObject } from '../contract/schemas.ts';
 
 /** The Markdown files whose spans are filled, relative to the repository's root: the READMEs and the guides of docs/. */
@@ -25,6 +25,14 @@ const SPAN = /<!-- n:([\w.]+) -->([\s\S]*?)<!-- \/n -->/g;
 function secondsList(seconds: readonly number[]): string {
   const each = seconds.map((s) => `${formatNumber(s)} s`);
   return each.length > 1 ? `${each.slice(0, -1).join(', ')} and ${each.at(-1)}` : (each[0] ?? '');
+}
+
+/** A lifetime as the docs write it: in days, hours or minutes when it is a whole number of them ("7 days"), else in seconds. */
+function duration(seconds: number): string {
+  for (const [unit, size] of [['day', 86_400], ['hour', 3_600], ['minute', 60]] as const) {
+    if (seconds >= size && seconds % size === 0) return `${formatNumber(seconds / size)} ${unit}${seconds === size ? '' : 's'}`;
+  }
+  return `${formatNumber(seconds)} s`;
 }
 
 /** Every key a span may name, with the text it stands for. */
@@ -50,6 +58,9 @@ export function numberTexts(bundle: JsonObject): ReadonlyMap<string, string> {
   texts.set('timeout', `${formatNumber(delivery.timeoutSeconds)} s`);
   texts.set('timeout.ms', String(delivery.timeoutSeconds * 1000));
   texts.set('attempts', String(delivery.attempts));
+  const { lifetimeSeconds } = fileLinks(bundle);
+  texts.set('links.lifetime', duration(lifetimeSeconds));
+  texts.set('links.lifetime.seconds', formatNumber(lifetimeSeconds));
   return texts;
 }
 

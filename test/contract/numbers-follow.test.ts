@@ -1,7 +1,8 @@
 // Changing a number of the contract is an edit of its x- member in openapi/ and
 // `npm run generate`: in a scratch copy of the repository, one limit, one price and the
-// retry schedule are changed there only, and the server's rules, the runner's reference
-// profile, defaults and --help, the docs' tables and the benchmark's price all follow.
+// retry schedule and the file links' lifetime are changed there only, and the server's
+// rules, the runner's reference profile, defaults and --help, the docs' tables and text and
+// the benchmark's price all follow.
 import { execFile } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +22,7 @@ const READ_MINUTE = now.buckets.read![0]!.limit + 37;
 const AVATAR_PRICE = now.prices.avatar + 7;
 const DELAYS = [3, 11, 41];
 const JITTER = 0.15;
+const LINK_LIFETIME_DAYS = 3;
 
 // What the copy's code says, printed by a probe run inside the copy.
 const PROBE = `
@@ -63,6 +65,7 @@ beforeAll(async () => {
   doc.setIn(['info', 'x-rate-limit-buckets', 'read', 0, 'limit'], READ_MINUTE);
   doc.setIn(['info', 'x-webhook-delivery', 'retry_delays_seconds'], doc.createNode(DELAYS, { flow: true }));
   doc.setIn(['info', 'x-webhook-delivery', 'jitter'], JITTER);
+  doc.setIn(['info', 'x-file-links', 'lifetime_seconds'], LINK_LIFETIME_DAYS * 86_400);
   writeFileSync(root, doc.toString());
   const avatars = join(copy, 'openapi', 'paths', 'v1_avatars.yaml');
   const before = readFileSync(avatars, 'utf8');
@@ -111,6 +114,8 @@ describe('a number changed in its x- member only, then npm run generate', () => 
     expect(readme).toContain(`<!-- n:retries -->${DELAYS.slice(0, -1).map((s) => `${s} s`).join(', ')} and ${DELAYS.at(-1)} s<!-- /n -->`);
     expect(readFileSync(join(copy, 'openapi', 'README.md'), 'utf8')).toContain(`An avatar costs <!-- n:price.avatar -->${AVATAR_PRICE}<!-- /n --> credits`);
     expect(probe.bench).toBe(AVATAR_PRICE);
+    expect(readme).toContain(`expire <!-- n:links.lifetime -->${LINK_LIFETIME_DAYS} days<!-- /n --> after the read`);
+    expect(readFileSync(join(copy, 'docs', 'getting-started.md'), 'utf8')).toContain(`(<!-- n:links.lifetime.seconds -->${(LINK_LIFETIME_DAYS * 86_400).toLocaleString('en-US')}<!-- /n --> s, the contract's`);
   });
 
   test('the copy is consistent after generate: check:generated passes there', async () => {
