@@ -103,7 +103,13 @@ describe('webhooks.retried-after-failure: how long an acknowledged event is watc
     expect(watchAfterAckSeconds(options, { delaysSeconds: [0.4], jitter: 0 }, 1, 0.4)).toBe(0.4);
   });
 
+  it("when the sender keeps the contract's schedule, then the watch covers its second wait whole", () => {
+    const { retryDelaysSeconds, jitter } = WEBHOOK_DELIVERY;
+
+    expect(watchAfterAckSeconds({ webhookFirstRetrySeconds: retryDelaysSeconds[0]! }, { delaysSeconds: retryDelaysSeconds, jitter }, 1, retryDelaysSeconds[0])).toBeCloseTo(retryDelaysSeconds[1]! * (1 + jitter) + 1);
+  });
+
   it('when the next wait is minutes long, then at most a bounded watch', () => {
-    expect(watchAfterAckSeconds({ webhookFirstRetrySeconds: 60 }, { delaysSeconds: [60, 300], jitter: 0.1 }, 1, 60)).toBe(15);
+    expect(watchAfterAckSeconds({ webhookFirstRetrySeconds: 60 }, { delaysSeconds: [60, 300], jitter: 0.1 }, 1, 60)).toBe(30);
   });
 });
