@@ -6,7 +6,7 @@
 // past the sender's 3 s timeout). The held spans are given here as the stall meter reports them.
 import { describe, expect, it } from 'vitest';
 import { WEBHOOK_DELIVERY } from '../../contract/numbers.ts';
-import { ANSWERED_IN_TIME_MS, heldBeforeAnswer, isCopyOfEarlier, watchAfterAckSeconds } from '../src/checks/webhooks/retried-after-failure.ts';
+import { ANSWERED_IN_TIME_MS, heldBeforeAnswer, isCopyOfEarlier, MAX_WATCH_AFTER_ACK_SECONDS, nextAttemptLatestSeconds, watchAfterAckSeconds } from '../src/checks/webhooks/retried-after-failure.ts';
 import { stampsDisagree } from '../src/checks/webhooks/timestamp.ts';
 import { DUPLICATE_WINDOW_MS, type Delivery } from '../src/receiver/server.ts';
 import { NO_STALLS, type Stalls } from '../src/stalls.ts';
@@ -103,13 +103,15 @@ describe('webhooks.retried-after-failure: how long an acknowledged event is watc
     expect(watchAfterAckSeconds(options, { delaysSeconds: [0.4], jitter: 0 }, 1, 0.4)).toBe(0.4);
   });
 
-  it("when the sender keeps the contract's schedule, then the watch covers its second wait whole", () => {
+  it("when the sender keeps the contract's schedule, then its second wait is past the watch, and only the first retry's pause is watched", () => {
     const { retryDelaysSeconds, jitter } = WEBHOOK_DELIVERY;
+    const contract = { webhookFirstRetrySeconds: retryDelaysSeconds[0]! };
 
-    expect(watchAfterAckSeconds({ webhookFirstRetrySeconds: retryDelaysSeconds[0]! }, { delaysSeconds: retryDelaysSeconds, jitter }, 1, retryDelaysSeconds[0])).toBeCloseTo(retryDelaysSeconds[1]! * (1 + jitter) + 1);
+    expect(nextAttemptLatestSeconds(contract, { delaysSeconds: retryDelaysSeconds, jitter }, 1, retryDelaysSeconds[0])).toBeGreaterThan(MAX_WATCH_AFTER_ACK_SECONDS);
+    expect(watchAfterAckSeconds(contract, { delaysSeconds: retryDelaysSeconds, jitter }, 1, retryDelaysSeconds[0])).toBe(Math.min(2, retryDelaysSeconds[0]!));
   });
 
-  it('when the next wait is minutes long, then at most a bounded watch', () => {
-    expect(watchAfterAckSeconds({ webhookFirstRetrySeconds: 60 }, { delaysSeconds: [60, 300], jitter: 0.1 }, 1, 60)).toBe(30);
+  it('when the next wait is minutes long, then only the first retry\'s pause, never the minutes', () => {
+    expect(watchAfterAckSeconds({ webhookFirstRetrySeconds: 60 }, { delaysSeconds: [60, 300], jitter: 0.1 }, 1, 60)).toBe(2);
   });
 });

@@ -26,8 +26,13 @@ export function heldBeforeAnswer(stalls: Stalls, delivery: Delivery): number {
   return heldBeforeReading(stalls, delivery, WEBHOOK_TOLERANCE_SECONDS * 1000);
 }
 
-/** The longest an acknowledged event is watched for a further attempt, however long the schedule's next wait: the contract's second wait, with its jitter, fits (webhookChecksUnderLoad.test.ts). */
-const MAX_WATCH_AFTER_ACK_SECONDS = 30;
+/**
+ * The longest an acknowledged event is watched for a further attempt. A schedule whose next
+ * wait is longer (the contract's second wait is) is not watched to its end, which every run
+ * against a service that keeps it would wait out: the event is then watched only as long as
+ * the first retry's pause, and the check says so.
+ */
+export const MAX_WATCH_AFTER_ACK_SECONDS = 10;
 /**
  * Acknowledgements judged in turn: a 2xx the runner gave too late for the sender may be
  * followed by a retry, whose 2xx is then judged (a loaded runner is seldom late twice).
@@ -38,22 +43,31 @@ const LATE_SLACK_SECONDS = 1;
 
 /**
  * How long after an attempt acknowledged with a 2xx a sender that took no notice of it
- * would send the next one, at its latest (s): the schedule's next wait with its jitter
- * where the profile states one, else twice the wait seen before the attempt (backoff that
- * doubles, the usual kind; the source leaves the factor open); never less than the first
- * retry's pause of at most 2 s this check has always allowed, never more than
- * MAX_WATCH_AFTER_ACK_SECONDS. `index` is the attempt's, from 0; `previousWait` the wait
+ * would send the next one, at its latest (s): the schedule's next wait with its jitter and
+ * a second where the profile states one, else twice the wait seen before the attempt
+ * (backoff that doubles, the usual kind; the source leaves the factor open); 0 when the
+ * schedule has ended there. `index` is the attempt's, from 0; `previousWait` the wait
  * before it as seen (s), when there was one.
  */
-export function watchAfterAckSeconds(options: Pick<ResolvedOptions, 'webhookFirstRetrySeconds'>, schedule: RetrySchedule | undefined, index: number, previousWait: number | undefined): number {
-  const floor = Math.min(2, options.webhookFirstRetrySeconds);
+export function nextAttemptLatestSeconds(options: Pick<ResolvedOptions, 'webhookFirstRetrySeconds'>, schedule: RetrySchedule | undefined, index: number, previousWait: number | undefined): number {
   const scheduled = schedule?.delaysSeconds[index];
   const next =
     scheduled !== undefined ? scheduled * (1 + schedule!.jitter)
     : schedule !== undefined ? 0 // the schedule has ended: a sender stops there either way
     : previousWait !== undefined ? 2 * previousWait * (1 + WEBHOOK_DELIVERY.jitter)
     : firstRetryLatestSeconds(options);
-  return Math.min(MAX_WATCH_AFTER_ACK_SECONDS, Math.max(floor, next > 0 ? next + LATE_SLACK_SECONDS : 0));
+  return next > 0 ? next + LATE_SLACK_SECONDS : 0;
+}
+
+/**
+ * How long an acknowledged event is watched (s): until its next attempt would have come
+ * (nextAttemptLatestSeconds) where that is within MAX_WATCH_AFTER_ACK_SECONDS, and never
+ * less than the first retry's pause of at most 2 s this check has always allowed.
+ */
+export function watchAfterAckSeconds(options: Pick<ResolvedOptions, 'webhookFirstRetrySeconds'>, schedule: RetrySchedule | undefined, index: number, previousWait: number | undefined): number {
+  const pause = Math.min(2, options.webhookFirstRetrySeconds);
+  const latest = nextAttemptLatestSeconds(options, schedule, index, previousWait);
+  return latest > 0 && latest <= MAX_WATCH_AFTER_ACK_SECONDS ? Math.max(pause, latest) : pause;
 }
 
 /**
@@ -75,7 +89,7 @@ export function isCopyOfEarlier(stalls: Stalls, deliveries: readonly Delivery[],
 export default defineCheck({
   id: 'webhooks.retried-after-failure',
   title: 'A delivery answered 500 is retried after a delay, and not after success',
-  asserts: 'A delivery answered 500 is attempted again after a pause, waits between attempts grow, and no attempt follows a 2xx (watched until the next attempt of the schedule would have come, at most 30 s; when the runner gave the 2xx too late for the sender, the 2xx of the attempt after it is judged instead). A copy of an attempt sent moments later (same event, timestamp and signature) is a duplicate the source allows, not a retry; a repeat later than that is a retry stamped in the same second.',
+  asserts: 'A delivery answered 500 is attempted again after a pause, waits between attempts grow, and no attempt follows a 2xx (watched until the next attempt of the schedule would have come, where that is within 10 s; when the runner gave the 2xx too late for the sender, the 2xx of the attempt after it is judged instead). A copy of an attempt sent moments later (same event, timestamp and signature) is a duplicate the source allows, not a retry; a repeat later than that is a retry stamped in the same second.',
   clauses: ['WH-RETRY'],
   decisions: ['ND-DELIVERY'],
   profiles: STATEFUL,
@@ -128,6 +142,8 @@ export default defineCheck({
       const inTime = answeredInTime(ack);
       const previousWait = acked > 0 ? gap(among[acked - 1]!, ack).longest : undefined;
       const watchSeconds = watchAfterAckSeconds(ctx.options, schedule, acked, previousWait);
+      const latest = nextAttemptLatestSeconds(ctx.options, schedule, acked, previousWait);
+      if (latest > MAX_WATCH_AFTER_ACK_SECONDS) ctx.note(`after the ${ack.answered} to attempt ${ack.seq}, a sender that took no notice of it would send again up to ${latest.toFixed(1)} s later, past the ${MAX_WATCH_AFTER_ACK_SECONDS} s this check watches: it watched ${watchSeconds.toFixed(1)} s`);
       const watchedUntil = ack.receivedAt + watchSeconds * 1000;
       let after: Delivery[] = [];
       for (let count = acked + 2; after.length === 0 && ctx.now() < watchedUntil; count++) {
