@@ -6,7 +6,7 @@
 // past the sender's 3 s timeout). The held spans are given here as the stall meter reports them.
 import { describe, expect, it } from 'vitest';
 import { WEBHOOK_DELIVERY } from '../../contract/numbers.ts';
-import { ANSWERED_IN_TIME_MS, heldBeforeAnswer, isCopyOfEarlier, MAX_WATCH_AFTER_ACK_SECONDS, nextAttemptLatestSeconds, watchAfterAckSeconds } from '../src/checks/webhooks/retried-after-failure.ts';
+import { ANSWERED_IN_TIME_MS, heldBeforeAnswer, isCopyOfEarlier, MAX_WATCH_AFTER_ACK_SECONDS, nextAttemptLatestSeconds, watchAfterAckSeconds } from '../src/observe/acknowledgement.ts';
 import { stampsDisagree } from '../src/checks/webhooks/timestamp.ts';
 import { DUPLICATE_WINDOW_MS, type Delivery } from '../src/receiver/server.ts';
 import { NO_STALLS, type Stalls } from '../src/stalls.ts';

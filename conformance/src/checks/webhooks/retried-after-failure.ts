@@ -1,90 +1,16 @@
-import { firstRetryLatestSeconds, type ResolvedOptions } from '../../options.ts';
 import { formatNumber, WEBHOOK_DELIVERY } from '../../../../contract/numbers.ts';
-import { WEBHOOK_TOLERANCE_SECONDS } from '../../../../contract/webhookSignature.ts';
 import { defineCheck, STATEFUL } from '../../check.ts';
-import { describeDelivery, heldBeforeReading, retried } from '../../observe/arrivals.ts';
+import { firstRetryLatestSeconds } from '../../options.ts';
+import { ACK_ENDS_DELIVERY, acknowledgement, attemptsAfter, heldBeforeAnswer, MAX_WATCH_AFTER_ACK_SECONDS, nextAttemptLatestSeconds, watchAfterAckSeconds } from '../../observe/acknowledgement.ts';
+import { describeDelivery, retried } from '../../observe/arrivals.ts';
 import { fail, skip } from '../../outcome.ts';
-import { DUPLICATE_WINDOW_MS, type Delivery } from '../../receiver/server.ts';
-import type { Stalls } from '../../stalls.ts';
+import type { Delivery } from '../../receiver/server.ts';
 
-const SAME_HEADERS = ['x-service-event-id', 'x-service-timestamp', 'x-service-signature'];
-
-type RetrySchedule = { delaysSeconds: readonly number[]; jitter: number };
-
-/**
- * The most the runner may have been stalled or busy between an attempt's stamp and its
- * receipt for its 2xx to count as one the sender surely got in time. The source leaves the
- * sender's timeout open ("a bounded timeout"): a runner held longer than this may have
- * answered after the sender gave up, and the attempt that follows is then a retry of an
- * attempt that, for the sender, failed (seen: a 200 read 7 s late by a loaded runner, a
- * sender with a 3 s timeout retrying).
- */
-export const ANSWERED_IN_TIME_MS = 1000;
-
-/** How long the runner was stalled or busy between a delivery's stamp and its receipt (ms): how late it may have answered. */
-export function heldBeforeAnswer(stalls: Stalls, delivery: Delivery): number {
-  return heldBeforeReading(stalls, delivery, WEBHOOK_TOLERANCE_SECONDS * 1000);
-}
-
-/**
- * The longest an acknowledged event is watched for a further attempt. A schedule whose next
- * wait is longer (the contract's second wait is) is not watched to its end, which every run
- * against a service that keeps it would wait out: the event is then watched only as long as
- * the first retry's pause, and the check says so.
- */
-export const MAX_WATCH_AFTER_ACK_SECONDS = 10;
 /**
  * Acknowledgements judged in turn: a 2xx the runner gave too late for the sender may be
  * followed by a retry, whose 2xx is then judged (a loaded runner is seldom late twice).
  */
 const ACK_ROUNDS = 2;
-/** A second for the sender's queue past the latest moment of an attempt, as the retry checks allow. */
-const LATE_SLACK_SECONDS = 1;
-
-/**
- * How long after an attempt acknowledged with a 2xx a sender that took no notice of it
- * would send the next one, at its latest (s): the schedule's next wait with its jitter and
- * a second where the profile states one, else twice the wait seen before the attempt
- * (backoff that doubles, the usual kind; the source leaves the factor open); 0 when the
- * schedule has ended there. `index` is the attempt's, from 0; `previousWait` the wait
- * before it as seen (s), when there was one.
- */
-export function nextAttemptLatestSeconds(options: Pick<ResolvedOptions, 'webhookFirstRetrySeconds'>, schedule: RetrySchedule | undefined, index: number, previousWait: number | undefined): number {
-  const scheduled = schedule?.delaysSeconds[index];
-  const next =
-    scheduled !== undefined ? scheduled * (1 + schedule!.jitter)
-    : schedule !== undefined ? 0 // the schedule has ended: a sender stops there either way
-    : previousWait !== undefined ? 2 * previousWait * (1 + WEBHOOK_DELIVERY.jitter)
-    : firstRetryLatestSeconds(options);
-  return next > 0 ? next + LATE_SLACK_SECONDS : 0;
-}
-
-/**
- * How long an acknowledged event is watched (s): until its next attempt would have come
- * (nextAttemptLatestSeconds) where that is within MAX_WATCH_AFTER_ACK_SECONDS, and never
- * less than the first retry's pause of at most 2 s this check has always allowed.
- */
-export function watchAfterAckSeconds(options: Pick<ResolvedOptions, 'webhookFirstRetrySeconds'>, schedule: RetrySchedule | undefined, index: number, previousWait: number | undefined): number {
-  const pause = Math.min(2, options.webhookFirstRetrySeconds);
-  const latest = nextAttemptLatestSeconds(options, schedule, index, previousWait);
-  return latest > 0 && latest <= MAX_WATCH_AFTER_ACK_SECONDS ? Math.max(pause, latest) : pause;
-}
-
-/**
- * Whether the delivery at `index` repeats an earlier one byte for byte soon after it: a
- * copy the sender may have sent moments after that attempt, whose 2xx is not one the
- * attempt got (the retry may still come). Soon: within the receiver's window for copies,
- * lengthened by the runner's stalls in between (a copy read late on a stalled runner); its
- * busy time is not, since a busy runner still reads what arrives in turn. A repeat later
- * than that is a retry stamped in the same second as the attempt before it, as a quick
- * first retry often is.
- */
-export function isCopyOfEarlier(stalls: Stalls, deliveries: readonly Delivery[], index: number): boolean {
-  const d = deliveries[index]!;
-  return deliveries
-    .slice(0, index)
-    .some((e) => e.rawBody === d.rawBody && SAME_HEADERS.every((h) => e.headers[h] === d.headers[h]) && d.receivedAt - e.receivedAt <= DUPLICATE_WINDOW_MS + stalls.within(e.receivedAt, d.receivedAt));
-}
 
 export default defineCheck({
   id: 'webhooks.retried-after-failure',
@@ -122,35 +48,29 @@ export default defineCheck({
     if (delay.longest < 0.2) {
       fail({ clause: 'WH-RETRY', message: `the retry came ${delay.longest.toFixed(2)} s after the failure: no backoff`, expected: 'a delay before retrying', received: `${delay.longest.toFixed(2)} s`, fix: 'Wait before retrying, longer each time.' });
     }
-    // No attempt after one was acknowledged (a copy of an earlier attempt is not one). A 2xx
-    // the runner gave after being held a while may have come after the sender's timeout.
-    const answeredInTime = (d: Delivery) => {
-      const held = heldBeforeAnswer(ctx.stalls, d);
-      if (held > ANSWERED_IN_TIME_MS) ctx.note(`the ${d.answered} to attempt ${d.seq} was given after the runner was held ${(held / 1000).toFixed(1)} s since its stamp: the sender may have timed out, so it is not taken as the acknowledgement`);
-      return held <= ANSWERED_IN_TIME_MS;
-    };
-    const acknowledges = (d: Delivery, i: number, among: readonly Delivery[]) => d.answered >= 200 && d.answered < 300 && !isCopyOfEarlier(ctx.stalls, among, i);
+    // No attempt after one was acknowledged (a copy of an earlier attempt is not one).
     // Watched until the next attempt of a sender that took no notice of the 2xx would have
     // come: a sender that runs its whole schedule sends it one wait later, not at once.
     const schedule = ctx.options.webhookRetries ?? ctx.shape.retries;
     let among: readonly Delivery[] = deliveries;
     let from = 0;
     for (let round = 1; round <= ACK_ROUNDS; round++) {
-      const acked = among.findIndex((d, i) => i >= from && acknowledges(d, i, among));
-      if (acked < 0) break;
+      const found = acknowledgement(ctx.stalls, among, from);
+      if (!found) break;
+      const { index: acked, inTime } = found;
       const ack = among[acked]!;
-      const inTime = answeredInTime(ack);
+      if (!inTime) ctx.note(`the ${ack.answered} to attempt ${ack.seq} was given after the runner was held ${(heldBeforeAnswer(ctx.stalls, ack) / 1000).toFixed(1)} s since its stamp: the sender may have timed out, so it is not taken as the acknowledgement`);
       const previousWait = acked > 0 ? gap(among[acked - 1]!, ack).longest : undefined;
       const watchSeconds = watchAfterAckSeconds(ctx.options, schedule, acked, previousWait);
       const latest = nextAttemptLatestSeconds(ctx.options, schedule, acked, previousWait);
-      if (latest > MAX_WATCH_AFTER_ACK_SECONDS) ctx.note(`after the ${ack.answered} to attempt ${ack.seq}, a sender that took no notice of it would send again up to ${latest.toFixed(1)} s later, past the ${MAX_WATCH_AFTER_ACK_SECONDS} s this check watches: it watched ${watchSeconds.toFixed(1)} s`);
+      if (latest > MAX_WATCH_AFTER_ACK_SECONDS) ctx.note(`after the ${ack.answered} to attempt ${ack.seq}, a sender that took no notice of it would send again up to ${latest.toFixed(1)} s later, past the ${MAX_WATCH_AFTER_ACK_SECONDS} s this check watches: it watched ${watchSeconds.toFixed(1)} s (webhooks.retry-schedule looks again after moving a sandbox clock past the schedule)`);
       const watchedUntil = ack.receivedAt + watchSeconds * 1000;
       let after: Delivery[] = [];
       for (let count = acked + 2; after.length === 0 && ctx.now() < watchedUntil; count++) {
         const attempts = await ctx.receiver!.waitFor(job.label, count, Math.max(0, watchedUntil - ctx.now()));
         if (attempts.length < count) break;
         among = attempts;
-        after = attempts.slice(acked + 1).filter((_, i) => !isCopyOfEarlier(ctx.stalls, attempts, acked + 1 + i));
+        after = attemptsAfter(ctx.stalls, attempts, acked);
       }
       if (after.length === 0) break;
       if (inTime) {
@@ -159,7 +79,7 @@ export default defineCheck({
           message: `the event was sent again ${gap(ack, after[0]!).longest.toFixed(1)} s after the receiver acknowledged attempt ${ack.seq} with ${ack.answered}`,
           expected: `no attempt after a 2xx (watched for ${watchSeconds.toFixed(1)} s)`,
           received: `${after.length} more`,
-          fix: 'Any 2xx ends delivery: stop the schedule once an attempt is acknowledged.',
+          fix: ACK_ENDS_DELIVERY,
           evidence: [describeDelivery(ack), ...after.slice(0, 1).map(describeDelivery)],
         });
       }

@@ -2,6 +2,7 @@ import { defineCheck, SANDBOX } from '../../check.ts';
 import { REACTION_MS } from '../../clock.ts';
 import type { CheckContext } from '../../context.ts';
 import { attemptsDue, describeDelivery } from '../../observe/arrivals.ts';
+import { ACK_ENDS_DELIVERY, acknowledgement, attemptsAfter, MAX_WATCH_AFTER_ACK_SECONDS, nextAttemptLatestSeconds } from '../../observe/acknowledgement.ts';
 import { fail, skip } from '../../outcome.ts';
 import type { Delivery } from '../../receiver/server.ts';
 
@@ -19,7 +20,7 @@ export default defineCheck({
   id: 'webhooks.retry-schedule',
   title: 'A delivery that keeps failing is retried on the documented schedule, then given up',
   asserts:
-    "With a sandbox clock, for the event whose receiver always answers 500: each retry comes after the documented wait since the attempt before (within its jitter, measured in the account's time, the clock moved just short of the earliest moment and then past the latest), the number of attempts is the schedule's, and after the last one no attempt follows, however far the clock moves.",
+    "With a sandbox clock, for the event whose receiver always answers 500: each retry comes after the documented wait since the attempt before (within its jitter, measured in the account's time, the clock moved just short of the earliest moment and then past the latest), the number of attempts is the schedule's, and after the last one no attempt follows, however far the clock moves; nor does one follow the 2xx that ended the retried event's delivery, where webhooks.retried-after-failure could not watch it that long.",
   clauses: ['WH-RETRY'],
   decisions: ['ND-DELIVERY', 'ND-SANDBOX-CLOCK'],
   profiles: SANDBOX,
@@ -96,8 +97,46 @@ export default defineCheck({
         evidence: extra.slice(0, 2).map(describeDelivery),
       });
     }
+    judgeAcknowledgedEvent(ctx, schedule);
   },
 });
+
+/**
+ * The event whose retry was acknowledged (the prompt avatar's, answered 500 and then 2xx),
+ * where webhooks.retried-after-failure could not watch it until its next scheduled attempt
+ * would have come: the moves above took the account's time far past every wait of the
+ * schedule, so any attempt a sender that took no notice of the 2xx still had for it has
+ * come by now. Where that check could watch it, the judgement is its alone.
+ */
+function judgeAcknowledgedEvent(ctx: CheckContext, schedule: { delaysSeconds: number[]; jitter: number }): void {
+  const job = ctx.world.job('prompt-avatar');
+  if (!job?.webhookUrl) return;
+  const attempts = ctx.receiver!.attempts(job.label);
+  for (let from = 0; ; ) {
+    const found = acknowledgement(ctx.stalls, attempts, from);
+    if (!found) return;
+    const ack = attempts[found.index]!;
+    // A 2xx given too late for the sender: the attempt after it may be a retry, judged in turn.
+    if (!found.inTime) {
+      from = found.index + 1;
+      continue;
+    }
+    const previousWait = found.index > 0 ? ctx.clock.gap('main', attempts[found.index - 1]!.receivedAt, ack.receivedAt).longest : undefined;
+    if (nextAttemptLatestSeconds(ctx.options, schedule, found.index, previousWait) <= MAX_WATCH_AFTER_ACK_SECONDS) return;
+    const after = attemptsAfter(ctx.stalls, attempts, found.index);
+    if (after.length > 0) {
+      fail({
+        clause: 'WH-RETRY',
+        message: `the ${job.label} event was sent again after the receiver acknowledged attempt ${ack.seq} with ${ack.answered}, once the account's time had moved past the schedule`,
+        expected: 'no attempt after a 2xx',
+        received: `${after.length} more`,
+        fix: ACK_ENDS_DELIVERY,
+        evidence: [describeDelivery(ack), ...after.slice(0, 1).map(describeDelivery)],
+      });
+    }
+    return;
+  }
+}
 
 /**
  * Fails only when the whole range the wait may have had is outside the schedule. The
