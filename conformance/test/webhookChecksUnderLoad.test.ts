@@ -6,9 +6,9 @@
 // past the sender's 3 s timeout). The held spans are given here as the stall meter reports them.
 import { describe, expect, it } from 'vitest';
 import { WEBHOOK_DELIVERY } from '../../contract/numbers.ts';
-import { ANSWERED_IN_TIME_MS, heldBeforeAnswer, isCopyOfEarlier, MAX_WATCH_AFTER_ACK_SECONDS, nextAttemptLatestSeconds, watchAfterAckSeconds } from '../src/observe/acknowledgement.ts';
+import { acknowledgement, ANSWERED_IN_TIME_MS, attemptsAfter, heldBeforeAnswer, MAX_WATCH_AFTER_ACK_SECONDS, nextAttemptLatestSeconds, schedulePositions, watchAfterAckSeconds } from '../src/observe/acknowledgement.ts';
 import { stampsDisagree } from '../src/checks/webhooks/timestamp.ts';
-import { DUPLICATE_WINDOW_MS, type Delivery } from '../src/receiver/server.ts';
+import type { Delivery } from '../src/receiver/server.ts';
 import { NO_STALLS, type Stalls } from '../src/stalls.ts';
 
 const T0 = 1_790_000_000_000;
@@ -61,30 +61,39 @@ describe('webhooks.retried-after-failure under load', () => {
   });
 });
 
-describe('webhooks.retried-after-failure: copies and retries stamped in the same second', () => {
+describe('webhooks.retried-after-failure: which 2xx ended the delivery', () => {
   // A sender whose first retry comes 0.4 s after the failure often stamps both in one
-  // second: the retry is then the failed attempt byte for byte.
+  // second: the retry is then the failed attempt byte for byte, as a copy of it would be.
   const failed = { ...delivery(1, T0 / 1000, T0 + 100), answered: 500 };
   const sameSecondRetry = delivery(2, T0 / 1000, T0 + 500);
+  const laterRetry = delivery(3, T0 / 1000 + 2, T0 + 2_100);
 
-  it('when the repeat came 0.4 s after the attempt on a runner never held, then it is a retry, and its 200 ends the delivery', () => {
-    expect(isCopyOfEarlier(NO_STALLS, [failed, sameSecondRetry], 1)).toBe(false);
+  it('when the 2xx came to a repeat of the failed attempt, then it is not surely the end: a copy, or a retry stamped in the same second', () => {
+    expect(acknowledgement(NO_STALLS, [failed, sameSecondRetry])).toMatchObject({ index: 1, sure: false });
   });
 
-  it('when the runner was stalled between the two, then the repeat may be a copy read late, and its 200 is not taken as the acknowledgement', () => {
-    expect(isCopyOfEarlier(heldDuring(T0 + 100, T0 + 500), [failed, sameSecondRetry], 1)).toBe(true);
+  it('when an attempt with a stamp of its own follows such a repeat, then its 2xx is the one judged, and only what comes after it was sent again', () => {
+    const attempts = [failed, sameSecondRetry, laterRetry];
+
+    expect(acknowledgement(NO_STALLS, attempts, 2)).toEqual({ index: 2, sure: true });
+    expect(attemptsAfter(attempts, 1)).toEqual([laterRetry]);
   });
 
-  it('when the runner was only busy between the two, then the repeat is still a retry: a busy runner reads arrivals in turn', () => {
-    const busyOnly: Stalls = { within: () => 0, busyWithin: (from, to) => to - from };
+  it('when a copy of the acknowledged attempt arrives seconds later, then it is not an attempt sent again', () => {
+    const lateCopy = { ...laterRetry, seq: 4, receivedAt: T0 + 6_000 };
 
-    expect(isCopyOfEarlier(busyOnly, [failed, sameSecondRetry], 1)).toBe(false);
+    expect(attemptsAfter([failed, laterRetry, lateCopy], 1)).toEqual([]);
   });
 
-  it('when the repeat came within the receiver\'s window for copies, then it is a copy', () => {
-    const copy = delivery(2, T0 / 1000, T0 + 100 + DUPLICATE_WINDOW_MS);
+  it('when the runner gave the 2xx after being held past the sender\'s likely timeout, then it is not surely the end', () => {
+    const late = delivery(2, T0 / 1000 + 1, T0 + 8_000);
 
-    expect(isCopyOfEarlier(NO_STALLS, [failed, copy], 1)).toBe(true);
+    expect(acknowledgement(heldDuring(T0 + 1_000, T0 + 8_000), [failed, late])).toMatchObject({ index: 1, sure: false });
+  });
+
+  it('when a copy stood before it, then the attempt\'s place in the schedule is taken both ways', () => {
+    expect(schedulePositions([failed, sameSecondRetry, laterRetry], 2)).toEqual([2, 1]);
+    expect(schedulePositions([failed, laterRetry], 1)).toEqual([1]);
   });
 });
 

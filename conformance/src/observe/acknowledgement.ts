@@ -7,11 +7,9 @@
 import { WEBHOOK_DELIVERY } from '../../../contract/numbers.ts';
 import { WEBHOOK_TOLERANCE_SECONDS } from '../../../contract/webhookSignature.ts';
 import { firstRetryLatestSeconds, type ResolvedOptions } from '../options.ts';
-import { DUPLICATE_WINDOW_MS, type Delivery } from '../receiver/server.ts';
+import { type Delivery, sameBytes } from '../receiver/server.ts';
 import type { Stalls } from '../stalls.ts';
 import { heldBeforeReading } from './arrivals.ts';
-
-const SAME_HEADERS = ['x-service-event-id', 'x-service-timestamp', 'x-service-signature'];
 
 export type RetrySchedule = { delaysSeconds: readonly number[]; jitter: number };
 
@@ -71,35 +69,49 @@ export function watchAfterAckSeconds(options: Pick<ResolvedOptions, 'webhookFirs
   return latest > 0 && latest <= MAX_WATCH_AFTER_ACK_SECONDS ? Math.max(pause, latest) : pause;
 }
 
-/**
- * The first attempt at or after `from` that answered 2xx and is no copy of an earlier one:
- * the acknowledgement, with whether the runner gave its 2xx in time for the sender to have
- * surely got it (ANSWERED_IN_TIME_MS). One given later may have reached a sender that had
- * given the attempt up, so the attempt after it may be a retry; its own 2xx is then the one
- * to judge. Undefined when none answered 2xx.
- */
-export function acknowledgement(stalls: Stalls, attempts: readonly Delivery[], from = 0): { index: number; inTime: boolean } | undefined {
-  const index = attempts.findIndex((d, i) => i >= from && d.answered >= 200 && d.answered < 300 && !isCopyOfEarlier(stalls, attempts, i));
-  return index < 0 ? undefined : { index, inTime: heldBeforeAnswer(stalls, attempts[index]!) <= ANSWERED_IN_TIME_MS };
-}
-
-/** The attempts after the one at `index` that are no copies of an earlier one: sent again. */
-export function attemptsAfter(stalls: Stalls, attempts: readonly Delivery[], index: number): Delivery[] {
-  return attempts.slice(index + 1).filter((_, i) => !isCopyOfEarlier(stalls, attempts, index + 1 + i));
+/** An attempt that answered 2xx, and whether the sender surely took it as the end of its delivery (why not, when not). */
+export interface Acknowledgement {
+  index: number;
+  sure: boolean;
+  doubt?: string;
 }
 
 /**
- * Whether the delivery at `index` repeats an earlier one byte for byte soon after it: a
- * copy the sender may have sent moments after that attempt, whose 2xx is not one the
- * attempt got (the retry may still come). Soon: within the receiver's window for copies,
- * lengthened by the runner's stalls in between (a copy read late on a stalled runner); its
- * busy time is not, since a busy runner still reads what arrives in turn. A repeat later
- * than that is a retry stamped in the same second as the attempt before it, as a quick
- * first retry often is.
+ * The first attempt at or after `from` that answered 2xx: the acknowledgement, and whether
+ * the sender surely got it as one. Not surely when it repeats an earlier attempt byte for
+ * byte (a copy, which the source allows at any time, or a retry stamped in the same second:
+ * the two cannot be told apart), nor when the runner gave its 2xx after being held more
+ * than ANSWERED_IN_TIME_MS (it may have reached a sender that had given the attempt up).
+ * After one not sure, an attempt may rightly follow; its own 2xx is then the one to judge.
+ * Undefined when none answered 2xx.
  */
-export function isCopyOfEarlier(stalls: Stalls, deliveries: readonly Delivery[], index: number): boolean {
+export function acknowledgement(stalls: Stalls, attempts: readonly Delivery[], from = 0): Acknowledgement | undefined {
+  const index = attempts.findIndex((d, i) => i >= from && d.answered >= 200 && d.answered < 300);
+  if (index < 0) return undefined;
+  const d = attempts[index]!;
+  if (repeatsEarlier(attempts, index)) return { index, sure: false, doubt: `attempt ${d.seq} repeats an earlier attempt byte for byte: a copy, or a retry stamped in the same second` };
+  const held = heldBeforeAnswer(stalls, d);
+  if (held > ANSWERED_IN_TIME_MS) return { index, sure: false, doubt: `the ${d.answered} to attempt ${d.seq} was given after the runner was held ${(held / 1000).toFixed(1)} s since its stamp: the sender may have timed out` };
+  return { index, sure: true };
+}
+
+/** The attempts after the one at `index`, but for repeats of an earlier one byte for byte (copies the source allows): each sent again. */
+export function attemptsAfter(attempts: readonly Delivery[], index: number): Delivery[] {
+  return attempts.slice(index + 1).filter((_, i) => !repeatsEarlier(attempts, index + 1 + i));
+}
+
+/**
+ * Where the attempt at `index` stands in the schedule, from 0, for its next wait: counted
+ * with the repeats before it (each a retry stamped in the same second) and without them
+ * (each a copy). Both, since either may be so.
+ */
+export function schedulePositions(attempts: readonly Delivery[], index: number): number[] {
+  const copies = attempts.slice(0, index).filter((_, i) => repeatsEarlier(attempts, i)).length;
+  return copies === 0 ? [index] : [index, index - copies];
+}
+
+/** Whether the delivery at `index` repeats an earlier one byte for byte. */
+function repeatsEarlier(deliveries: readonly Delivery[], index: number): boolean {
   const d = deliveries[index]!;
-  return deliveries
-    .slice(0, index)
-    .some((e) => e.rawBody === d.rawBody && SAME_HEADERS.every((h) => e.headers[h] === d.headers[h]) && d.receivedAt - e.receivedAt <= DUPLICATE_WINDOW_MS + stalls.within(e.receivedAt, d.receivedAt));
+  return deliveries.slice(0, index).some((e) => sameBytes(e, d));
 }

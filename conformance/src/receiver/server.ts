@@ -63,6 +63,14 @@ export interface ReceiverOptions {
 
 const MAX_BODY_BYTES = 1024 * 1024;
 
+/** The headers an attempt is stamped and signed with: an attempt sent again carries them unchanged. */
+const STAMPED_HEADERS = ['x-service-event-id', 'x-service-timestamp', 'x-service-signature'];
+
+/** Whether two deliveries are the same bytes: body, event ID, timestamp and signature. */
+export function sameBytes(a: Pick<Delivery, 'rawBody' | 'headers'>, b: Pick<Delivery, 'rawBody' | 'headers'>): boolean {
+  return a.rawBody === b.rawBody && STAMPED_HEADERS.every((name) => a.headers[name] === b.headers[name]);
+}
+
 /** What a check sees of the receiver: the receiver itself, or its view under the check's deadline. */
 export type Receiver = Pick<WebhookReceiver, 'publicBase' | 'urlFor' | 'deliveries' | 'attempts' | 'waitFor'>;
 
@@ -219,8 +227,7 @@ export class WebhookReceiver {
       previous !== undefined &&
       receivedAt - previous.receivedAt <= DUPLICATE_WINDOW_MS &&
       !(this.#options.clockMoved?.(previous.receivedAt, receivedAt) ?? false) &&
-      previous.rawBody === rawBody &&
-      ['x-service-event-id', 'x-service-timestamp', 'x-service-signature'].every((name) => previous.headers[name] === headers[name]);
+      sameBytes(previous, { rawBody, headers });
     const attemptsBefore = this.attempts(label).length;
     const failing = mode === 'always-fail' || (mode === 'fail-first' && (duplicate ? attemptsBefore === 1 : attemptsBefore === 0));
     const answered = !verification.ok ? 400 : failing ? 500 : 200;

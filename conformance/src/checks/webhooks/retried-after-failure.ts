@@ -1,32 +1,31 @@
 import { formatNumber, WEBHOOK_DELIVERY } from '../../../../contract/numbers.ts';
 import { defineCheck, STATEFUL } from '../../check.ts';
 import { firstRetryLatestSeconds } from '../../options.ts';
-import { ACK_ENDS_DELIVERY, acknowledgement, attemptsAfter, heldBeforeAnswer, MAX_WATCH_AFTER_ACK_SECONDS, nextAttemptLatestSeconds, watchAfterAckSeconds } from '../../observe/acknowledgement.ts';
+import { ACK_ENDS_DELIVERY, acknowledgement, attemptsAfter, MAX_WATCH_AFTER_ACK_SECONDS, nextAttemptLatestSeconds, schedulePositions, watchAfterAckSeconds } from '../../observe/acknowledgement.ts';
 import { describeDelivery, retried } from '../../observe/arrivals.ts';
 import { fail, skip } from '../../outcome.ts';
 import type { Delivery } from '../../receiver/server.ts';
 
 /**
- * Acknowledgements judged in turn: a 2xx the runner gave too late for the sender may be
- * followed by a retry, whose 2xx is then judged (a loaded runner is seldom late twice).
+ * Acknowledgements judged in turn: a 2xx not surely the end (a repeat, or given too late)
+ * may be followed by a retry, whose 2xx is then judged (seldom is that one in doubt too).
  */
 const ACK_ROUNDS = 2;
 
 export default defineCheck({
   id: 'webhooks.retried-after-failure',
   title: 'A delivery answered 500 is retried after a delay, and not after success',
-  asserts: 'A delivery answered 500 is attempted again after a pause, waits between attempts grow, and no attempt follows a 2xx (watched until the next attempt of the schedule would have come, where that is within 10 s; when the runner gave the 2xx too late for the sender, the 2xx of the attempt after it is judged instead). A copy of an attempt sent moments later (same event, timestamp and signature) is a duplicate the source allows, not a retry; a repeat later than that is a retry stamped in the same second.',
+  asserts: `A delivery answered 500 is attempted again after a pause, waits between attempts grow, and no attempt follows the 2xx that ended the delivery (watched until the next attempt of the schedule would have come, where that is within ${MAX_WATCH_AFTER_ACK_SECONDS} s). A repeat of an attempt byte for byte (same event, timestamp and signature) is a copy the source allows or a retry stamped in the same second: never an attempt after a 2xx, and its own 2xx, like one the runner gave too late for the sender, is not surely the end, so the 2xx of an attempt after it is judged instead.`,
   clauses: ['WH-RETRY'],
   decisions: ['ND-DELIVERY'],
   profiles: STATEFUL,
   needs: ['receiver'],
   // The retry itself is awaited with the run's shared jobs; then the watch after its 2xx
-  // for an attempt that should not come (the schedule's second wait, when it states one),
-  // and after the next attempt's when the runner gave that 2xx too late.
+  // for an attempt that should not come, once more when that 2xx was not surely the end.
   waits: (a) => {
     const schedule = a.options.webhookRetries ?? a.options.implementation.retries ?? undefined;
-    const first = watchAfterAckSeconds(a.options, schedule, 1, a.options.webhookFirstRetrySeconds);
-    return first + watchAfterAckSeconds(a.options, schedule, 2, first);
+    const longest = schedule ? Math.max(...[1, 2, 3].map((i) => watchAfterAckSeconds(a.options, schedule, i, undefined))) : MAX_WATCH_AFTER_ACK_SECONDS;
+    return ACK_ROUNDS * longest;
   },
   async run(ctx) {
     const { job, deliveries } = await retried(ctx);
@@ -48,32 +47,31 @@ export default defineCheck({
     if (delay.longest < 0.2) {
       fail({ clause: 'WH-RETRY', message: `the retry came ${delay.longest.toFixed(2)} s after the failure: no backoff`, expected: 'a delay before retrying', received: `${delay.longest.toFixed(2)} s`, fix: 'Wait before retrying, longer each time.' });
     }
-    // No attempt after one was acknowledged (a copy of an earlier attempt is not one).
-    // Watched until the next attempt of a sender that took no notice of the 2xx would have
-    // come: a sender that runs its whole schedule sends it one wait later, not at once.
+    // No attempt after the 2xx that ended the delivery. Watched until a sender that took no
+    // notice of it would have sent again: one that runs its whole schedule sends the next
+    // attempt one wait later, not at once.
     const schedule = ctx.options.webhookRetries ?? ctx.shape.retries;
-    let among: readonly Delivery[] = deliveries;
+    const receiver = ctx.receiver!;
     let from = 0;
     for (let round = 1; round <= ACK_ROUNDS; round++) {
-      const found = acknowledgement(ctx.stalls, among, from);
+      const seen = receiver.attempts(job.label);
+      const found = acknowledgement(ctx.stalls, seen, from);
       if (!found) break;
-      const { index: acked, inTime } = found;
-      const ack = among[acked]!;
-      if (!inTime) ctx.note(`the ${ack.answered} to attempt ${ack.seq} was given after the runner was held ${(heldBeforeAnswer(ctx.stalls, ack) / 1000).toFixed(1)} s since its stamp: the sender may have timed out, so it is not taken as the acknowledgement`);
-      const previousWait = acked > 0 ? gap(among[acked - 1]!, ack).longest : undefined;
-      const watchSeconds = watchAfterAckSeconds(ctx.options, schedule, acked, previousWait);
-      const latest = nextAttemptLatestSeconds(ctx.options, schedule, acked, previousWait);
+      const ack = seen[found.index]!;
+      if (found.doubt) ctx.note(`${found.doubt}: not taken as the acknowledgement; an attempt after it is judged by its own 2xx`);
+      const previousWait = found.index > 0 ? gap(seen[found.index - 1]!, ack).longest : undefined;
+      const positions = schedulePositions(seen, found.index);
+      const watchSeconds = Math.max(...positions.map((p) => watchAfterAckSeconds(ctx.options, schedule, p, previousWait)));
+      const latest = Math.max(...positions.map((p) => nextAttemptLatestSeconds(ctx.options, schedule, p, previousWait)));
       if (latest > MAX_WATCH_AFTER_ACK_SECONDS) ctx.note(`after the ${ack.answered} to attempt ${ack.seq}, a sender that took no notice of it would send again up to ${latest.toFixed(1)} s later, past the ${MAX_WATCH_AFTER_ACK_SECONDS} s this check watches: it watched ${watchSeconds.toFixed(1)} s (webhooks.retry-schedule looks again after moving a sandbox clock past the schedule)`);
-      const watchedUntil = ack.receivedAt + watchSeconds * 1000;
-      let after: Delivery[] = [];
-      for (let count = acked + 2; after.length === 0 && ctx.now() < watchedUntil; count++) {
-        const attempts = await ctx.receiver!.waitFor(job.label, count, Math.max(0, watchedUntil - ctx.now()));
-        if (attempts.length < count) break;
-        among = attempts;
-        after = attemptsAfter(ctx.stalls, attempts, acked);
+      // The watch leaves out the runner's stalls; what came is judged however late the check got here.
+      const remaining = () => ack.receivedAt + watchSeconds * 1000 + ctx.stalls.within(ack.receivedAt, ctx.now()) - ctx.now();
+      for (let count = seen.length + 1; attemptsAfter(receiver.attempts(job.label), found.index).length === 0 && remaining() > 0; count++) {
+        if ((await receiver.waitFor(job.label, count, remaining())).length < count) break;
       }
+      const after = attemptsAfter(receiver.attempts(job.label), found.index);
       if (after.length === 0) break;
-      if (inTime) {
+      if (found.sure) {
         fail({
           clause: 'WH-RETRY',
           message: `the event was sent again ${gap(ack, after[0]!).longest.toFixed(1)} s after the receiver acknowledged attempt ${ack.seq} with ${ack.answered}`,
@@ -83,9 +81,7 @@ export default defineCheck({
           evidence: [describeDelivery(ack), ...after.slice(0, 1).map(describeDelivery)],
         });
       }
-      // Given too late, the 2xx may have reached a sender that had given the attempt up: the
-      // attempt after it is a retry, and its own 2xx is judged in the next round.
-      from = acked + 1;
+      from = found.index + 1;
     }
     // Waits grow, where the always-failing receiver has seen three attempts already.
     const failing = ctx.world.job('photo-avatar');

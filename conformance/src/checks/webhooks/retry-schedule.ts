@@ -2,7 +2,7 @@ import { defineCheck, SANDBOX } from '../../check.ts';
 import { REACTION_MS } from '../../clock.ts';
 import type { CheckContext } from '../../context.ts';
 import { attemptsDue, describeDelivery } from '../../observe/arrivals.ts';
-import { ACK_ENDS_DELIVERY, acknowledgement, attemptsAfter, MAX_WATCH_AFTER_ACK_SECONDS, nextAttemptLatestSeconds } from '../../observe/acknowledgement.ts';
+import { ACK_ENDS_DELIVERY, acknowledgement, attemptsAfter, MAX_WATCH_AFTER_ACK_SECONDS, nextAttemptLatestSeconds, type RetrySchedule, schedulePositions } from '../../observe/acknowledgement.ts';
 import { fail, skip } from '../../outcome.ts';
 import type { Delivery } from '../../receiver/server.ts';
 
@@ -108,7 +108,7 @@ export default defineCheck({
  * schedule, so any attempt a sender that took no notice of the 2xx still had for it has
  * come by now. Where that check could watch it, the judgement is its alone.
  */
-function judgeAcknowledgedEvent(ctx: CheckContext, schedule: { delaysSeconds: number[]; jitter: number }): void {
+function judgeAcknowledgedEvent(ctx: CheckContext, schedule: RetrySchedule): void {
   const job = ctx.world.job('prompt-avatar');
   if (!job?.webhookUrl) return;
   const attempts = ctx.receiver!.attempts(job.label);
@@ -116,25 +116,23 @@ function judgeAcknowledgedEvent(ctx: CheckContext, schedule: { delaysSeconds: nu
     const found = acknowledgement(ctx.stalls, attempts, from);
     if (!found) return;
     const ack = attempts[found.index]!;
-    // A 2xx given too late for the sender: the attempt after it may be a retry, judged in turn.
-    if (!found.inTime) {
+    const after = attemptsAfter(attempts, found.index);
+    // Not surely the end of the delivery: the attempt after it may be a retry, judged in turn.
+    if (!found.sure) {
       from = found.index + 1;
       continue;
     }
     const previousWait = found.index > 0 ? ctx.clock.gap('main', attempts[found.index - 1]!.receivedAt, ack.receivedAt).longest : undefined;
-    if (nextAttemptLatestSeconds(ctx.options, schedule, found.index, previousWait) <= MAX_WATCH_AFTER_ACK_SECONDS) return;
-    const after = attemptsAfter(ctx.stalls, attempts, found.index);
-    if (after.length > 0) {
-      fail({
-        clause: 'WH-RETRY',
-        message: `the ${job.label} event was sent again after the receiver acknowledged attempt ${ack.seq} with ${ack.answered}, once the account's time had moved past the schedule`,
-        expected: 'no attempt after a 2xx',
-        received: `${after.length} more`,
-        fix: ACK_ENDS_DELIVERY,
-        evidence: [describeDelivery(ack), ...after.slice(0, 1).map(describeDelivery)],
-      });
-    }
-    return;
+    const latest = Math.max(...schedulePositions(attempts, found.index).map((p) => nextAttemptLatestSeconds(ctx.options, schedule, p, previousWait)));
+    if (latest <= MAX_WATCH_AFTER_ACK_SECONDS || after.length === 0) return;
+    fail({
+      clause: 'WH-RETRY',
+      message: `the ${job.label} event was sent again after the receiver acknowledged attempt ${ack.seq} with ${ack.answered}, once the account's time had moved past the schedule`,
+      expected: 'no attempt after a 2xx',
+      received: `${after.length} more`,
+      fix: ACK_ENDS_DELIVERY,
+      evidence: [describeDelivery(ack), ...after.slice(0, 1).map(describeDelivery)],
+    });
   }
 }
 
