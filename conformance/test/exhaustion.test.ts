@@ -178,6 +178,14 @@ describe('refusedBelowOwnLimit', () => {
     expect(refusedBelowOwnLimit(ctx, refused)).toBe(false);
   });
 
+  it("when the 429 names a longer window's limit, then it may be that window's, however short the wait it announced", async () => {
+    const { ctx } = refusalAfter(0, 30);
+    const refused = await ctx.http.send({ key: 'main', method: 'POST', path: '/v1/avatars', json: {}, on429: 'return' });
+    refused.responseHeaders['ratelimit-limit'] = '500';
+
+    expect(refusedBelowOwnLimit(ctx, refused)).toBe(false);
+  });
+
   it('when the answer is no 429, then it refused nothing', async () => {
     const { ctx } = refusalAfter(5, undefined);
     const admitted = await ctx.http.send({ key: 'main', method: 'POST', path: '/v1/avatars', json: {}, on429: 'return' });

@@ -145,12 +145,17 @@ export function surelyRefusedUntil(refused: Exchange): number | undefined {
  * weighted across two fixed windows) or a token bucket, refuses a key that sent less than
  * its limit over the last two windows; half leaves room for requests still in flight.
  * Such a refusal needs no confirmation that another key was still held: whatever held it,
- * it was not this key's own use.
+ * it was not this key's own use within the run (requests of the same key from elsewhere,
+ * which the run cannot see, would make any refusal of it unreadable anyway).
  */
 export function refusedBelowOwnLimit(ctx: CheckContext, refused: Exchange): boolean {
   const { key, bucket } = refused;
   if (refused.status !== 429 || bucket === undefined || !withinShortestWindow(ctx, refused)) return false;
   const limit = Math.min(...ctx.options.expectedLimits[bucket]);
+  // A refusal that names a longer window's limit (a day's can announce a short wait, its
+  // oldest request about to leave) says nothing of the shortest one.
+  const named = refused.responseHeaders['ratelimit-limit'];
+  if (named !== undefined && /^\s*\d+\s*$/.test(named) && Number(named) !== limit) return false;
   const since = refused.startedAt - 2 * shortestWindowSeconds(ctx) * 1000;
   const sent = ctx.http.log.filter((e) => e.key === key && e.bucket === bucket && e.startedAt >= since && e.startedAt <= refused.startedAt).length;
   return 2 * sent < limit;
@@ -166,7 +171,8 @@ export type WhileRefused<T> = { held: Held; result: T } | { held: undefined; rea
  * counter under steady use) only ever refuse for a moment.
  * `conclusive` says why a result proves nothing (undefined: it does).
  * `standsAlone`: a result that proves its point whether or not the key was still refused
- * after it (see refusedBelowOwnLimit), kept without the confirming request: on a loaded
+ * after it (see refusedBelowOwnLimit), kept without the confirming request (when
+ * `conclusive` finds no doubt in it either): on a loaded
  * machine a short window may reopen before that request on every try.
  * `key`: the key taken over its limit, by default the second account's.
  * Between tries the key waits for a fresh window, by the sandbox clock where it has one.
@@ -186,7 +192,7 @@ export async function whileRefused<T>(
     const short = until !== undefined && until - ctx.now() < HOLD_MS;
     if (!(options.costly && short && attempt === 1)) {
       const result = await observe(held, attempt);
-      if (options.standsAlone?.(result)) return { held, result };
+      if (options.standsAlone?.(result) && options.conclusive?.(result, held) === undefined) return { held, result };
       const confirm = await stillRefused(ctx, held.key);
       const doubt = confirm.status === 429 ? options.conclusive?.(result, held) : `the window reopened during the observation (confirmed with ${confirm.status})`;
       if (doubt === undefined) return { held, result };
