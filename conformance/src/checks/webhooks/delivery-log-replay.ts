@@ -112,22 +112,43 @@ export default defineCheck({
     }
     judgeReplay(failed, sent, eventId);
 
+    // Where the log marks each attempt's trigger, the replay is found by it: scheduled
+    // attempts the sender went on with after a 2xx are WH-RETRY's to judge
+    // (webhooks.retried-after-failure, webhooks.retry-schedule), and noted here.
+    const trigger = log.trigger;
+    if (trigger) {
+      const replays = (event: unknown) => attemptsOf(event, log.attempts).slice(before.length).filter((a) => at(a, trigger.pointer) === trigger.replay);
+      const after = await readUntil(ctx, eventPath, (event) => replays(event).length > 0 && !pending(event));
+      const added = attemptsOf(after.json, log.attempts).slice(before.length);
+      const replayed = replays(after.json);
+      if (added.length > replayed.length) ctx.note(`the log lists ${added.length - replayed.length} scheduled attempt(s) besides the replay, after the delivery had succeeded: see webhooks.retried-after-failure and webhooks.retry-schedule`);
+      if (replayed.length !== 1 || at(replayed[0], log.succeeded) !== true) {
+        fail({
+          clause: 'ND-WEBHOOK-LOG',
+          message: `after the replay, GET ${eventPath} does not list one more attempt with ${trigger.pointer} ${trigger.replay} that succeeded: ${describe(after)}`,
+          expected: `one attempt with ${trigger.pointer} ${trigger.replay} and ${log.succeeded} true after the ${before.length} before it`,
+          received: describe(after),
+          fix: 'Log the replay\'s attempt as any other, marked as a replay.',
+          exchanges: [replay, after],
+        });
+      }
+      return;
+    }
     const after = await readUntil(ctx, eventPath, (event) => attemptsOf(event, log.attempts).length > before.length && !pending(event));
-    const last = attemptsOf(after.json, log.attempts).at(-1);
-    const isReplay = !log.trigger || at(last, log.trigger.pointer) === log.trigger.replay;
-    // A scheduled attempt after one that succeeded is WH-RETRY's to report: the log cannot then end with the replay alone.
     const listed = attemptsOf(after.json, log.attempts);
+    const last = listed.at(-1);
+    // Without a trigger a scheduled attempt after one that succeeded cannot be told from the
+    // replay: WH-RETRY's to report, and the log cannot then end with the replay alone.
     const acked = listed.findIndex((a) => at(a, log.succeeded) === true);
-    const since = acked < 0 ? [] : listed.slice(acked + 1);
-    const scheduled = log.trigger ? since.filter((a) => at(a, log.trigger!.pointer) !== log.trigger!.replay).length : since.length - 1;
-    if (scheduled > 0) skip(`the log lists ${scheduled} scheduled attempt(s) after attempt ${acked + 1} succeeded: its 2xx did not end the delivery (see webhooks.retried-after-failure), so the log cannot end with the replay alone`);
-    if (!last || at(last, log.succeeded) !== true || !isReplay || attemptsOf(after.json, log.attempts).length !== before.length + 1) {
+    const since = acked < 0 ? 0 : listed.length - acked - 1;
+    if (since > 1) skip(`the log lists ${since - 1} attempt(s) besides the replay after attempt ${acked + 1} succeeded: its 2xx did not end the delivery (see webhooks.retried-after-failure), and without a trigger the replay cannot be told from them`);
+    if (!last || at(last, log.succeeded) !== true || listed.length !== before.length + 1) {
       fail({
         clause: 'ND-WEBHOOK-LOG',
         message: `after the replay, GET ${eventPath} does not end with one more attempt, a succeeded replay: ${describe(after)}`,
-        expected: `${before.length + 1} attempts, the last with ${log.succeeded} true${log.trigger ? ` and ${log.trigger.pointer} ${log.trigger.replay}` : ''}`,
+        expected: `${before.length + 1} attempts, the last with ${log.succeeded} true`,
         received: describe(after),
-        fix: 'Log the replay\'s attempt as any other, marked as a replay.',
+        fix: 'Log the replay\'s attempt as any other.',
         exchanges: [replay, after],
       });
     }
