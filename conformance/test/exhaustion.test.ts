@@ -149,48 +149,46 @@ describe('whileRefused on a machine too loaded to hold a short window', () => {
 });
 
 describe('refusedBelowOwnLimit', () => {
-  // The scripted service's shortest window: 3 generation requests a minute.
-  const refusalAfter = (mainSentBefore: number, retryAfter: number | undefined) => {
-    const { ctx, sent } = scriptedContext((request, before) => (before.filter((e) => e.key === 'main').length < mainSentBefore ? { status: 201 } : { status: 429, ...(retryAfter === undefined ? {} : { retryAfter }) }));
-    return { ctx, sent };
+  // The scripted service's shortest window: 3 generation requests a minute. The main key's
+  // first `admitted` creates are admitted, every later one refused announcing `retryAfter`.
+  const lastOf = async (sends: number, admitted: number, retryAfter: number | undefined) => {
+    const { ctx } = scriptedContext((_request, before) => (before.filter((e) => e.key === 'main').length < admitted ? { status: 201 } : { status: 429, ...(retryAfter === undefined ? {} : { retryAfter }) }));
+    const send = () => ctx.http.send({ key: 'main', method: 'POST', path: '/v1/avatars', json: {}, on429: 'return' });
+    for (let i = 1; i < sends; i++) await send();
+    return { ctx, answer: await send() };
   };
 
   it('when the key sent nothing before its 429, then no window of its own refused it', async () => {
-    const { ctx } = refusalAfter(0, 30);
-    const refused = await ctx.http.send({ key: 'main', method: 'POST', path: '/v1/avatars', json: {}, on429: 'return' });
+    const { ctx, answer } = await lastOf(1, 0, 30);
 
-    expect(refusedBelowOwnLimit(ctx, refused)).toBe(true);
+    expect(refusedBelowOwnLimit(ctx, answer)).toBe(true);
   });
 
   it('when the key sent half its limit or more within the last two windows, then its own window may have refused it', async () => {
-    const { ctx } = refusalAfter(2, 30);
-    for (let i = 0; i < 2; i++) await ctx.http.send({ key: 'main', method: 'POST', path: '/v1/avatars', json: {}, on429: 'return' });
-    const refused = await ctx.http.send({ key: 'main', method: 'POST', path: '/v1/avatars', json: {}, on429: 'return' });
+    const { ctx, answer } = await lastOf(3, 2, 30);
 
-    expect(refused.status).toBe(429);
-    expect(refusedBelowOwnLimit(ctx, refused)).toBe(false);
+    expect(answer.status).toBe(429);
+    expect(refusedBelowOwnLimit(ctx, answer)).toBe(false);
   });
 
   it('when the 429 announces a wait longer than the shortest window, then it may be a longer window of its own (the day\'s)', async () => {
-    const { ctx } = refusalAfter(0, 3600);
-    const refused = await ctx.http.send({ key: 'main', method: 'POST', path: '/v1/avatars', json: {}, on429: 'return' });
+    const { ctx, answer } = await lastOf(1, 0, 3600);
 
-    expect(refusedBelowOwnLimit(ctx, refused)).toBe(false);
+    expect(refusedBelowOwnLimit(ctx, answer)).toBe(false);
   });
 
   it("when the 429 names a longer window's limit, then it may be that window's, however short the wait it announced", async () => {
-    const { ctx } = refusalAfter(0, 30);
-    const refused = await ctx.http.send({ key: 'main', method: 'POST', path: '/v1/avatars', json: {}, on429: 'return' });
-    refused.responseHeaders['ratelimit-limit'] = '500';
+    const { ctx, answer } = await lastOf(1, 0, 30);
+    answer.responseHeaders['ratelimit-limit'] = '500';
 
-    expect(refusedBelowOwnLimit(ctx, refused)).toBe(false);
+    expect(refusedBelowOwnLimit(ctx, answer)).toBe(false);
   });
 
   it('when the answer is no 429, then it refused nothing', async () => {
-    const { ctx } = refusalAfter(5, undefined);
-    const admitted = await ctx.http.send({ key: 'main', method: 'POST', path: '/v1/avatars', json: {}, on429: 'return' });
+    const { ctx, answer } = await lastOf(1, 5, undefined);
 
-    expect(refusedBelowOwnLimit(ctx, admitted)).toBe(false);
+    expect(answer.status).toBe(201);
+    expect(refusedBelowOwnLimit(ctx, answer)).toBe(false);
   });
 });
 
