@@ -167,6 +167,11 @@ export function firstRetryLatestSeconds(options: Pick<ResolvedOptions, 'webhookF
   return options.webhookFirstRetrySeconds * (1 + WEBHOOK_DELIVERY.jitter);
 }
 
+/** The whole retry schedule the run holds the implementation to: --webhook-retries, else its profile's; undefined where neither states one. */
+export function retryScheduleOf(options: Pick<ResolvedOptions, 'webhookRetries' | 'implementation'>): { delaysSeconds: number[]; jitter: number } | undefined {
+  return options.webhookRetries ?? options.implementation.retries ?? undefined;
+}
+
 export function resolveOptions(options: RunOptions): ResolvedOptions {
   const profile = options.profile ?? 'core';
   const implementation = implementationFor(options, profile);

@@ -14,7 +14,7 @@ import { ContractValidator, DEFAULT_OPENAPI_PATH } from './contract.ts';
 import { type Deadline, deadline, LimitReached, reached, RUN_SCOPE, sleepWithin, within } from './deadline.ts';
 import { checkScope, type Exchange, Http, type KeyName, redact, UnreachableError } from './http.ts';
 import { Shape } from './implementation/shape.ts';
-import { resolveOptions, type ResolvedOptions, type RunOptions } from './options.ts';
+import { resolveOptions, retryScheduleOf, type ResolvedOptions, type RunOptions } from './options.ts';
 import { CheckFailure, CheckSkip, failedOutcome, type FailureReport, PrerequisiteError, type Phase } from './outcome.ts';
 import { windowFor } from './observe/rate-limit-headers.ts';
 import { timeline } from './observe/timeline.ts';
@@ -303,7 +303,7 @@ export async function runConformance(input: RunOptions, traffic?: { -readonly [K
       deliveries: receiver?.deliveries() ?? [],
       eventType: (delivery) => shape.eventType(delivery),
       jobs: world.jobs,
-      schedule: options.webhookRetries ?? shape.retries,
+      schedule: retryScheduleOf(options),
     });
     return buildReport(options, startedAt, ordered, http.log.length, receiver?.deliveries().length ?? 0, reportBound(), { budget: { ...budget, ...(spent ? { spent } : {}) }, observations });
   }

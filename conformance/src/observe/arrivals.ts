@@ -6,7 +6,7 @@
 // delivery's wait, not one per check; and a retry is not awaited at all once its first
 // attempt is known never to have come.
 import type { CheckContext } from '../context.ts';
-import type { Delivery } from '../receiver/server.ts';
+import { type Delivery, STAMPED_HEADERS } from '../receiver/server.ts';
 import type { Stalls } from '../stalls.ts';
 import type { TrackedJob } from '../world.ts';
 import { skip } from '../outcome.ts';
@@ -62,7 +62,7 @@ export function dataObject(delivery: Delivery): Record<string, unknown> | undefi
 }
 
 export function describeDelivery(delivery: Delivery): string {
-  const headers = ['x-service-event-id', 'x-service-timestamp', 'x-service-signature'].map((name) => `${name}: ${delivery.headers[name] ?? '(absent)'}`);
+  const headers = STAMPED_HEADERS.map((name) => `${name}: ${delivery.headers[name] ?? '(absent)'}`);
   return [`webhook #${delivery.seq} to ${delivery.label} (answered ${delivery.answered})`, ...headers, delivery.rawBody.slice(0, 400)].join('\n');
 }
 

@@ -64,7 +64,7 @@ export interface ReceiverOptions {
 const MAX_BODY_BYTES = 1024 * 1024;
 
 /** The headers an attempt is stamped and signed with: an attempt sent again carries them unchanged. */
-const STAMPED_HEADERS = ['x-service-event-id', 'x-service-timestamp', 'x-service-signature'];
+export const STAMPED_HEADERS = ['x-service-event-id', 'x-service-timestamp', 'x-service-signature'];
 
 /** Whether two deliveries are the same bytes: body, event ID, timestamp and signature. */
 export function sameBytes(a: Pick<Delivery, 'rawBody' | 'headers'>, b: Pick<Delivery, 'rawBody' | 'headers'>): boolean {

@@ -1,6 +1,6 @@
 import { formatNumber, WEBHOOK_DELIVERY } from '../../../../contract/numbers.ts';
 import { defineCheck, STATEFUL } from '../../check.ts';
-import { firstRetryLatestSeconds } from '../../options.ts';
+import { firstRetryLatestSeconds, retryScheduleOf } from '../../options.ts';
 import { ACK_ENDS_DELIVERY, acknowledgement, attemptsAfter, MAX_WATCH_AFTER_ACK_SECONDS, nextAttemptLatestSeconds, schedulePositions, watchAfterAckSeconds } from '../../observe/acknowledgement.ts';
 import { describeDelivery, retried } from '../../observe/arrivals.ts';
 import { fail, skip } from '../../outcome.ts';
@@ -23,7 +23,7 @@ export default defineCheck({
   // The retry itself is awaited with the run's shared jobs; then the watch after its 2xx
   // for an attempt that should not come, once more when that 2xx was not surely the end.
   waits: (a) => {
-    const schedule = a.options.webhookRetries ?? a.options.implementation.retries ?? undefined;
+    const schedule = retryScheduleOf(a.options);
     const longest = schedule ? Math.max(...[1, 2, 3].map((i) => watchAfterAckSeconds(a.options, schedule, i, undefined))) : MAX_WATCH_AFTER_ACK_SECONDS;
     return ACK_ROUNDS * longest;
   },
@@ -50,7 +50,7 @@ export default defineCheck({
     // No attempt after the 2xx that ended the delivery. Watched until a sender that took no
     // notice of it would have sent again: one that runs its whole schedule sends the next
     // attempt one wait later, not at once.
-    const schedule = ctx.options.webhookRetries ?? ctx.shape.retries;
+    const schedule = retryScheduleOf(ctx.options);
     const receiver = ctx.receiver!;
     let from = 0;
     for (let round = 1; round <= ACK_ROUNDS; round++) {

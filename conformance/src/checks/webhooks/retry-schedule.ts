@@ -4,6 +4,7 @@ import type { CheckContext } from '../../context.ts';
 import { attemptsDue, describeDelivery } from '../../observe/arrivals.ts';
 import { ACK_ENDS_DELIVERY, acknowledgement, attemptsAfter, MAX_WATCH_AFTER_ACK_SECONDS, nextAttemptLatestSeconds, type RetrySchedule, schedulePositions } from '../../observe/acknowledgement.ts';
 import { fail, skip } from '../../outcome.ts';
+import { retryScheduleOf } from '../../options.ts';
 import type { Delivery } from '../../receiver/server.ts';
 
 /** How long after an attempt arrives a sender may take to record its failure and schedule the retry. */
@@ -30,12 +31,12 @@ export default defineCheck({
   // delivery's lateness; then the watch after the last. (The first attempt is due with
   // the run's shared jobs: its avatar ends with theirs.)
   waits: (a) => {
-    const retries = (a.options.webhookRetries ?? a.options.implementation.retries)?.delaysSeconds.length ?? 0;
+    const retries = retryScheduleOf(a.options)?.delaysSeconds.length ?? 0;
     const each = Math.min(a.delivery, MAX_RETRY_WAIT_SECONDS) + 2 * a.request + (SENDER_SETTLE_MS + EARLY_GRACE_MS) / 1000;
     return retries * each + REACTION_MS / 1000;
   },
   async run(ctx) {
-    const schedule = ctx.options.webhookRetries ?? ctx.shape.retries;
+    const schedule = retryScheduleOf(ctx.options);
     if (!schedule) skip('the implementation profile states no retry schedule (webhook_retries) and --webhook-retries was not given');
     const job = await ctx.world.kickoffJob('photo-avatar');
     await job.settled;
@@ -115,13 +116,13 @@ function judgeAcknowledgedEvent(ctx: CheckContext, schedule: RetrySchedule): voi
   for (let from = 0; ; ) {
     const found = acknowledgement(ctx.stalls, attempts, from);
     if (!found) return;
-    const ack = attempts[found.index]!;
-    const after = attemptsAfter(attempts, found.index);
     // Not surely the end of the delivery: the attempt after it may be a retry, judged in turn.
     if (!found.sure) {
       from = found.index + 1;
       continue;
     }
+    const ack = attempts[found.index]!;
+    const after = attemptsAfter(attempts, found.index);
     const previousWait = found.index > 0 ? ctx.clock.gap('main', attempts[found.index - 1]!.receivedAt, ack.receivedAt).longest : undefined;
     const latest = Math.max(...schedulePositions(attempts, found.index).map((p) => nextAttemptLatestSeconds(ctx.options, schedule, p, previousWait)));
     if (latest <= MAX_WATCH_AFTER_ACK_SECONDS || after.length === 0) return;
