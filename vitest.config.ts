@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { useRunTempFolder } from './test/support/runTempFolder.ts';
 
 // The suite starts hundreds of Node processes (servers, the runner's CLI, the operator
 // command), and each spent most of its start stripping types from and compiling the same
@@ -9,6 +10,10 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 // work between processes (a changed file is compiled anew); the workers and every child
 // they start inherit the setting. One the developer set is kept.
 process.env.NODE_COMPILE_CACHE ??= join(import.meta.dirname, 'node_modules', '.cache', 'node-compile-cache');
+
+// Every temporary file of the run, the tests' and their children's, in one folder that a
+// passing run removes as it ends (test/support/runTempFolder.ts).
+useRunTempFolder();
 
 /**
  * Files that take long whatever the machine (whole conformance runs, which wait on jobs,
