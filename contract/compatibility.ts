@@ -48,7 +48,20 @@ export interface Change {
   accepted?: string;
   /** With `accepted`: what a client must do about the change, when the decision says. */
   action?: string;
+  /**
+   * How a value is told to be of each variant `where` passes through (a `[label]` of its
+   * member path), keyed by the member path up to and including that label: what a reader
+   * of traffic needs to count only the calls of that variant. Absent where it passes
+   * through none, or through none that can be told apart.
+   */
+  variants?: Record<string, VariantSelector>;
 }
+
+/**
+ * What tells a value to be of one variant: the discriminator's (or a const member's)
+ * value, else the members only it requires, else its JSON types.
+ */
+export type VariantSelector = { property: string; value: string } | { required: string[] } | { types: string[] };
 
 /** The changes with each breaking one that an accepted break names marked with its reason (and what a client must do). */
 export function markAccepted(changes: Change[], accepted: readonly { rule: string; where: readonly string[]; reason: string; action?: string }[]): Change[] {
@@ -77,6 +90,8 @@ interface Walk {
   documented: WeakMap<object, WeakSet<object>>;
   /** The same for the format an ID's description states: reported once, where first met. */
   idFormats: WeakMap<object, WeakSet<object>>;
+  /** Each variant met, by its place (`<site>: <path>[<label>]`): its member path and what tells its values apart. */
+  variants: Map<string, { member: string; selector: VariantSelector }>;
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -92,7 +107,7 @@ const EXACT_CONSTRAINTS = ['pattern', 'format', 'multipleOf', 'uniqueItems'];
 const MODELLED = new Set(['$ref', 'type', 'enum', 'const', 'properties', 'required', 'additionalProperties', 'items', 'default', 'deprecated', 'oneOf', 'anyOf', 'discriminator', ...LOWER_BOUNDS, ...UPPER_BOUNDS, ...EXACT_CONSTRAINTS]);
 
 export function compareDocuments(base: Json, head: Json): Change[] {
-  const walk: Walk = { base, head, changes: [], documented: new WeakMap(), idFormats: new WeakMap() };
+  const walk: Walk = { base, head, changes: [], documented: new WeakMap(), idFormats: new WeakMap(), variants: new Map() };
   for (const key of ['info', 'servers', 'tags']) {
     if (!same(base[key], head[key])) add(walk, 'other', key, `${key} changed`);
   }
@@ -362,6 +377,7 @@ interface Variant {
   /** The discriminator's value for this variant. */
   tag?: string;
   label: string;
+  selector?: VariantSelector;
 }
 
 function compareVariants(walk: Walk, site: Site, path: string, base: Variant[], head: Variant[], stack: string[]): void {
@@ -379,10 +395,16 @@ function compareVariants(walk: Walk, site: Site, path: string, base: Variant[], 
       taken.add(h);
     });
   }
-  const at = (variant: Variant) => `${site.where}: ${path}[${variant.label}]`;
+  const at = (variant: Variant) => {
+    const member = `${path}[${variant.label}]`;
+    const place = `${site.where}: ${member}`;
+    if (variant.selector) walk.variants.set(place, { member, selector: variant.selector });
+    return place;
+  };
   for (const b of base.filter((v) => !matched.has(v))) add(walk, narrowed(site), at(b), `${site.noun} variant removed`);
   for (const h of head.filter((v) => !taken.has(v))) add(walk, widened(site), at(h), `${site.noun} variant added`);
   for (const [b, h] of matched) {
+    at(h);
     const label = `${path}[${h.label}]`;
     compareDocs(walk, `${site.where}: ${label}`, b.original, h.original);
     compareSchema(walk, site, label, b.schema, h.schema, stack);
@@ -585,8 +607,19 @@ function variantsOf(doc: Json, schema: Json): Variant[] {
     const title = typeof part.title === 'string' ? part.title : undefined;
     const tag = property === undefined ? undefined : tagOf(doc, schemas[i]!, property);
     const ref = refOf(listed[i])?.split('/').pop();
-    return { schema: schemas[i]!, original: part, title, tag, label: title ?? (tag !== undefined ? `${property}=${tag}` : (ref ?? `#${i + 1}`)) };
+    const label = title ?? (tag !== undefined ? `${property}=${tag}` : (ref ?? `#${i + 1}`));
+    const selector = selectorOf(tag === undefined ? undefined : { property: property!, value: tag }, part);
+    return { schema: schemas[i]!, original: part, title, tag, label, ...(selector ? { selector } : {}) };
   });
+}
+
+/** What tells a variant's values apart: its tag, else the members it alone requires, else its types. */
+function selectorOf(tag: { property: string; value: string } | undefined, part: Json): VariantSelector | undefined {
+  if (tag) return tag;
+  const required = arr(part.required).filter((name): name is string => typeof name === 'string');
+  if (required.length > 0) return { required };
+  const types = typesOf(part);
+  return types ? { types: [...types] } : undefined;
 }
 
 function conditionalUnion(doc: Json, schema: Json): { property: string; branches: { tag: string; then: Json }[] } | undefined {
@@ -672,7 +705,18 @@ function withoutDocs(node: Json): Json {
 }
 
 function add(walk: Walk, kind: ChangeKind, where: string, rule: string, detail?: string): void {
-  walk.changes.push(detail === undefined ? { kind, where, rule } : { kind, where, rule, detail });
+  const change: Change = detail === undefined ? { kind, where, rule } : { kind, where, rule, detail };
+  const variants = variantsOnTheWay(walk, where);
+  walk.changes.push(variants ? { ...change, variants } : change);
+}
+
+/** The variants a change's place passes through, keyed by its member path up to each. */
+function variantsOnTheWay(walk: Walk, where: string): Record<string, VariantSelector> | undefined {
+  const found: Record<string, VariantSelector> = {};
+  for (const [place, { member, selector }] of walk.variants) {
+    if (where === place || where.startsWith(`${place}.`) || where.startsWith(`${place}[`)) found[member] = selector;
+  }
+  return Object.keys(found).length > 0 ? found : undefined;
 }
 
 /** Equal as JSON values: the order of an object's keys does not count. */

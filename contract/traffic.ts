@@ -6,7 +6,7 @@
 // it names one, and showing (or sending) its member where it names one. A change that
 // touches no observed call is said to be so: it breaks a client only through calls this
 // traffic does not hold.
-import type { Change } from './compatibility.ts';
+import type { Change, VariantSelector } from './compatibility.ts';
 
 /** One call of the traffic, as the judging reads it. */
 export interface ObservedCall {
@@ -96,7 +96,7 @@ export function judgeAgainstTraffic(changes: readonly Change[], calls: readonly 
       if (ofSite.length === 0) return { change, touched: [], untouched: site.webhook !== undefined ? `no ${site.webhook} webhook was observed` : `no ${site.method} ${site.template} call was observed` };
       const ofStatus = site.status === undefined ? ofSite : ofSite.filter((call) => statusMatches(site.status!, call.status));
       if (ofStatus.length === 0) return { change, touched: [], untouched: `${counted(ofSite.length, 'call')} of ${label(site)} observed, none answered ${site.status}` };
-      const hit = ofStatus.filter((call) => touches(site, change.rule, call));
+      const hit = ofStatus.filter((call) => touches(site, change, call));
       if (hit.length === 0) return { change, touched: [], untouched: `${counted(ofStatus.length, 'call')} of ${label(site)}${site.status ? ` answered ${site.status}` : ''} observed, none ${site.member ? `${site.side === 'request' ? 'sent' : 'showed'} ${site.member}` : `with its ${site.part}`}` };
       const groups = new Map<string, TouchedCalls>();
       for (const call of hit) {
@@ -160,11 +160,11 @@ function partOf(rest: string): { part?: string } {
 }
 
 /** Whether a call shows what the change is about: the member it names, the parameter or header, or else the call itself. */
-function touches(site: Site, rule: string, call: ObservedCall): boolean {
+function touches(site: Site, change: Change, call: ObservedCall): boolean {
   // A rule that now asks for what calls did not send breaks the calls that lack it.
-  const demands = /(required .* added|now required)/.test(rule);
+  const demands = /(required .* added|now required)/.test(change.rule);
   if (site.member) {
-    const present = hasMember(site.side === 'request' ? call.requestJson : call.responseJson, site.member);
+    const present = hasMember(site.side === 'request' ? call.requestJson : call.responseJson, site.member, change.variants);
     return demands ? !present : present;
   }
   if (site.part) {
@@ -181,28 +181,77 @@ function touches(site: Site, rule: string, call: ObservedCall): boolean {
   return true;
 }
 
-/** Whether `json` holds the member path: `a.b`, `data[].name` (any item), a variant `[label]` read as any. */
-export function hasMember(json: unknown, path: string): boolean {
-  const steps = path.split('.').flatMap((step) => {
-    const name = step.replace(/\[[^\]]*\]/g, '');
-    const items = /\[\]/.test(step);
-    return [{ name, items }];
-  });
+/**
+ * Whether `json` holds the member path: `a.b`, `data[].name` (any item), `[label].b` (the
+ * value when it is of that variant, told by `variants`, keyed by the path up to the label;
+ * a variant with no selector there is read as any).
+ */
+export function hasMember(json: unknown, path: string, variants: Readonly<Record<string, VariantSelector>> = {}): boolean {
   let values: unknown[] = [json];
-  for (const { name, items } of steps) {
-    const next: unknown[] = [];
-    for (const value of values) {
-      if (!value || typeof value !== 'object' || Array.isArray(value)) continue;
-      if (name && !(name in value)) continue;
-      const member = name ? (value as Record<string, unknown>)[name] : value;
-      if (items) {
-        if (Array.isArray(member)) next.push(...member);
-      } else next.push(member);
+  for (const { name, brackets, upTo } of memberSteps(path)) {
+    values = values.flatMap((value) => {
+      if (!name) return [value];
+      return value && typeof value === 'object' && !Array.isArray(value) && name in value ? [(value as Record<string, unknown>)[name]] : [];
+    });
+    for (const { label, through } of brackets.map((label, i) => ({ label, through: upTo[i]! }))) {
+      if (label === '') values = values.flatMap((value) => (Array.isArray(value) ? value : []));
+      else {
+        const selector = variants[through];
+        if (selector) values = values.filter((value) => selects(selector, value));
+      }
     }
-    values = next;
     if (values.length === 0) return false;
   }
   return true;
+}
+
+/**
+ * A member path read step by step: each step's name and the brackets after it (`''` for
+ * an array's items, else a variant's label), with the path up to each bracket. Dots and
+ * brackets inside a label are the label's.
+ */
+function memberSteps(path: string): { name: string; brackets: string[]; upTo: string[] }[] {
+  const steps: { name: string; brackets: string[]; upTo: string[] }[] = [];
+  let step = { name: '', brackets: [] as string[], upTo: [] as string[] };
+  let at = 0;
+  while (at < path.length) {
+    const char = path[at]!;
+    if (char === '[') {
+      let end = at + 1;
+      for (let depth = 1; end < path.length; end++) {
+        if (path[end] === '[') depth++;
+        else if (path[end] === ']' && --depth === 0) break;
+      }
+      step.brackets.push(path.slice(at + 1, end));
+      step.upTo.push(path.slice(0, end + 1));
+      at = end + 1;
+    } else if (char === '.') {
+      steps.push(step);
+      step = { name: '', brackets: [], upTo: [] };
+      at++;
+    } else {
+      step.name += char;
+      at++;
+    }
+  }
+  steps.push(step);
+  return steps;
+}
+
+/** Whether a value is of the variant the selector tells. */
+function selects(selector: VariantSelector, value: unknown): boolean {
+  const object = value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  if ('property' in selector) return object !== undefined && object[selector.property] !== undefined && String(object[selector.property]) === selector.value;
+  if ('required' in selector) return object !== undefined && selector.required.every((name) => name in object);
+  return selector.types.some((type) => jsonTypeIs(type, value));
+}
+
+function jsonTypeIs(type: string, value: unknown): boolean {
+  if (type === 'null') return value === null;
+  if (type === 'array') return Array.isArray(value);
+  if (type === 'object') return value !== null && typeof value === 'object' && !Array.isArray(value);
+  if (type === 'integer') return Number.isInteger(value);
+  return typeof value === type;
 }
 
 function statusMatches(status: string, observed: number): boolean {
