@@ -11,6 +11,7 @@ import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT } from './bench/procs.ts';
 import { measured, UsageError, wholeNumber } from './measuredCommand.ts';
+import { keptFolderIn } from '../test/support/runTempFolder.ts';
 
 const NAME = 'test:repeat';
 const VITEST = join(ROOT, 'node_modules', 'vitest', 'vitest.mjs');
@@ -181,7 +182,8 @@ function main(argv: string[]): Promise<number> {
           seen.runs.push(run);
           failures.set(key, seen);
         }
-        process.stdout.write(`run ${run}/${args.times}: ${report.numPassedTests} passed, ${report.numFailedTests} failed, ${(end.wallMs / 1000).toFixed(1)} s${failed.length > 0 ? `\n${failed.map((f) => `    ✗ ${f.key}`).join('\n')}` : ''}\n`);
+        const kept = keptFolderIn(end.output);
+        process.stdout.write(`run ${run}/${args.times}: ${report.numPassedTests} passed, ${report.numFailedTests} failed, ${(end.wallMs / 1000).toFixed(1)} s${failed.length > 0 ? `\n${failed.map((f) => `    ✗ ${f.key}`).join('\n')}` : ''}${kept ? `\n    its temporary files are kept in ${kept}` : ''}\n`);
       }
       load.sayIfLighter();
       const sorted = [...failures.values()].sort((a, b) => b.runs.length - a.runs.length || a.key.localeCompare(b.key));

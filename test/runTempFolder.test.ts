@@ -1,5 +1,5 @@
 // The run's temporary files go in one folder of its own, removed when the run passes and
-// kept when it fails (test/support/runTempFolder.ts, used by vitest.config.ts).
+// kept when its tests fail (test/support/runTempFolder.ts, used by vitest.config.ts).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,6 +40,15 @@ describe("the run's temporary folder", () => {
     const run = runProcess(parent, 0);
 
     expect(run.status, run.stderr).toBe(0);
+    expect(readdirSync(parent)).toEqual([]);
+  });
+
+  it('is removed when the run was stopped by hand (Ctrl-C ends a watch session with 130)', () => {
+    const parent = mkdtempSync(join(tmpdir(), 'parent-'));
+
+    const run = runProcess(parent, 130);
+
+    expect(run.status).toBe(130);
     expect(readdirSync(parent)).toEqual([]);
   });
 

@@ -2,7 +2,7 @@
 // failed in any run listed with how often. Driven here on a two-test suite of its own
 // (test/support/repeat) whose second test fails on every other run.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -28,7 +28,10 @@ describe('npm run test:repeat', () => {
     const { code, out } = repeat(['--times', '2', '--busy', '1', ...FLAKY_SUITE]);
 
     expect(out).toContain('1 busy loop');
-    expect(out).toMatch(/run 2\/2: 2 passed, 0 failed/);
+    expect(out).toMatch(/run 2\/2: 2 passed, 0 failed, [\d.]+ s\n\n/);
+    // The failed run kept its temporary files and the command says where; the passing one did not.
+    const kept = /run 1\/2: [^\n]*\n(?: {4}✗[^\n]*\n)+ {4}its temporary files are kept in (\S+)\n/.exec(out)?.[1];
+    expect(kept && existsSync(kept), out).toBe(true);
     expect(out).toContain('1/2  test/support/repeat/flaky.check.ts > fails on every other run');
     expect(out).toContain('runs 1: AssertionError: run 1 is odd');
     expect(out).not.toContain('> always holds');

@@ -45,9 +45,12 @@ export const RENDER_SLOTS = 2;
  * render does not strip and compile them again, a sixth of a render process's CPU. One
  * folder per user of the machine, kept across restarts; since what it holds is code that
  * runs, it is used only while it is this user's alone (undefined otherwise, and renders
- * compile as before).
+ * compile as before). NODE_COMPILE_CACHE, where set, names it instead.
  */
-export function renderCompileCache(dir = join(tmpdir(), `avatar-video-compile-cache-${process.getuid?.() ?? 'user'}`)): string | undefined {
+export function renderCompileCache(dir = join(tmpdir(), `avatar-video-compile-cache-${process.getuid?.() ?? 'user'}`), env: NodeJS.ProcessEnv = process.env): string | undefined {
+  // One the operator set (NODE_COMPILE_CACHE) is kept: Node already runs this process
+  // from it, and it outlives a temp folder made for one run (as the test suite's is).
+  if (env.NODE_COMPILE_CACHE) return env.NODE_COMPILE_CACHE;
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const found = lstatSync(dir);

@@ -7,15 +7,17 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { renderCompileCache } from '../../src/engine/videos.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'compile-cache-test-'));
+/** An environment that names no compile cache (the test run's own names one). */
+const NO_CACHE_SET = {};
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe("the render processes' compile cache", () => {
   it('is a folder made for this user alone', () => {
     const dir = join(scratch, 'made');
 
-    expect(renderCompileCache(dir)).toBe(dir);
+    expect(renderCompileCache(dir, NO_CACHE_SET)).toBe(dir);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
-    expect(renderCompileCache(dir)).toBe(dir); // and taken again as it is
+    expect(renderCompileCache(dir, NO_CACHE_SET)).toBe(dir); // and taken again as it is
   });
 
   it('is not used when others may write to it, or when it is not a folder of its own', () => {
@@ -27,8 +29,14 @@ describe("the render processes' compile cache", () => {
     const link = join(scratch, 'link');
     symlinkSync(join(scratch, 'made'), link);
 
-    expect(renderCompileCache(open)).toBeUndefined();
-    expect(renderCompileCache(file)).toBeUndefined();
-    expect(renderCompileCache(link)).toBeUndefined();
+    expect(renderCompileCache(open, NO_CACHE_SET)).toBeUndefined();
+    expect(renderCompileCache(file, NO_CACHE_SET)).toBeUndefined();
+    expect(renderCompileCache(link, NO_CACHE_SET)).toBeUndefined();
+  });
+
+  it('is the one NODE_COMPILE_CACHE names, where it is set', () => {
+    const named = join(scratch, 'named');
+
+    expect(renderCompileCache(join(scratch, 'unused'), { NODE_COMPILE_CACHE: named })).toBe(named);
   });
 });
