@@ -395,16 +395,17 @@ function compareVariants(walk: Walk, site: Site, path: string, base: Variant[], 
       taken.add(h);
     });
   }
-  const at = (variant: Variant) => {
+  // Traffic was made against the base: a variant both have is told apart as the base tells it.
+  const at = (variant: Variant, toldBy: Variant = variant) => {
     const member = `${path}[${variant.label}]`;
     const place = `${site.where}: ${member}`;
-    if (variant.selector) walk.variants.set(place, { member, selector: variant.selector });
+    if (toldBy.selector) walk.variants.set(place, { member, selector: toldBy.selector });
     return place;
   };
   for (const b of base.filter((v) => !matched.has(v))) add(walk, narrowed(site), at(b), `${site.noun} variant removed`);
   for (const h of head.filter((v) => !taken.has(v))) add(walk, widened(site), at(h), `${site.noun} variant added`);
   for (const [b, h] of matched) {
-    at(h);
+    at(h, b);
     const label = `${path}[${h.label}]`;
     compareDocs(walk, `${site.where}: ${label}`, b.original, h.original);
     compareSchema(walk, site, label, b.schema, h.schema, stack);
@@ -603,21 +604,27 @@ function variantsOf(doc: Json, schema: Json): Variant[] {
   const schemas = parts.map((part) => merge(parent, part));
   // Without a discriminator, a member that is a const in every variant tells them apart.
   property ??= Object.keys(obj(schemas[0]?.properties)).find((name) => schemas.every((s) => tagOf(doc, s, name) !== undefined));
+  const requires = schemas.map((schema) => arr(schema.required).filter((name): name is string => typeof name === 'string'));
   return parts.map((part, i): Variant => {
     const title = typeof part.title === 'string' ? part.title : undefined;
     const tag = property === undefined ? undefined : tagOf(doc, schemas[i]!, property);
     const ref = refOf(listed[i])?.split('/').pop();
     const label = title ?? (tag !== undefined ? `${property}=${tag}` : (ref ?? `#${i + 1}`));
-    const selector = selectorOf(tag === undefined ? undefined : { property: property!, value: tag }, part);
+    const alone = requires[i]!.filter((name) => requires.every((other, k) => k === i || !other.includes(name)));
+    const selector = selectorOf(tag === undefined ? undefined : { property: property!, value: tag }, alone, part);
     return { schema: schemas[i]!, original: part, title, tag, label, ...(selector ? { selector } : {}) };
   });
 }
 
-/** What tells a variant's values apart: its tag, else the members it alone requires, else its types. */
-function selectorOf(tag: { property: string; value: string } | undefined, part: Json): VariantSelector | undefined {
+/**
+ * What tells a variant's values apart: its tag, else the members it requires and no other
+ * variant does (`alone`), else its types. Members required through an allOf inside the
+ * variant are not read: such a variant is told by its types, or not at all, which counts
+ * too many calls rather than too few.
+ */
+function selectorOf(tag: { property: string; value: string } | undefined, alone: string[], part: Json): VariantSelector | undefined {
   if (tag) return tag;
-  const required = arr(part.required).filter((name): name is string => typeof name === 'string');
-  if (required.length > 0) return { required };
+  if (alone.length > 0) return { required: alone };
   const types = typesOf(part);
   return types ? { types: [...types] } : undefined;
 }

@@ -164,8 +164,12 @@ function touches(site: Site, change: Change, call: ObservedCall): boolean {
   // A rule that now asks for what calls did not send breaks the calls that lack it.
   const demands = /(required .* added|now required)/.test(change.rule);
   if (site.member) {
-    const present = hasMember(site.side === 'request' ? call.requestJson : call.responseJson, site.member, change.variants);
-    return demands ? !present : present;
+    const json = site.side === 'request' ? call.requestJson : call.responseJson;
+    const present = hasMember(json, site.member, change.variants);
+    if (!demands) return present;
+    // A member now asked of one variant breaks the calls of that variant that lack it.
+    const variant = variantOf(site.member, change.variants);
+    return !present && (variant === undefined || hasMember(json, variant, change.variants));
   }
   if (site.part) {
     const parameter = /^(query|path|header|cookie) (?:parameter )?(\S+)$/.exec(site.part);
@@ -188,9 +192,9 @@ function touches(site: Site, change: Change, call: ObservedCall): boolean {
  */
 export function hasMember(json: unknown, path: string, variants: Readonly<Record<string, VariantSelector>> = {}): boolean {
   let values: unknown[] = [json];
-  for (const { name, brackets, upTo } of memberSteps(path)) {
+  for (const { name, brackets, upTo } of memberSteps(path, variants)) {
     values = values.flatMap((value) => {
-      if (!name) return [value];
+      if (!name) return value !== null && typeof value === 'object' ? [value] : [];
       return value && typeof value === 'object' && !Array.isArray(value) && name in value ? [(value as Record<string, unknown>)[name]] : [];
     });
     for (const { label, through } of brackets.map((label, i) => ({ label, through: upTo[i]! }))) {
@@ -205,23 +209,34 @@ export function hasMember(json: unknown, path: string, variants: Readonly<Record
   return true;
 }
 
+/** The member path up to the last variant it passes through, or undefined when it passes through none. */
+function variantOf(path: string, variants: Readonly<Record<string, VariantSelector>> = {}): string | undefined {
+  const steps = memberSteps(path, variants);
+  for (const step of steps.reverse()) {
+    const last = step.brackets.findLastIndex((label) => label !== '');
+    if (last >= 0) return step.upTo[last];
+  }
+  return undefined;
+}
+
 /**
  * A member path read step by step: each step's name and the brackets after it (`''` for
- * an array's items, else a variant's label), with the path up to each bracket. Dots and
- * brackets inside a label are the label's.
+ * an array's items, else a variant's label), with the path up to each bracket. A label is
+ * read as the change named it where `variants` has its place (dots and brackets in it are
+ * the label's); else to its matching `]`, or to the first `]` where the brackets in it do
+ * not pair up.
  */
-function memberSteps(path: string): { name: string; brackets: string[]; upTo: string[] }[] {
+function memberSteps(path: string, variants: Readonly<Record<string, VariantSelector>> = {}): { name: string; brackets: string[]; upTo: string[] }[] {
+  const known = Object.keys(variants);
   const steps: { name: string; brackets: string[]; upTo: string[] }[] = [];
   let step = { name: '', brackets: [] as string[], upTo: [] as string[] };
   let at = 0;
   while (at < path.length) {
     const char = path[at]!;
     if (char === '[') {
-      let end = at + 1;
-      for (let depth = 1; end < path.length; end++) {
-        if (path[end] === '[') depth++;
-        else if (path[end] === ']' && --depth === 0) break;
-      }
+      // `[]` is an array's items (a label is never empty).
+      const named = path[at + 1] === ']' ? [] : known.filter((place) => place.length > at + 1 && place[at] === '[' && path.startsWith(place));
+      const end = named.length > 0 ? Math.max(...named.map((place) => place.length)) - 1 : matchingBracket(path, at);
       step.brackets.push(path.slice(at + 1, end));
       step.upTo.push(path.slice(0, end + 1));
       at = end + 1;
@@ -236,6 +251,16 @@ function memberSteps(path: string): { name: string; brackets: string[]; upTo: st
   }
   steps.push(step);
   return steps;
+}
+
+/** Where the `[` at `open` closes: its matching `]`, else (unpaired) the first `]`, else the end. */
+function matchingBracket(path: string, open: number): number {
+  for (let end = open + 1, depth = 1; end < path.length; end++) {
+    if (path[end] === '[') depth++;
+    else if (path[end] === ']' && --depth === 0) return end;
+  }
+  const first = path.indexOf(']', open);
+  return first < 0 ? path.length : first;
 }
 
 /** Whether a value is of the variant the selector tells. */

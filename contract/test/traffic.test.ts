@@ -62,6 +62,54 @@ describe('a breaking change inside a variant of a request body, against traffic'
   });
 });
 
+describe('variants told apart by the members each alone requires (no discriminator)', () => {
+  /** The fixture's avatar variants with no discriminator and no const to tell them by. */
+  function untagged(): Node {
+    const doc = fixture();
+    delete schemas(doc).AvatarCreateRequest.discriminator;
+    delete schemas(doc).PhotoAvatarCreateRequest.properties.type.const;
+    delete schemas(doc).PromptAvatarCreateRequest.properties.type.const;
+    return doc;
+  }
+
+  it('when a member both require is tightened in one, then only the calls with what that one alone requires count', () => {
+    const head = untagged();
+    schemas(head).PhotoAvatarCreateRequest.properties.name.maxLength = 40;
+
+    const calls = callsFromHar(createsHar([PROMPT, PHOTO, PHOTO]), Object.keys(head.paths));
+    const [impact] = judgeAgainstTraffic(compareDocuments(untagged(), head), calls);
+
+    expect(impact?.change.variants).toEqual({ '[From a photo]': { required: ['file'] } });
+    expect(impact?.touched.map((group) => group.count)).toEqual([2]);
+  });
+
+  it('when the same change also adds a required member to that variant, then the calls are still told apart as the base tells them', () => {
+    const head = untagged();
+    schemas(head).PhotoAvatarCreateRequest.properties.consent = { type: 'boolean' };
+    schemas(head).PhotoAvatarCreateRequest.required.push('consent');
+    schemas(head).PhotoAvatarCreateRequest.properties.name.maxLength = 40;
+
+    const calls = callsFromHar(createsHar([PROMPT, PHOTO, PHOTO]), Object.keys(head.paths));
+    const impacts = judgeAgainstTraffic(compareDocuments(untagged(), head), calls);
+
+    const counts = Object.fromEntries(impacts.map((impact) => [impact.change.where.split(': ')[1], impact.touched.map((group) => group.count)]));
+    expect(counts).toEqual({ '[From a photo].name': [2], '[From a photo].consent': [2] });
+  });
+});
+
+describe('a member now required in one variant, against traffic', () => {
+  it('breaks the calls of that variant that lack it, not those of the others', () => {
+    const head = fixture();
+    schemas(head).PhotoAvatarCreateRequest.properties.consent = { type: 'boolean' };
+    schemas(head).PhotoAvatarCreateRequest.required.push('consent');
+
+    const [impact] = impactsOf(head, [PROMPT, PROMPT, PHOTO, { ...PHOTO, consent: true }]);
+
+    expect(impact?.change.where).toBe('POST /v1/avatars request body: [From a photo].consent');
+    expect(impact?.touched.map((group) => group.count)).toEqual([1]);
+  });
+});
+
 describe('a member path through variants', () => {
   it('follows a variant told by the members it alone requires, or by its type', () => {
     const variants: Record<string, VariantSelector> = { '[By seconds]': { required: ['seconds'] }, 'error[none]': { types: ['null'] } };
@@ -78,5 +126,15 @@ describe('a member path through variants', () => {
     expect(hasMember({ data: [{ kind: 'beta', x: 1 }] }, 'data[][v1.2 [beta]].x', variants)).toBe(true);
     expect(hasMember({ data: [{ kind: 'stable', x: 1 }] }, 'data[][v1.2 [beta]].x', variants)).toBe(false);
     expect(hasMember({ data: [{ kind: 'stable', x: 1 }] }, 'data[][Unknown].x', variants)).toBe(true);
+  });
+
+  it('reads a label whose brackets do not pair up to its first closing bracket', () => {
+    expect(hasMember({ file: 'x' }, '[Photo [beta].file')).toBe(true);
+    expect(hasMember({ name: 'x' }, '[Photo [beta].file')).toBe(false);
+  });
+
+  it('finds no member, nor any variant, in a call without a JSON object', () => {
+    expect(hasMember(undefined, '[Legacy]')).toBe(false);
+    expect(hasMember('text', '[Legacy]')).toBe(false);
   });
 });
