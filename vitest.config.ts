@@ -11,8 +11,8 @@ import { useRunTempFolder } from './test/support/runTempFolder.ts';
 // they start inherit the setting. One the developer set is kept.
 process.env.NODE_COMPILE_CACHE ??= join(import.meta.dirname, 'node_modules', '.cache', 'node-compile-cache');
 
-// Every temporary file of the run, the tests' and their children's, in one folder that a
-// passing run removes as it ends (test/support/runTempFolder.ts).
+// Every temporary file of the run, the tests' and their children's, in one folder removed
+// as the run ends, unless its tests failed (test/support/runTempFolder.ts).
 useRunTempFolder();
 
 /**

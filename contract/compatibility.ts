@@ -405,10 +405,8 @@ function compareVariants(walk: Walk, site: Site, path: string, base: Variant[], 
   for (const b of base.filter((v) => !matched.has(v))) add(walk, narrowed(site), at(b), `${site.noun} variant removed`);
   for (const h of head.filter((v) => !taken.has(v))) add(walk, widened(site), at(h), `${site.noun} variant added`);
   for (const [b, h] of matched) {
-    at(h, b);
-    const label = `${path}[${h.label}]`;
-    compareDocs(walk, `${site.where}: ${label}`, b.original, h.original);
-    compareSchema(walk, site, label, b.schema, h.schema, stack);
+    compareDocs(walk, at(h, b), b.original, h.original);
+    compareSchema(walk, site, `${path}[${h.label}]`, b.schema, h.schema, stack);
   }
 }
 
@@ -657,14 +655,24 @@ function typesOf(schema: Json): Set<string> | undefined {
   if (Array.isArray(schema.type)) return new Set(schema.type.map(String));
   const values = schema.const !== undefined ? [schema.const] : Array.isArray(schema.enum) ? schema.enum : undefined;
   if (!values) return undefined;
-  return new Set(values.map((v) => (v === null ? 'null' : Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : typeof v)));
+  return new Set(values.map(jsonTypeOf));
+}
+
+/** A JSON value's type as a schema names it; a whole number is an `integer`. */
+export function jsonTypeOf(value: unknown): string {
+  return value === null ? 'null' : Array.isArray(value) ? 'array' : Number.isInteger(value) ? 'integer' : typeof value;
 }
 
 /** The types of `from` that `by` does not allow; an integer is a number. */
 function uncovered(from: Set<string> | undefined, by: Set<string> | undefined): string[] {
   if (by === undefined) return [];
   if (from === undefined) return ['any'];
-  return [...from].filter((type) => !by.has(type) && !(type === 'integer' && by.has('number')));
+  return [...from].filter((type) => !typeAllowed(by, type));
+}
+
+/** Whether `type` is among the `allowed` types; an integer is a number. */
+export function typeAllowed(allowed: ReadonlySet<string>, type: string): boolean {
+  return allowed.has(type) || (type === 'integer' && allowed.has('number'));
 }
 
 function valuesOf(schema: Json): string[] | undefined {

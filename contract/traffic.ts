@@ -6,7 +6,7 @@
 // it names one, and showing (or sending) its member where it names one. A change that
 // touches no observed call is said to be so: it breaks a client only through calls this
 // traffic does not hold.
-import type { Change, VariantSelector } from './compatibility.ts';
+import { jsonTypeOf, typeAllowed, type Change, type VariantSelector } from './compatibility.ts';
 
 /** One call of the traffic, as the judging reads it. */
 export interface ObservedCall {
@@ -192,12 +192,12 @@ function touches(site: Site, change: Change, call: ObservedCall): boolean {
  */
 export function hasMember(json: unknown, path: string, variants: Readonly<Record<string, VariantSelector>> = {}): boolean {
   let values: unknown[] = [json];
-  for (const { name, brackets, upTo } of memberSteps(path, variants)) {
+  for (const { name, brackets } of memberSteps(path, variants)) {
     values = values.flatMap((value) => {
       if (!name) return value !== null && typeof value === 'object' ? [value] : [];
       return value && typeof value === 'object' && !Array.isArray(value) && name in value ? [(value as Record<string, unknown>)[name]] : [];
     });
-    for (const { label, through } of brackets.map((label, i) => ({ label, through: upTo[i]! }))) {
+    for (const { label, through } of brackets) {
       if (label === '') values = values.flatMap((value) => (Array.isArray(value) ? value : []));
       else {
         const selector = variants[through];
@@ -211,25 +211,27 @@ export function hasMember(json: unknown, path: string, variants: Readonly<Record
 
 /** The member path up to the last variant it passes through, or undefined when it passes through none. */
 function variantOf(path: string, variants: Readonly<Record<string, VariantSelector>> = {}): string | undefined {
-  const steps = memberSteps(path, variants);
-  for (const step of steps.reverse()) {
-    const last = step.brackets.findLastIndex((label) => label !== '');
-    if (last >= 0) return step.upTo[last];
-  }
-  return undefined;
+  const labels = memberSteps(path, variants).flatMap((step) => step.brackets.filter((bracket) => bracket.label !== ''));
+  return labels.at(-1)?.through;
+}
+
+/** One step of a member path: its name, and the brackets after it, each with the path up to and including it. */
+interface MemberStep {
+  name: string;
+  /** `label` is `''` for an array's items, else a variant's label. */
+  brackets: { label: string; through: string }[];
 }
 
 /**
- * A member path read step by step: each step's name and the brackets after it (`''` for
- * an array's items, else a variant's label), with the path up to each bracket. A label is
+ * A member path read step by step: each step's name and the brackets after it. A label is
  * read as the change named it where `variants` has its place (dots and brackets in it are
  * the label's); else to its matching `]`, or to the first `]` where the brackets in it do
  * not pair up.
  */
-function memberSteps(path: string, variants: Readonly<Record<string, VariantSelector>> = {}): { name: string; brackets: string[]; upTo: string[] }[] {
+function memberSteps(path: string, variants: Readonly<Record<string, VariantSelector>> = {}): MemberStep[] {
   const known = Object.keys(variants);
-  const steps: { name: string; brackets: string[]; upTo: string[] }[] = [];
-  let step = { name: '', brackets: [] as string[], upTo: [] as string[] };
+  const steps: MemberStep[] = [];
+  let step: MemberStep = { name: '', brackets: [] };
   let at = 0;
   while (at < path.length) {
     const char = path[at]!;
@@ -237,12 +239,11 @@ function memberSteps(path: string, variants: Readonly<Record<string, VariantSele
       // `[]` is an array's items (a label is never empty).
       const named = path[at + 1] === ']' ? [] : known.filter((place) => place.length > at + 1 && place[at] === '[' && path.startsWith(place));
       const end = named.length > 0 ? Math.max(...named.map((place) => place.length)) - 1 : matchingBracket(path, at);
-      step.brackets.push(path.slice(at + 1, end));
-      step.upTo.push(path.slice(0, end + 1));
+      step.brackets.push({ label: path.slice(at + 1, end), through: path.slice(0, end + 1) });
       at = end + 1;
     } else if (char === '.') {
       steps.push(step);
-      step = { name: '', brackets: [], upTo: [] };
+      step = { name: '', brackets: [] };
       at++;
     } else {
       step.name += char;
@@ -268,15 +269,7 @@ function selects(selector: VariantSelector, value: unknown): boolean {
   const object = value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
   if ('property' in selector) return object !== undefined && object[selector.property] !== undefined && String(object[selector.property]) === selector.value;
   if ('required' in selector) return object !== undefined && selector.required.every((name) => name in object);
-  return selector.types.some((type) => jsonTypeIs(type, value));
-}
-
-function jsonTypeIs(type: string, value: unknown): boolean {
-  if (type === 'null') return value === null;
-  if (type === 'array') return Array.isArray(value);
-  if (type === 'object') return value !== null && typeof value === 'object' && !Array.isArray(value);
-  if (type === 'integer') return Number.isInteger(value);
-  return typeof value === type;
+  return typeAllowed(new Set(selector.types), jsonTypeOf(value));
 }
 
 function statusMatches(status: string, observed: number): boolean {
